@@ -1,0 +1,23 @@
+// Whole-file reads and atomic writes (temporary file in the same folder, then rename),
+// so an interrupted or failed write never leaves a partial output file.
+#ifndef QFUSE_IR_FILE_UTIL_H_
+#define QFUSE_IR_FILE_UTIL_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace qfuse::ir {
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// Writes `contents` to `path` via `path.tmp-<pid>` and rename(2).
+absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
+
+// True when both paths name the same existing file (or the same string when missing).
+bool SameFile(const std::string& a, const std::string& b);
+
+}  // namespace qfuse::ir
+
+#endif  // QFUSE_IR_FILE_UTIL_H_

@@ -1,0 +1,86 @@
+// A dense, owned, row-major n-d array with an element type: weights, constants and
+// runtime activations are all qfuse::ir::Tensor.
+#ifndef QFUSE_IR_TENSOR_H_
+#define QFUSE_IR_TENSOR_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "ir/data_type.h"
+
+namespace qfuse::ir {
+
+// Product of `dims` (1 for a scalar, 0 if any dim is 0). Dims must be >= 0.
+int64_t NumElements(absl::Span<const int64_t> dims);
+
+// "[2,3,4]".
+std::string DimsToString(absl::Span<const int64_t> dims);
+
+class Tensor {
+ public:
+  // An empty FLOAT scalar-less tensor (dtype kUndefined, no data).
+  Tensor() = default;
+  // Zero-initialised tensor of the given type and shape.
+  Tensor(DataType dtype, std::vector<int64_t> dims);
+
+  Tensor(const Tensor& other);
+  Tensor& operator=(const Tensor& other);
+  Tensor(Tensor&& other) noexcept = default;
+  Tensor& operator=(Tensor&& other) noexcept = default;
+
+  // Builds a tensor from values; values.size() must equal NumElements(dims).
+  template <typename T>
+  static Tensor FromVector(std::vector<int64_t> dims, absl::Span<const T> values) {
+    Tensor t(DataTypeOf<T>::value, std::move(dims));
+    if (!values.empty()) std::memcpy(t.raw_data(), values.data(), t.byte_size());
+    return t;
+  }
+  template <typename T>
+  static Tensor Scalar(T value) {
+    return FromVector<T>({}, absl::Span<const T>(&value, 1));
+  }
+
+  DataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
+  int64_t num_elements() const { return num_elements_; }
+  size_t byte_size() const { return num_elements_ * ElementSize(dtype_); }
+
+  // Typed access; T must match dtype() (checked only in debug builds).
+  template <typename T>
+  T* data() { return reinterpret_cast<T*>(data_.get()); }
+  template <typename T>
+  const T* data() const { return reinterpret_cast<const T*>(data_.get()); }
+  template <typename T>
+  absl::Span<const T> values() const { return {data<T>(), static_cast<size_t>(num_elements_)}; }
+  template <typename T>
+  absl::Span<T> mutable_values() { return {data<T>(), static_cast<size_t>(num_elements_)}; }
+
+  void* raw_data() { return data_.get(); }
+  const void* raw_data() const { return data_.get(); }
+
+  // Changes the shape to one with the same element count (no data movement).
+  void SetDims(std::vector<int64_t> dims);
+
+  // Same dtype, dims and bytes.
+  bool BitwiseEqual(const Tensor& other) const;
+
+ private:
+  struct AlignedDeleter {
+    void operator()(uint8_t* p) const;
+  };
+  void Allocate();
+
+  DataType dtype_ = DataType::kUndefined;
+  std::vector<int64_t> dims_;
+  int64_t num_elements_ = 0;
+  std::unique_ptr<uint8_t[], AlignedDeleter> data_;
+};
+
+}  // namespace qfuse::ir
+
+#endif  // QFUSE_IR_TENSOR_H_

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building, testing and running qfuse needs.
+# Non-interactive and idempotent: apt-get update runs only when a package is missing.
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap        # Bazel 4.2.3, the build system
+  g++                    # C++17 compiler
+  libonnx-dev            # ONNX protos, checker, shape inference
+  libprotobuf-dev        # protobuf runtime that libonnx was built against
+  protobuf-compiler
+  libeigen3-dev          # GEMM and tensor math in the float runtime
+  libabsl-dev            # Status/StatusOr, strings, flags
+  libgtest-dev           # unit tests
+  libgmock-dev
+  libbenchmark-dev       # micro-benchmarks
+  libonnx-testdata       # ONNX's own node conformance cases
+  dataset-fashion-mnist  # sample dataset for the bundled models
+  zlib1g-dev             # gzip IDX reading
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
