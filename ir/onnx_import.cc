@@ -11,6 +11,7 @@
 #include "ir/opset_forms.h"
 #include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
+#include "ir/type_inference.h"
 #include "onnx/checker.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -273,6 +274,7 @@ absl::StatusOr<Model> ImportModel(onnx::ModelProto proto, const std::string& mod
   }
   QFUSE_RETURN_IF_ERROR(Annotate(BuildGraph(proto.graph(), model.graph.get()), label));
   QFUSE_RETURN_IF_ERROR(Annotate(NormalizeOpsetForms(model.graph.get(), opset), label));
+  if (options.infer_shapes) QFUSE_RETURN_IF_ERROR(Annotate(InferMissingTypes(&model), label));
   QFUSE_RETURN_IF_ERROR(Annotate(model.graph->Verify(), label));
   return model;
 }

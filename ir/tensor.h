@@ -66,6 +66,10 @@ class Tensor {
   // Changes the shape to one with the same element count (no data movement).
   void SetDims(std::vector<int64_t> dims);
 
+  // Relabels the element type; `dtype` must have the same element size (used for
+  // files that store BFLOAT16 bit patterns as UINT16).
+  void ReinterpretAs(DataType dtype) { dtype_ = dtype; }
+
   // Same dtype, dims and bytes.
   bool BitwiseEqual(const Tensor& other) const;
 
