@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/file_util.h"
+#include "ir/fused_unit.h"
 #include "ir/opset_forms.h"
 #include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
@@ -15,10 +16,10 @@
 namespace qfuse::ir {
 namespace {
 
-// Smallest ONNX IR version that allows `opset` (onnx/helper.py VERSION_TABLE).
+// Smallest ONNX IR version that allows `opset` (onnx/helper.py VERSION_TABLE), and
+// never below 4: IR 3 would need every initializer listed again as a graph input.
 int64_t MinIrVersionForOpset(int64_t opset) {
-  if (opset <= 8) return 3;
-  if (opset == 9) return 4;
+  if (opset <= 9) return 4;
   if (opset == 10) return 5;
   if (opset == 11) return 6;
   if (opset <= 14) return 7;
@@ -104,6 +105,7 @@ absl::StatusOr<onnx::ModelProto> ExportModel(const Model& model, const ExportOpt
                                                    kMinImportOpset, " to ", kMaxImportOpset, ")"));
   }
   std::unique_ptr<Graph> graph = model.graph->Clone();
+  QFUSE_RETURN_IF_ERROR(ExpandUnits(graph.get()));
   QFUSE_RETURN_IF_ERROR(ConvertToOpsetForms(graph.get(), opset));
 
   onnx::ModelProto proto;

@@ -1,5 +1,6 @@
 #include "ir/onnx_import.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <string_view>
 
@@ -13,6 +14,7 @@
 #include "ir/tensor_proto.h"
 #include "ir/type_inference.h"
 #include "onnx/checker.h"
+#include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace qfuse::ir {
@@ -222,6 +224,22 @@ absl::Status BuildGraph(const onnx::GraphProto& gp, Graph* graph) {
   return absl::OkStatus();
 }
 
+// A model older than kMinImportOpset is accepted when none of its operators changed
+// between its opset and kMinImportOpset: it is then exactly an opset-7 model.
+absl::Status CheckUpgradableToMinOpset(const onnx::GraphProto& graph, int64_t opset) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    const auto* old_schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset));
+    const auto* new_schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(kMinImportOpset));
+    if (old_schema == nullptr || new_schema == nullptr || old_schema->since_version() != new_schema->since_version()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "default-domain opset ", opset, " is unsupported (qfuse imports opsets ", kMinImportOpset, " to ",
+          kMaxImportOpset, "; older models only when no operator changed since, but ", node.op_type(),
+          " did)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Model> ImportModel(onnx::ModelProto proto, const std::string& model_dir, const std::string& label,
@@ -231,11 +249,12 @@ absl::StatusOr<Model> ImportModel(onnx::ModelProto proto, const std::string& mod
     if (IsDefaultDomain(entry.domain())) opset = entry.version();
   }
   if (opset < 0) return absl::InvalidArgumentError(absl::StrCat(label, ": no default-domain opset_import"));
-  if (opset < kMinImportOpset || opset > kMaxImportOpset) {
+  if (opset > kMaxImportOpset) {
     return absl::UnimplementedError(absl::StrCat(label, ": default-domain opset ", opset,
                                                  " is unsupported (qfuse imports opsets ", kMinImportOpset, " to ",
                                                  kMaxImportOpset, ")"));
   }
+  if (opset < kMinImportOpset) QFUSE_RETURN_IF_ERROR(Annotate(CheckUpgradableToMinOpset(proto.graph(), opset), label));
   onnx::GraphProto* gp = proto.mutable_graph();
   for (auto& init : *gp->mutable_initializer()) {
     QFUSE_RETURN_IF_ERROR(Annotate(ResolveExternalData(&init, model_dir), label));
@@ -260,7 +279,7 @@ absl::StatusOr<Model> ImportModel(onnx::ModelProto proto, const std::string& mod
     }
   }
   Model model;
-  model.opset = opset;
+  model.opset = std::max(opset, kMinImportOpset);
   model.ir_version = proto.ir_version();
   model.producer_name = proto.producer_name();
   model.producer_version = proto.producer_version();

@@ -1,0 +1,131 @@
+#include "runtime/executor.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+
+namespace qfuse::runtime {
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& graph, const ExecutorOptions& options) {
+  QFUSE_RETURN_IF_ERROR(graph.Verify());
+  const KernelRegistry& registry = options.registry != nullptr ? *options.registry : DefaultKernelRegistry();
+  std::unique_ptr<Executor> exec(new Executor(graph, options.num_threads));
+  absl::flat_hash_map<const ir::Value*, int> slot_of;
+  auto slot = [&](const ir::Value* v) {
+    auto [it, inserted] = slot_of.try_emplace(v, static_cast<int>(exec->slot_values_.size()));
+    if (inserted) exec->slot_values_.push_back(v);
+    return it->second;
+  };
+  for (const ir::Value* in : graph.inputs()) exec->input_slots_.push_back(slot(in));
+  for (const ir::Value* c : graph.constants()) exec->constant_slots_.push_back(slot(c));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.TopologicalOrder());
+  std::vector<int> last_reader;  // slot -> step index
+  for (const ir::Node* node : order) {
+    KernelFactory factory = registry.Find(*node);
+    if (factory == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(node->Describe(), ": no kernel for this operator"));
+    }
+    absl::StatusOr<std::unique_ptr<Kernel>> kernel = factory(*node);
+    if (!kernel.ok()) {
+      return absl::Status(kernel.status().code(), absl::StrCat(node->Describe(), ": ", kernel.status().message()));
+    }
+    Step step;
+    step.node = node;
+    step.kernel = *std::move(kernel);
+    for (const ir::Value* in : node->inputs()) step.input_slots.push_back(in == nullptr ? -1 : slot(in));
+    for (const ir::Value* out : node->outputs()) step.output_slots.push_back(out == nullptr ? -1 : slot(out));
+    exec->steps_.push_back(std::move(step));
+  }
+  for (const ir::Value* out : graph.outputs()) exec->output_slots_.push_back(slot(out));
+  // Lifetime plan: an intermediate is freed right after its last reader runs.
+  last_reader.assign(exec->slot_values_.size(), -1);
+  for (size_t s = 0; s < exec->steps_.size(); ++s) {
+    for (int in : exec->steps_[s].input_slots) {
+      if (in >= 0) last_reader[in] = static_cast<int>(s);
+    }
+  }
+  for (size_t v = 0; v < exec->slot_values_.size(); ++v) {
+    const ir::Value* value = exec->slot_values_[v];
+    if (value->is_graph_output() || value->is_constant() || value->is_graph_input()) continue;
+    if (last_reader[v] >= 0) exec->steps_[last_reader[v]].free_after.push_back(static_cast<int>(v));
+  }
+  // Outputs nobody reads are freed right after their producer.
+  for (size_t s = 0; s < exec->steps_.size(); ++s) {
+    for (int out : exec->steps_[s].output_slots) {
+      if (out >= 0 && last_reader[out] < 0 && !exec->slot_values_[out]->is_graph_output()) {
+        exec->steps_[s].free_after.push_back(out);
+      }
+    }
+  }
+  return exec;
+}
+
+absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTensor>& inputs,
+                                                       const RunOptions& options) {
+  std::vector<Tensor> owned(slot_values_.size());
+  std::vector<const Tensor*> view(slot_values_.size(), nullptr);
+  for (int s : constant_slots_) view[s] = slot_values_[s]->initializer();
+  for (size_t i = 0; i < input_slots_.size(); ++i) {
+    const ir::Value* in = slot_values_[input_slots_[i]];
+    const NamedTensor* bound = nullptr;
+    for (const NamedTensor& t : inputs) {
+      if (t.name == in->name()) bound = &t;
+    }
+    if (bound == nullptr) return absl::InvalidArgumentError(absl::StrCat("graph input '", in->name(), "' is not bound"));
+    if (bound->tensor.dtype() != in->type().dtype) {
+      return absl::InvalidArgumentError(absl::StrCat("graph input '", in->name(), "': expected ",
+                                                     ir::DataTypeName(in->type().dtype), ", got ",
+                                                     ir::DataTypeName(bound->tensor.dtype())));
+    }
+    const ir::Shape& shape = in->type().shape;
+    if (shape.rank_known) {
+      bool ok = shape.rank() == bound->tensor.rank();
+      for (int64_t d = 0; ok && d < shape.rank(); ++d) {
+        ok = !shape.dims[d].is_known() || shape.dims[d].value == bound->tensor.dims()[d];
+      }
+      if (!ok) {
+        return absl::InvalidArgumentError(absl::StrCat("graph input '", in->name(), "': expected shape ",
+                                                       shape.ToString(), ", got ",
+                                                       ir::DimsToString(bound->tensor.dims())));
+      }
+    }
+    view[input_slots_[i]] = &bound->tensor;
+  }
+  KernelContext ctx{&pool_};
+  int64_t live = 0;
+  peak_bytes_ = 0;
+  std::vector<const Tensor*> in_ptrs;
+  std::vector<Tensor> outs;
+  for (Step& step : steps_) {
+    in_ptrs.clear();
+    for (int s : step.input_slots) in_ptrs.push_back(s < 0 ? nullptr : view[s]);
+    outs.assign(step.output_slots.size(), Tensor());
+    absl::Status status = step.kernel->Run(ctx, in_ptrs, absl::MakeSpan(outs));
+    if (!status.ok()) {
+      return absl::Status(status.code(), absl::StrCat(step.node->Describe(), ": ", status.message()));
+    }
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const int s = step.output_slots[o];
+      if (s < 0) continue;
+      owned[s] = std::move(outs[o]);
+      view[s] = &owned[s];
+      live += static_cast<int64_t>(owned[s].byte_size());
+      if (options.observer) options.observer(*slot_values_[s], owned[s]);
+    }
+    peak_bytes_ = std::max(peak_bytes_, live);
+    for (int s : step.free_after) {
+      live -= static_cast<int64_t>(owned[s].byte_size());
+      owned[s] = Tensor();
+      view[s] = nullptr;
+    }
+  }
+  std::vector<NamedTensor> results;
+  for (int s : output_slots_) {
+    const ir::Value* v = slot_values_[s];
+    // An output may be a constant or an input passed straight through.
+    results.push_back({v->name(), owned[s].dtype() != ir::DataType::kUndefined ? std::move(owned[s]) : *view[s]});
+  }
+  return results;
+}
+
+}  // namespace qfuse::runtime

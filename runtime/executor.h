@@ -1,0 +1,75 @@
+// Runs a float (or int8 QDQ) graph: Prepare once (kernels created, execution order and
+// value lifetimes planned), then Run many times with inputs bound by name.
+#ifndef QFUSE_RUNTIME_EXECUTOR_H_
+#define QFUSE_RUNTIME_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+#include "runtime/kernel.h"
+#include "runtime/kernel_registry.h"
+#include "runtime/thread_pool.h"
+
+namespace qfuse::runtime {
+
+struct ExecutorOptions {
+  int num_threads = 2;
+  const KernelRegistry* registry = nullptr;  // nullptr: DefaultKernelRegistry()
+};
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+struct RunOptions {
+  // Called once for every value a node produces, right after it is computed (before
+  // it may be freed). Used by calibration and per-layer error analysis.
+  std::function<void(const ir::Value& value, const Tensor& tensor)> observer;
+};
+
+class Executor {
+ public:
+  // Prepares `graph` (which must outlive the executor): verifies it, creates a
+  // kernel per node and plans when each intermediate can be freed.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(const ir::Graph& graph, const ExecutorOptions& options = {});
+
+  // Runs with every graph input bound by name; returns the graph outputs in order.
+  absl::StatusOr<std::vector<NamedTensor>> Run(const std::vector<NamedTensor>& inputs,
+                                               const RunOptions& options = {});
+
+  // Largest number of bytes held by live intermediates and outputs during the last Run
+  // (constants and caller-owned inputs excluded).
+  int64_t peak_activation_bytes() const { return peak_bytes_; }
+  const ThreadPool& pool() const { return pool_; }
+
+ private:
+  struct Step {
+    const ir::Node* node;
+    std::unique_ptr<Kernel> kernel;
+    std::vector<int> input_slots;   // -1 for omitted inputs
+    std::vector<int> output_slots;  // -1 for omitted outputs
+    std::vector<int> free_after;    // slots whose last reader is this step
+  };
+
+  Executor(const ir::Graph& graph, int num_threads) : graph_(graph), pool_(num_threads) {}
+
+  const ir::Graph& graph_;
+  ThreadPool pool_;
+  std::vector<Step> steps_;
+  std::vector<const ir::Value*> slot_values_;  // slot -> value
+  std::vector<int> input_slots_;               // per graph input
+  std::vector<int> output_slots_;              // per graph output
+  std::vector<int> constant_slots_;
+  int64_t peak_bytes_ = 0;
+};
+
+}  // namespace qfuse::runtime
+
+#endif  // QFUSE_RUNTIME_EXECUTOR_H_

@@ -1,0 +1,154 @@
+// Binary kernels with numpy broadcasting: Add, Sub, Mul, Div (every real numeric
+// type; integer Add/Sub/Mul wrap around, integer Div truncates toward zero and gives
+// 0 for a zero divisor), Pow (base type decides the output type; the exponent may be
+// another type, computed in double) and PRelu (slope broadcast onto x).
+#include <cmath>
+#include <type_traits>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "runtime/kernels/elementwise/binary_loop.h"
+#include "runtime/kernels/elementwise/dispatch.h"
+#include "runtime/kernels/elementwise/elementwise.h"
+#include "runtime/kernels/kernel_util.h"
+
+namespace qfuse::runtime::kernels {
+namespace {
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kPRelu };
+
+template <typename T>
+T DivOp(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return WrapSub<T>(0, a);  // avoids INT_MIN / -1
+    }
+    return static_cast<T>(a / b);
+  } else {
+    return a / b;
+  }
+}
+
+template <typename T, typename U>
+T PowOp(T a, U b) {
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<U, float>) {
+    return std::pow(a, b);
+  } else {
+    const double r = std::pow(static_cast<double>(a), static_cast<double>(b));
+    if constexpr (std::is_integral_v<T>) {
+      // Out-of-range results (and NaN) would be undefined in a plain cast.
+      if (!(r > static_cast<double>(std::numeric_limits<T>::lowest()) - 1.0 &&
+            r < static_cast<double>(std::numeric_limits<T>::max()) + 1.0)) {
+        return 0;
+      }
+    }
+    return static_cast<T>(r);
+  }
+}
+
+class BinaryKernel : public Kernel {
+ public:
+  explicit BinaryKernel(BinaryOp op) : op_(op) {}
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 2));
+    const Tensor& a = *inputs[0];
+    const Tensor& b = *inputs[1];
+    if (op_ == BinaryOp::kPow) return RunPow(ctx, a, b, outputs);
+    if (a.dtype() != b.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat("input types differ: ", ir::DataTypeName(a.dtype()), " and ",
+                                                     ir::DataTypeName(b.dtype())));
+    }
+    QFUSE_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a.dims(), b.dims()));
+    if (op_ == BinaryOp::kPRelu && plan.out_dims != a.dims()) {
+      return absl::InvalidArgumentError(absl::StrCat("PRelu slope ", ir::DimsToString(b.dims()),
+                                                     " does not broadcast to x ", ir::DimsToString(a.dims())));
+    }
+    return DispatchNumeric(a.dtype(), "input", [&](auto tag) {
+      using T = decltype(tag);
+      Tensor out(a.dtype(), plan.out_dims);
+      const T* pa = a.data<T>();
+      const T* pb = b.data<T>();
+      T* po = out.data<T>();
+      const ThreadPool& pool = *ctx.pool;
+      switch (op_) {
+        case BinaryOp::kAdd: BinaryLoop(pool, plan, pa, pb, po, [](T x, T y) { return WrapAdd<T>(x, y); }); break;
+        case BinaryOp::kSub: BinaryLoop(pool, plan, pa, pb, po, [](T x, T y) { return WrapSub<T>(x, y); }); break;
+        case BinaryOp::kMul: BinaryLoop(pool, plan, pa, pb, po, [](T x, T y) { return WrapMul<T>(x, y); }); break;
+        case BinaryOp::kDiv: BinaryLoop(pool, plan, pa, pb, po, [](T x, T y) { return DivOp<T>(x, y); }); break;
+        case BinaryOp::kPRelu:
+          BinaryLoop(pool, plan, pa, pb, po, [](T x, T s) { return x < T(0) ? static_cast<T>(s * x) : x; });
+          break;
+        case BinaryOp::kPow: break;
+      }
+      outputs[0] = std::move(out);
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  absl::Status RunPow(const KernelContext& ctx, const Tensor& a, const Tensor& b, absl::Span<Tensor> outputs) {
+    QFUSE_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a.dims(), b.dims()));
+    auto base_types = [&](auto base_tag) -> absl::Status {
+      using T = decltype(base_tag);
+      return DispatchPowExponent(b.dtype(), [&](auto exp_tag) {
+        using U = decltype(exp_tag);
+        Tensor out(a.dtype(), plan.out_dims);
+        BinaryLoop(*ctx.pool, plan, a.data<T>(), b.data<U>(), out.data<T>(), [](T x, U y) { return PowOp<T, U>(x, y); });
+        outputs[0] = std::move(out);
+        return absl::OkStatus();
+      });
+    };
+    switch (a.dtype()) {
+      case DataType::kFloat32: return base_types(float{});
+      case DataType::kFloat64: return base_types(double{});
+      case DataType::kInt32: return base_types(int32_t{});
+      case DataType::kInt64: return base_types(int64_t{});
+      default:
+        return absl::UnimplementedError(absl::StrCat("Pow base type ", ir::DataTypeName(a.dtype())));
+    }
+  }
+
+  template <typename F>
+  static absl::Status DispatchPowExponent(DataType t, F&& f) {
+    switch (t) {
+      case DataType::kFloat32: return f(float{});
+      case DataType::kFloat64: return f(double{});
+      case DataType::kInt32: return f(int32_t{});
+      case DataType::kInt64: return f(int64_t{});
+      case DataType::kUint32: return f(uint32_t{});
+      case DataType::kUint64: return f(uint64_t{});
+      default:
+        return absl::UnimplementedError(absl::StrCat("Pow exponent type ", ir::DataTypeName(t)));
+    }
+  }
+
+  BinaryOp op_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateBinaryKernel(const ir::Node& node) {
+  const std::string& op = node.op_type();
+  BinaryOp kind;
+  if (op == "Add") {
+    kind = BinaryOp::kAdd;
+  } else if (op == "Sub") {
+    kind = BinaryOp::kSub;
+  } else if (op == "Mul") {
+    kind = BinaryOp::kMul;
+  } else if (op == "Div") {
+    kind = BinaryOp::kDiv;
+  } else if (op == "Pow") {
+    kind = BinaryOp::kPow;
+  } else if (op == "PRelu") {
+    kind = BinaryOp::kPRelu;
+  } else {
+    return absl::UnimplementedError(absl::StrCat("binary operator ", op));
+  }
+  return std::unique_ptr<Kernel>(new BinaryKernel(kind));
+}
+
+}  // namespace qfuse::runtime::kernels

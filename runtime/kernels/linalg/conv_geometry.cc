@@ -1,0 +1,397 @@
+#include "runtime/kernels/linalg/conv_geometry.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
+
+namespace qfuse::runtime::kernels::linalg {
+namespace {
+
+absl::Status CheckPositive(const std::vector<int64_t>& values, const std::string& name) {
+  for (int64_t v : values) {
+    if (v < 1) return absl::InvalidArgumentError(absl::StrCat(name, " must be positive, got [", absl::StrJoin(values, ","), "]"));
+  }
+  return absl::OkStatus();
+}
+
+// `values` if it has `rank` entries, `fallback` repeated when it is empty.
+absl::StatusOr<std::vector<int64_t>> PerDim(const std::vector<int64_t>& values, size_t rank, int64_t fallback,
+                                            const std::string& name) {
+  if (values.empty()) return std::vector<int64_t>(rank, fallback);
+  if (values.size() != rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " has ", values.size(), " entries, expected ", rank, " for the spatial rank"));
+  }
+  return values;
+}
+
+// Range [lo, hi) of col indices o with 0 <= o * stride + offset < extent.
+inline void ValidRange(int64_t offset, int64_t stride, int64_t extent, int64_t count, int64_t* lo, int64_t* hi) {
+  int64_t l = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  int64_t h = extent - offset <= 0 ? 0 : (extent - offset - 1) / stride + 1;
+  l = std::min(l, count);
+  h = std::min(h, count);
+  *lo = l;
+  *hi = std::max(h, l);
+}
+
+// Fills the shared geometry fields, right-aligned into the 3-D arrays.
+void Place(size_t rank, size_t i, int64_t image, int64_t col, int64_t kernel, int64_t stride, int64_t dilation,
+           int64_t pad_begin, ConvGeometry* g) {
+  const size_t d = kMaxSpatial - rank + i;
+  g->image[d] = image;
+  g->col[d] = col;
+  g->kernel[d] = kernel;
+  g->stride[d] = stride;
+  g->dilation[d] = dilation;
+  g->pad_begin[d] = pad_begin;
+}
+
+absl::Status CheckRank(size_t rank, absl::Span<const int64_t> kernel, const ConvAttrs& attrs) {
+  if (rank < 1 || rank > kMaxSpatial) {
+    return absl::UnimplementedError(absl::StrCat("spatial rank ", rank, " is not supported (1 to 3)"));
+  }
+  if (kernel.size() != rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("weights have ", kernel.size(), " spatial dims, input has ", rank));
+  }
+  if (!attrs.kernel_shape.empty() &&
+      !std::equal(attrs.kernel_shape.begin(), attrs.kernel_shape.end(), kernel.begin(), kernel.end())) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel_shape [", absl::StrJoin(attrs.kernel_shape, ","),
+                                                   "] does not match the weights ", ir::DimsToString(kernel)));
+  }
+  for (int64_t k : kernel) {
+    if (k < 1) return absl::InvalidArgumentError(absl::StrCat("empty kernel ", ir::DimsToString(kernel)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ConvAttrs> ParseConvAttrs(const ir::Node& node, bool transpose) {
+  const ir::AttributeMap& a = node.attrs();
+  ConvAttrs attrs;
+  QFUSE_ASSIGN_OR_RETURN(attrs.kernel_shape, a.GetInts("kernel_shape", {}));
+  QFUSE_ASSIGN_OR_RETURN(attrs.strides, a.GetInts("strides", {}));
+  QFUSE_ASSIGN_OR_RETURN(attrs.dilations, a.GetInts("dilations", {}));
+  QFUSE_ASSIGN_OR_RETURN(attrs.pads, a.GetInts("pads", {}));
+  QFUSE_ASSIGN_OR_RETURN(attrs.group, a.GetInt("group", 1));
+  QFUSE_ASSIGN_OR_RETURN(std::string auto_pad, a.GetString("auto_pad", "NOTSET"));
+  if (transpose) {
+    QFUSE_ASSIGN_OR_RETURN(attrs.output_padding, a.GetInts("output_padding", {}));
+    QFUSE_ASSIGN_OR_RETURN(attrs.output_shape, a.GetInts("output_shape", {}));
+  }
+  if (auto_pad == "NOTSET") {
+    attrs.auto_pad = AutoPad::kNotSet;
+  } else if (auto_pad == "SAME_UPPER") {
+    attrs.auto_pad = AutoPad::kSameUpper;
+  } else if (auto_pad == "SAME_LOWER") {
+    attrs.auto_pad = AutoPad::kSameLower;
+  } else if (auto_pad == "VALID") {
+    attrs.auto_pad = AutoPad::kValid;
+  } else {
+    return absl::UnimplementedError(absl::StrCat("auto_pad '", auto_pad, "' is not supported"));
+  }
+  if (attrs.group < 1) return absl::InvalidArgumentError(absl::StrCat("group must be positive, got ", attrs.group));
+  QFUSE_RETURN_IF_ERROR(CheckPositive(attrs.strides, "strides"));
+  QFUSE_RETURN_IF_ERROR(CheckPositive(attrs.dilations, "dilations"));
+  QFUSE_RETURN_IF_ERROR(CheckPositive(attrs.kernel_shape, "kernel_shape"));
+  for (int64_t p : attrs.pads) {
+    if (p < 0) return absl::UnimplementedError(absl::StrCat("negative pads [", absl::StrJoin(attrs.pads, ","), "]"));
+  }
+  if (attrs.pads.size() % 2 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("pads has an odd number of entries: ", attrs.pads.size()));
+  }
+  for (int64_t p : attrs.output_padding) {
+    if (p < 0) return absl::InvalidArgumentError("output_padding must be non-negative");
+  }
+  return attrs;
+}
+
+bool ConvGeometry::IsPointwise() const {
+  for (int i = 0; i < kMaxSpatial; ++i) {
+    if (kernel[i] != 1 || stride[i] != 1 || pad_begin[i] != 0 || image[i] != col[i]) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<ConvGeometry> ResolveConv(const ConvAttrs& attrs, absl::Span<const int64_t> in,
+                                         absl::Span<const int64_t> kernel) {
+  const size_t rank = in.size();
+  QFUSE_RETURN_IF_ERROR(CheckRank(rank, kernel, attrs));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, PerDim(attrs.strides, rank, 1, "strides"));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, PerDim(attrs.dilations, rank, 1, "dilations"));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, PerDim(attrs.pads, 2 * rank, 0, "pads"));
+  ConvGeometry g;
+  g.spatial_rank = static_cast<int64_t>(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t s = strides[i];
+    const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    int64_t begin = pads[i], end = pads[rank + i];
+    int64_t out = 0;
+    switch (attrs.auto_pad) {
+      case AutoPad::kNotSet:
+      case AutoPad::kValid:
+        if (attrs.auto_pad == AutoPad::kValid) begin = end = 0;
+        if (in[i] + begin + end < extent) {
+          return absl::InvalidArgumentError(absl::StrCat("input spatial dims ", ir::DimsToString(in),
+                                                         " are smaller than the dilated kernel"));
+        }
+        out = (in[i] + begin + end - extent) / s + 1;
+        break;
+      case AutoPad::kSameUpper:
+      case AutoPad::kSameLower: {
+        out = (in[i] + s - 1) / s;
+        const int64_t total = std::max<int64_t>(0, (out - 1) * s + extent - in[i]);
+        begin = attrs.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+        break;
+      }
+    }
+    Place(rank, i, in[i], out, kernel[i], s, dilations[i], begin, &g);
+  }
+  return g;
+}
+
+absl::StatusOr<ConvGeometry> ResolveConvTranspose(const ConvAttrs& attrs, absl::Span<const int64_t> in,
+                                                  absl::Span<const int64_t> kernel) {
+  const size_t rank = in.size();
+  QFUSE_RETURN_IF_ERROR(CheckRank(rank, kernel, attrs));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, PerDim(attrs.strides, rank, 1, "strides"));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, PerDim(attrs.dilations, rank, 1, "dilations"));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, PerDim(attrs.pads, 2 * rank, 0, "pads"));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
+                         PerDim(attrs.output_padding, rank, 0, "output_padding"));
+  std::vector<int64_t> output_shape = attrs.output_shape;
+  if (output_shape.size() == rank + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  if (!output_shape.empty() && output_shape.size() != rank) {
+    return absl::InvalidArgumentError(absl::StrCat("output_shape has ", attrs.output_shape.size(),
+                                                   " entries, expected ", rank));
+  }
+  ConvGeometry g;
+  g.spatial_rank = static_cast<int64_t>(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t s = strides[i];
+    const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    const int64_t natural = s * (in[i] - 1) + output_padding[i] + extent;
+    int64_t begin = pads[i], end = pads[rank + i];
+    int64_t out = 0;
+    const bool same = attrs.auto_pad == AutoPad::kSameUpper || attrs.auto_pad == AutoPad::kSameLower;
+    if (!output_shape.empty() || same) {
+      out = !output_shape.empty() ? output_shape[i] : in[i] * s;
+      const int64_t total = std::max<int64_t>(0, natural - out);
+      // ONNX: SAME_UPPER puts the odd unit of padding at the end, otherwise at the start.
+      begin = attrs.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+    } else {
+      if (attrs.auto_pad == AutoPad::kValid) begin = end = 0;
+      out = natural - begin - end;
+    }
+    if (out < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("ConvTranspose output spatial dim ", i, " would be ", out));
+    }
+    Place(rank, i, out, in[i], kernel[i], s, dilations[i], begin, &g);
+  }
+  return g;
+}
+
+void Im2Col(const ConvGeometry& g, int64_t channels, const float* image, float* col) {
+  const int64_t col_size = g.col_size();
+  const int64_t plane = g.image[1] * g.image[2];
+  float* dst_row = col;
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* chan = image + c * g.image_size();
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw, dst_row += col_size) {
+          const int64_t off_w = kw * g.dilation[2] - g.pad_begin[2];
+          int64_t lo, hi;
+          ValidRange(off_w, g.stride[2], g.image[2], g.col[2], &lo, &hi);
+          float* dst = dst_row;
+          for (int64_t z = 0; z < g.col[0]; ++z) {
+            const int64_t iz = z * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+            const bool z_ok = iz >= 0 && iz < g.image[0];
+            for (int64_t y = 0; y < g.col[1]; ++y, dst += g.col[2]) {
+              const int64_t iy = y * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+              if (!z_ok || iy < 0 || iy >= g.image[1]) {
+                std::memset(dst, 0, sizeof(float) * g.col[2]);
+                continue;
+              }
+              const float* src = chan + iz * plane + iy * g.image[2];
+              if (lo > 0) std::memset(dst, 0, sizeof(float) * lo);
+              if (g.stride[2] == 1) {
+                std::memcpy(dst + lo, src + lo + off_w, sizeof(float) * (hi - lo));
+              } else {
+                const int64_t s = g.stride[2];
+                for (int64_t x = lo; x < hi; ++x) dst[x] = src[x * s + off_w];
+              }
+              if (hi < g.col[2]) std::memset(dst + hi, 0, sizeof(float) * (g.col[2] - hi));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void Col2ImAdd(const ConvGeometry& g, int64_t channels, const float* col, float* image) {
+  const int64_t col_size = g.col_size();
+  const int64_t plane = g.image[1] * g.image[2];
+  const float* src_row = col;
+  for (int64_t c = 0; c < channels; ++c) {
+    float* chan = image + c * g.image_size();
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw, src_row += col_size) {
+          const int64_t off_w = kw * g.dilation[2] - g.pad_begin[2];
+          int64_t lo, hi;
+          ValidRange(off_w, g.stride[2], g.image[2], g.col[2], &lo, &hi);
+          const float* src = src_row;
+          for (int64_t z = 0; z < g.col[0]; ++z) {
+            const int64_t iz = z * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+            const bool z_ok = iz >= 0 && iz < g.image[0];
+            for (int64_t y = 0; y < g.col[1]; ++y, src += g.col[2]) {
+              const int64_t iy = y * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+              if (!z_ok || iy < 0 || iy >= g.image[1]) continue;
+              float* dst = chan + iz * plane + iy * g.image[2];
+              const int64_t s = g.stride[2];
+              for (int64_t x = lo; x < hi; ++x) dst[x * s + off_w] += src[x];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+// dst[x:x+kBlock] = bias + sum over rows and taps of w * row[x + off]: fixed-size
+// inner loops the compiler turns into vector FMAs held in registers across all taps.
+// Stores (never adds), so overlapping blocks are harmless.
+template <int kBlock>
+__attribute__((always_inline)) inline void DepthwiseBlock(const float* const* rows, const float* const* row_taps,
+                                                          int64_t num_rows, const int64_t* off, int64_t kw_count,
+                                                          int64_t x, float bias, float* dst) {
+  // Two partial sums (alternate taps) halve the FMA dependency chains.
+  float acc[kBlock], acc2[kBlock];
+  for (int j = 0; j < kBlock; ++j) {
+    acc[j] = bias;
+    acc2[j] = 0.0f;
+  }
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const float* taps = row_taps[r];
+    const float* row = rows[r] + x;
+    int64_t kw = 0;
+    for (; kw + 2 <= kw_count; kw += 2) {
+      const float w0 = taps[kw], w1 = taps[kw + 1];
+      const float* s0 = row + off[kw];
+      const float* s1 = row + off[kw + 1];
+      for (int j = 0; j < kBlock; ++j) {
+        acc[j] += w0 * s0[j];
+        acc2[j] += w1 * s1[j];
+      }
+    }
+    if (kw < kw_count) {
+      const float w0 = taps[kw];
+      const float* s0 = row + off[kw];
+      for (int j = 0; j < kBlock; ++j) acc2[j] += w0 * s0[j];
+    }
+  }
+  for (int j = 0; j < kBlock; ++j) dst[x + j] = acc[j] + acc2[j];
+}
+
+// The depthwise loop body, inlined into a baseline and an AVX2/FMA variant.
+__attribute__((always_inline)) inline void DepthwiseBody(const ConvGeometry& g, const float* image, const float* w,
+                                                         float bias, float* out) {
+  const int64_t plane = g.image[1] * g.image[2];
+  const int64_t s = g.stride[2];
+  const int64_t kw_count = g.kernel[2];
+  const int64_t width = g.image[2];
+  // Per horizontal tap: image offset and valid output range (divisions hoisted).
+  std::vector<int64_t> lo(kw_count), hi(kw_count), off(kw_count);
+  int64_t inner_lo = 0, inner_hi = g.col[2];  // outputs where every tap is inside the image
+  for (int64_t kw = 0; kw < kw_count; ++kw) {
+    off[kw] = kw * g.dilation[2] - g.pad_begin[2];
+    ValidRange(off[kw], s, width, g.col[2], &lo[kw], &hi[kw]);
+    inner_lo = std::max(inner_lo, lo[kw]);
+    inner_hi = std::min(inner_hi, hi[kw]);
+  }
+  inner_hi = std::max(inner_hi, inner_lo);
+  std::vector<const float*> rows(g.kernel[0] * g.kernel[1]), row_taps(rows.size());
+  float* dst = out;
+  for (int64_t z = 0; z < g.col[0]; ++z) {
+    for (int64_t y = 0; y < g.col[1]; ++y, dst += g.col[2]) {
+      std::fill(dst, dst + g.col[2], bias);
+      // The image rows (and their taps) this output row reads.
+      int64_t num_rows = 0;
+      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+        const int64_t iz = z * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+        if (iz < 0 || iz >= g.image[0]) continue;
+        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+          const int64_t iy = y * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+          if (iy < 0 || iy >= g.image[1]) continue;
+          rows[num_rows] = image + iz * plane + iy * width;
+          row_taps[num_rows++] = w + (kd * g.kernel[1] + kh) * kw_count;
+        }
+      }
+      if (s == 1) {
+        int64_t x = inner_lo;
+        for (; x + 16 <= inner_hi; x += 16) {
+          DepthwiseBlock<16>(rows.data(), row_taps.data(), num_rows, off.data(), kw_count, x, bias, dst);
+        }
+        for (; x + 8 <= inner_hi; x += 8) {
+          DepthwiseBlock<8>(rows.data(), row_taps.data(), num_rows, off.data(), kw_count, x, bias, dst);
+        }
+        if (x < inner_hi && inner_hi - inner_lo >= 8) {  // last block overlaps the previous one
+          DepthwiseBlock<8>(rows.data(), row_taps.data(), num_rows, off.data(), kw_count, inner_hi - 8, bias, dst);
+          x = inner_hi;
+        }
+        for (; x < inner_hi; ++x) {
+          DepthwiseBlock<1>(rows.data(), row_taps.data(), num_rows, off.data(), kw_count, x, bias, dst);
+        }
+        // Borders: taps that fall into the padding are skipped.
+        for (int64_t r = 0; r < num_rows; ++r) {
+          for (int64_t kw = 0; kw < kw_count; ++kw) {
+            const float wv = row_taps[r][kw];
+            const float* src = rows[r] + off[kw];
+            for (int64_t xb = lo[kw]; xb < std::min(hi[kw], inner_lo); ++xb) dst[xb] += wv * src[xb];
+            for (int64_t xb = std::max(lo[kw], inner_hi); xb < hi[kw]; ++xb) dst[xb] += wv * src[xb];
+          }
+        }
+        continue;
+      }
+      for (int64_t r = 0; r < num_rows; ++r) {
+        for (int64_t kw = 0; kw < kw_count; ++kw) {
+          const float wv = row_taps[r][kw];
+          const float* src = rows[r] + off[kw];
+          for (int64_t x = lo[kw]; x < hi[kw]; ++x) dst[x] += wv * src[x * s];
+        }
+      }
+    }
+  }
+}
+
+__attribute__((target("avx2,fma"))) void DepthwiseAvx2(const ConvGeometry& g, const float* image, const float* w,
+                                                       float bias, float* out) {
+  DepthwiseBody(g, image, w, bias, out);
+}
+
+void DepthwiseBaseline(const ConvGeometry& g, const float* image, const float* w, float bias, float* out) {
+  DepthwiseBody(g, image, w, bias, out);
+}
+
+}  // namespace
+
+void DepthwiseChannel(const ConvGeometry& g, const float* image, const float* w, float bias, float* out) {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2) {
+    DepthwiseAvx2(g, image, w, bias, out);
+  } else {
+    DepthwiseBaseline(g, image, w, bias, out);
+  }
+}
+
+}  // namespace qfuse::runtime::kernels::linalg

@@ -1,0 +1,249 @@
+// Resize (opset 13 form; Upsample and Resize-10/11 are rewritten to it at import).
+// Separable: one 1-D pass per resized axis, each output row a weighted sum of input
+// rows (float) or a row copy (nearest, any dtype). Output sizes come from `sizes`, or
+// floor(in * scale) from `scales`.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/shape/resize_taps.h"
+#include "runtime/kernels/shape/shape_ops.h"
+#include "runtime/kernels/shape/shape_util.h"
+
+namespace qfuse::runtime::kernels {
+namespace {
+
+// Reads a FLOAT or DOUBLE 1-D tensor (scales, roi) as doubles.
+absl::StatusOr<std::vector<double>> ReadDoubles(const Tensor& t, const std::string& what) {
+  std::vector<double> out;
+  if (t.dtype() == DataType::kFloat32) {
+    for (float v : t.values<float>()) out.push_back(v);
+  } else if (t.dtype() == DataType::kFloat64) {
+    for (double v : t.values<double>()) out.push_back(v);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must be FLOAT or DOUBLE, got ", ir::DataTypeName(t.dtype())));
+  }
+  return out;
+}
+
+const Tensor* NonEmpty(absl::Span<const Tensor* const> inputs, size_t i) {
+  return i < inputs.size() && inputs[i] != nullptr && inputs[i]->num_elements() > 0 ? inputs[i] : nullptr;
+}
+
+// One pass along an axis viewed as [outer, in_d, inner] -> [outer, out_d, inner].
+void InterpolateAxis(const ThreadPool& pool, const float* in, float* out, int64_t outer, int64_t in_d, int64_t out_d,
+                     int64_t inner, const AxisTaps& t, float extrapolation) {
+  const int taps = t.taps;
+  if (inner == 1) {
+    // Innermost axis: one scalar dot product per output, parallel over outer rows.
+    pool.ParallelFor(outer, MinRowsPerChunk(out_d * 4 * (taps + 1)), [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const float* src = in + o * in_d;
+        float* dst = out + o * out_d;
+        for (int64_t j = 0; j < out_d; ++j) {
+          if (t.extrapolate[j]) {
+            dst[j] = extrapolation;
+            continue;
+          }
+          const int64_t* idx = &t.index[j * taps];
+          const float* w = &t.weight[j * taps];
+          float acc = w[0] * src[idx[0]];
+          for (int tap = 1; tap < taps; ++tap) acc += w[tap] * src[idx[tap]];
+          dst[j] = acc;
+        }
+      }
+    });
+    return;
+  }
+  pool.ParallelFor(outer * out_d, MinRowsPerChunk(inner * 4 * (taps + 1)), [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t o = k / out_d;
+      const int64_t j = k - o * out_d;
+      float* dst = out + k * inner;
+      if (t.extrapolate[j]) {
+        std::fill(dst, dst + inner, extrapolation);
+        continue;
+      }
+      const float* base = in + o * in_d * inner;
+      const int64_t* idx = &t.index[j * taps];
+      const float* w = &t.weight[j * taps];
+      {
+        const float* src = base + idx[0] * inner;
+        const float w0 = w[0];
+        for (int64_t i = 0; i < inner; ++i) dst[i] = w0 * src[i];
+      }
+      for (int tap = 1; tap < taps; ++tap) {
+        if (w[tap] == 0.f) continue;
+        const float* src = base + idx[tap] * inner;
+        const float wt = w[tap];
+        for (int64_t i = 0; i < inner; ++i) dst[i] += wt * src[i];
+      }
+    }
+  });
+}
+
+// Nearest pass: row copies of any element size.
+void CopyAxis(const ThreadPool& pool, const uint8_t* in, uint8_t* out, int64_t outer, int64_t in_d, int64_t out_d,
+              int64_t row_bytes, const AxisTaps& t) {
+  pool.ParallelFor(outer * out_d, MinRowsPerChunk(row_bytes), [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t o = k / out_d;
+      const int64_t j = k - o * out_d;
+      std::memcpy(out + k * row_bytes, in + (o * in_d + t.index[j]) * row_bytes, row_bytes);
+    }
+  });
+}
+
+class ResizeKernel : public Kernel {
+ public:
+  explicit ResizeKernel(ResizeParams p) : p_(p) {}
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 1));
+    const Tensor& x = *inputs[0];
+    const int64_t rank = x.rank();
+    const Tensor* roi_t = NonEmpty(inputs, 1);
+    const Tensor* scales_t = NonEmpty(inputs, 2);
+    const Tensor* sizes_t = NonEmpty(inputs, 3);
+    if ((scales_t == nullptr) == (sizes_t == nullptr)) {
+      return absl::InvalidArgumentError("Resize needs exactly one of scales and sizes");
+    }
+    std::vector<int64_t> out_dims(rank);
+    std::vector<double> scales(rank);
+    if (scales_t != nullptr) {
+      QFUSE_ASSIGN_OR_RETURN(scales, ReadDoubles(*scales_t, "Resize scales"));
+      if (static_cast<int64_t>(scales.size()) != rank) {
+        return absl::InvalidArgumentError(absl::StrCat("Resize scales has ", scales.size(), " values for rank ", rank));
+      }
+      for (int64_t d = 0; d < rank; ++d) {
+        if (!(scales[d] > 0) || !std::isfinite(scales[d])) {
+          return absl::InvalidArgumentError(absl::StrCat("Resize scale ", scales[d], " is not positive"));
+        }
+        out_dims[d] = static_cast<int64_t>(std::floor(scales[d] * static_cast<double>(x.dims()[d])));
+      }
+    } else {
+      QFUSE_ASSIGN_OR_RETURN(out_dims, ReadInt64s(*sizes_t, "Resize sizes"));
+      if (static_cast<int64_t>(out_dims.size()) != rank) {
+        return absl::InvalidArgumentError(absl::StrCat("Resize sizes has ", out_dims.size(), " values for rank ", rank));
+      }
+      for (int64_t d = 0; d < rank; ++d) {
+        if (out_dims[d] < 0) return absl::InvalidArgumentError("Resize sizes must be >= 0");
+        scales[d] = x.dims()[d] == 0 ? 1.0 : static_cast<double>(out_dims[d]) / static_cast<double>(x.dims()[d]);
+      }
+    }
+    std::vector<double> roi(2 * rank, 0.0);
+    for (int64_t d = 0; d < rank; ++d) roi[rank + d] = 1.0;
+    if (p_.coordinate_mode == CoordinateMode::kTfCropAndResize) {
+      if (roi_t == nullptr) return absl::InvalidArgumentError("tf_crop_and_resize needs a roi input");
+      QFUSE_ASSIGN_OR_RETURN(roi, ReadDoubles(*roi_t, "Resize roi"));
+      if (static_cast<int64_t>(roi.size()) != 2 * rank) {
+        return absl::InvalidArgumentError(absl::StrCat("Resize roi has ", roi.size(), " values for rank ", rank));
+      }
+    }
+    const bool is_float = x.dtype() == DataType::kFloat32;
+    if (!is_float && p_.mode != ResizeMode::kNearest) {
+      return absl::UnimplementedError(absl::StrCat("Resize linear/cubic on ", ir::DataTypeName(x.dtype())));
+    }
+    Tensor y(x.dtype(), out_dims);
+    if (y.num_elements() == 0) {
+      outputs[0] = std::move(y);
+      return absl::OkStatus();
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (x.dims()[d] == 0) return absl::InvalidArgumentError("Resize of an empty input to a non-empty output");
+    }
+    // One pass per non-identity axis, innermost first.
+    Tensor cur = x;
+    bool copied = false;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const int64_t in_d = cur.dims()[d];
+      const AxisTaps taps = ComputeAxisTaps(p_, in_d, out_dims[d], scales[d], roi[d], roi[rank + d]);
+      if (taps.identity) continue;
+      if (!is_float && taps.any_extrapolate) {
+        return absl::UnimplementedError(absl::StrCat("tf_crop_and_resize extrapolation on ",
+                                                     ir::DataTypeName(x.dtype())));
+      }
+      std::vector<int64_t> dims = cur.dims();
+      dims[d] = out_dims[d];
+      Tensor next(x.dtype(), dims);
+      const int64_t outer = DimProduct(dims, 0, d);
+      const int64_t inner = DimProduct(dims, d + 1, rank);
+      if (is_float && !(p_.mode == ResizeMode::kNearest && !taps.any_extrapolate)) {
+        InterpolateAxis(*ctx.pool, cur.data<float>(), next.data<float>(), outer, in_d, out_dims[d], inner, taps,
+                        p_.extrapolation_value);
+      } else {
+        CopyAxis(*ctx.pool, static_cast<const uint8_t*>(cur.raw_data()), static_cast<uint8_t*>(next.raw_data()), outer,
+                 in_d, out_dims[d], inner * static_cast<int64_t>(ir::ElementSize(x.dtype())), taps);
+      }
+      cur = std::move(next);
+      copied = true;
+    }
+    outputs[0] = copied ? std::move(cur) : x;
+    return absl::OkStatus();
+  }
+
+ private:
+  ResizeParams p_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateResizeKernel(const ir::Node& node) {
+  const ir::AttributeMap& a = node.attrs();
+  ResizeParams p;
+  QFUSE_ASSIGN_OR_RETURN(std::string mode, a.GetString("mode", "nearest"));
+  if (mode == "nearest") {
+    p.mode = ResizeMode::kNearest;
+  } else if (mode == "linear") {
+    p.mode = ResizeMode::kLinear;
+  } else if (mode == "cubic") {
+    p.mode = ResizeMode::kCubic;
+  } else {
+    return absl::UnimplementedError(absl::StrCat("Resize mode '", mode, "'"));
+  }
+  QFUSE_ASSIGN_OR_RETURN(std::string coord, a.GetString("coordinate_transformation_mode", "half_pixel"));
+  if (coord == "half_pixel") {
+    p.coordinate_mode = CoordinateMode::kHalfPixel;
+  } else if (coord == "pytorch_half_pixel") {
+    p.coordinate_mode = CoordinateMode::kPytorchHalfPixel;
+  } else if (coord == "align_corners") {
+    p.coordinate_mode = CoordinateMode::kAlignCorners;
+  } else if (coord == "asymmetric") {
+    p.coordinate_mode = CoordinateMode::kAsymmetric;
+  } else if (coord == "tf_half_pixel_for_nn") {
+    p.coordinate_mode = CoordinateMode::kTfHalfPixelForNn;
+  } else if (coord == "tf_crop_and_resize") {
+    p.coordinate_mode = CoordinateMode::kTfCropAndResize;
+  } else {
+    return absl::UnimplementedError(absl::StrCat("Resize coordinate_transformation_mode '", coord, "'"));
+  }
+  QFUSE_ASSIGN_OR_RETURN(std::string nearest, a.GetString("nearest_mode", "round_prefer_floor"));
+  if (nearest == "round_prefer_floor") {
+    p.nearest_mode = NearestMode::kRoundPreferFloor;
+  } else if (nearest == "round_prefer_ceil") {
+    p.nearest_mode = NearestMode::kRoundPreferCeil;
+  } else if (nearest == "floor") {
+    p.nearest_mode = NearestMode::kFloor;
+  } else if (nearest == "ceil") {
+    p.nearest_mode = NearestMode::kCeil;
+  } else {
+    return absl::UnimplementedError(absl::StrCat("Resize nearest_mode '", nearest, "'"));
+  }
+  QFUSE_ASSIGN_OR_RETURN(float cubic_a, a.GetFloat("cubic_coeff_a", -0.75f));
+  p.cubic_coeff_a = cubic_a;
+  QFUSE_ASSIGN_OR_RETURN(int64_t exclude, a.GetInt("exclude_outside", 0));
+  p.exclude_outside = exclude != 0;
+  QFUSE_ASSIGN_OR_RETURN(p.extrapolation_value, a.GetFloat("extrapolation_value", 0.f));
+  QFUSE_ASSIGN_OR_RETURN(int64_t antialias, a.GetInt("antialias", 0));
+  if (antialias != 0) return absl::UnimplementedError("Resize antialias");
+  if (a.Has("axes")) return absl::UnimplementedError("Resize axes attribute");
+  QFUSE_ASSIGN_OR_RETURN(std::string policy, a.GetString("keep_aspect_ratio_policy", "stretch"));
+  if (policy != "stretch") return absl::UnimplementedError(absl::StrCat("Resize keep_aspect_ratio_policy '", policy, "'"));
+  return std::unique_ptr<Kernel>(new ResizeKernel(p));
+}
+
+}  // namespace qfuse::runtime::kernels

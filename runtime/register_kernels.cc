@@ -1,0 +1,82 @@
+// Every kernel of the reference runtime, registered by explicit calls in one place.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/kernel_registry.h"
+#include "ir/fused_unit.h"
+#include "runtime/kernels/elementwise/elementwise.h"
+#include "runtime/kernels/fused/quant_unit.h"
+#include "runtime/kernels/linalg/linalg.h"
+#include "runtime/kernels/nn/nn.h"
+#include "runtime/kernels/shape/shape_ops.h"
+
+namespace qfuse::runtime {
+namespace {
+
+KernelRegistry* BuildRegistry() {
+  using namespace kernels;  // NOLINT: factories only
+  auto* r = new KernelRegistry();
+  // Elementwise.
+  for (const char* op : {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Exp", "Sqrt",
+                         "Clip", "Identity", "Dropout"}) {
+    r->Register(op, CreateUnaryKernel);
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) r->Register(op, CreateBinaryKernel);
+  for (const char* op : {"Sum", "Max", "Min"}) r->Register(op, CreateVariadicKernel);
+  r->Register("Cast", CreateCastKernel);
+  // Linear algebra.
+  r->Register("Conv", CreateConvKernel);
+  r->Register("ConvTranspose", CreateConvTransposeKernel);
+  r->Register("Gemm", CreateGemmKernel);
+  r->Register("MatMul", CreateMatMulKernel);
+  r->Register("Einsum", CreateEinsumKernel);
+  // Neural-network layers, normalisation and reductions.
+  r->Register("MaxPool", CreatePoolKernel);
+  r->Register("AveragePool", CreatePoolKernel);
+  r->Register("GlobalAveragePool", CreateGlobalPoolKernel);
+  r->Register("GlobalMaxPool", CreateGlobalPoolKernel);
+  r->Register("BatchNormalization", CreateBatchNormKernel);
+  r->Register("InstanceNormalization", CreateInstanceNormKernel);
+  r->Register("LayerNormalization", CreateLayerNormKernel);
+  r->Register("LRN", CreateLrnKernel);
+  r->Register("Softmax", CreateSoftmaxKernel);
+  r->Register("LogSoftmax", CreateSoftmaxKernel);
+  r->Register("ReduceSum", CreateReduceKernel);
+  r->Register("ReduceMean", CreateReduceKernel);
+  r->Register("ReduceMax", CreateReduceKernel);
+  r->Register("ArgMax", CreateArgMaxKernel);
+  // Data movement.
+  r->Register("Flatten", CreateFlattenKernel);
+  r->Register("Reshape", CreateReshapeKernel);
+  r->Register("Transpose", CreateTransposeKernel);
+  r->Register("Concat", CreateConcatKernel);
+  r->Register("Split", CreateSplitKernel);
+  r->Register("Slice", CreateSliceKernel);
+  r->Register("Squeeze", CreateSqueezeKernel);
+  r->Register("Unsqueeze", CreateUnsqueezeKernel);
+  r->Register("Gather", CreateGatherKernel);
+  r->Register("Shape", CreateShapeKernel);
+  r->Register("Pad", CreatePadKernel);
+  r->Register("Resize", CreateResizeKernel);
+  r->Register("ConstantOfShape", CreateConstantOfShapeKernel);
+  r->Register("Expand", CreateExpandKernel);
+  // qfuse's own ops.
+  r->Register(std::string(ir::kQfuseDomain) + "." + ir::kUnitOpType, CreateQuantUnitKernel);
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::string> KernelRegistry::OpTypes() const {
+  std::vector<std::string> ops;
+  for (const auto& [op, factory] : factories_) ops.push_back(op);
+  std::sort(ops.begin(), ops.end());
+  return ops;
+}
+
+const KernelRegistry& DefaultKernelRegistry() {
+  static const KernelRegistry* registry = BuildRegistry();
+  return *registry;
+}
+
+}  // namespace qfuse::runtime

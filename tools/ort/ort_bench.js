@@ -1,0 +1,66 @@
+// Times onnxruntime on a model with random FLOAT inputs: median/min/max latency at
+// batch 1 and batch 64 (symbolic dims take the batch size), like `//tools:run --bench`.
+//   node tools/ort/ort_bench.js MODEL [--threads=2] [--runs=30]
+'use strict';
+const ort = require('onnxruntime-node');
+
+function parseArgs(argv) {
+  const args = {threads: 2, runs: 30, batches: [1, 64]};
+  for (const a of argv.slice(2)) {
+    if (a.startsWith('--threads=')) args.threads = Number(a.slice(10));
+    else if (a.startsWith('--runs=')) args.runs = Number(a.slice(7));
+    else if (a.startsWith('--batches=')) args.batches = a.slice(10).split(',').map(Number);
+    else args.model = a;
+  }
+  if (!args.model) throw new Error('usage: ort_bench.js MODEL [--threads=N] [--runs=N]');
+  return args;
+}
+
+// Deterministic uniform [0,1) data (a small LCG; timing does not depend on values).
+function randomData(n, seed) {
+  const data = new Float32Array(n);
+  let s = seed >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    data[i] = s / 4294967296;
+  }
+  return data;
+}
+
+async function main() {
+  const args = parseArgs(process.argv);
+  const session = await ort.InferenceSession.create(args.model, {
+    intraOpNumThreads: args.threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  });
+  console.log(`onnxruntime ${require('onnxruntime-node/package.json').version}, model ${args.model}, ` +
+              `${args.threads} threads, ${args.runs} timed runs per setting`);
+  for (const batch of args.batches) {
+    const feeds = {};
+    for (const name of session.inputNames) {
+      const meta = session.inputMetadata ? session.inputMetadata.find((m) => m.name === name) : null;
+      const shape = (meta && meta.shape ? meta.shape : []).map((d) => (typeof d === 'number' && d >= 0 ? d : batch));
+      const n = shape.reduce((a, b) => a * b, 1);
+      feeds[name] = new ort.Tensor('float32', randomData(n, 1), shape);
+    }
+    for (let i = 0; i < 3; i++) await session.run(feeds);
+    const ms = [];
+    for (let i = 0; i < args.runs; i++) {
+      const t0 = process.hrtime.bigint();
+      await session.run(feeds);
+      ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    ms.sort((a, b) => a - b);
+    const median = ms[Math.floor(ms.length / 2)];
+    console.log(`batch ${String(batch).padStart(3)}: median ${median.toFixed(3).padStart(8)} ms  ` +
+                `min ${ms[0].toFixed(3).padStart(8)} ms  max ${ms[ms.length - 1].toFixed(3).padStart(8)} ms  ` +
+                `throughput ${(batch * 1000 / median).toFixed(1).padStart(9)} samples/s`);
+  }
+}
+
+main().catch((e) => {
+  console.error(`error: ${e.message}`);
+  process.exit(1);
+});

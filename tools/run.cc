@@ -1,0 +1,149 @@
+// qfuse run: executes a model on the reference runtime and prints an output summary.
+//   bazel run //tools:run -- --model=models/resnet_small/model.onnx --inputs=models/resnet_small/test_data_set_0/input_0.pb
+//   bazel run //tools:run -- --model=... --bench --runs=50
+// Inputs: .pb TensorProto files (matched to graph inputs by their name, else by
+// position), or seeded uniform random data in [0, 1) when none are given.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "ir/onnx_import.h"
+#include "ir/status_macros.h"
+#include "ir/tensor_proto.h"
+#include "runtime/executor.h"
+#include "runtime/random_inputs.h"
+#include "tools/workspace_path.h"
+
+ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "ONNX model to run");
+ABSL_FLAG(std::vector<std::string>, inputs, {}, "comma-separated TensorProto .pb files, one per graph input");
+ABSL_FLAG(int, seed, 1, "seed for random inputs");
+ABSL_FLAG(int, batch, 1, "size of symbolic/unknown input dims for random inputs");
+ABSL_FLAG(int, threads, 2, "runtime threads (including the caller)");
+ABSL_FLAG(bool, bench, false, "benchmark: latency at batch 1 and throughput at batch 64");
+ABSL_FLAG(int, runs, 30, "timed runs per benchmark setting (after 3 warm-up runs)");
+
+namespace qfuse::tools {
+namespace {
+
+using runtime::NamedTensor;
+
+absl::StatusOr<std::vector<NamedTensor>> SeededInputs(const ir::Graph& graph, int64_t batch) {
+  runtime::RandomInputOptions options;
+  options.batch = batch;
+  options.seed = static_cast<uint32_t>(absl::GetFlag(FLAGS_seed));
+  return runtime::RandomInputs(graph, options);
+}
+
+absl::StatusOr<std::vector<NamedTensor>> FileInputs(const ir::Graph& graph, const std::vector<std::string>& files) {
+  if (files.size() != graph.inputs().size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--inputs has %d files, the model has %d inputs", files.size(), graph.inputs().size()));
+  }
+  std::vector<NamedTensor> inputs;
+  for (size_t i = 0; i < files.size(); ++i) {
+    QFUSE_ASSIGN_OR_RETURN(ir::NamedTensor t, ir::ReadTensorFile(ResolveUserPath(files[i])));
+    std::string name = graph.inputs()[i]->name();
+    for (const ir::Value* in : graph.inputs()) {
+      if (in->name() == t.name) name = t.name;
+    }
+    inputs.push_back({name, std::move(t.tensor)});
+  }
+  return inputs;
+}
+
+void PrintSummary(const std::vector<NamedTensor>& outputs) {
+  for (const NamedTensor& out : outputs) {
+    const ir::Tensor& t = out.tensor;
+    absl::PrintF("%s: %s%s", out.name, ir::DataTypeName(t.dtype()), ir::DimsToString(t.dims()));
+    if (t.dtype() == ir::DataType::kFloat32 && t.num_elements() > 0) {
+      auto v = t.values<float>();
+      double sum = 0;
+      for (float x : v) sum += x;
+      absl::PrintF("  min %.6g  max %.6g  mean %.6g", *std::min_element(v.begin(), v.end()),
+                   *std::max_element(v.begin(), v.end()), sum / v.size());
+      if (t.rank() == 2) {
+        std::vector<int64_t> top1;
+        for (int64_t r = 0; r < std::min<int64_t>(t.dims()[0], 8); ++r) {
+          auto row = v.subspan(r * t.dims()[1], t.dims()[1]);
+          top1.push_back(std::max_element(row.begin(), row.end()) - row.begin());
+        }
+        absl::PrintF("  argmax(first rows) [%s]", absl::StrJoin(top1, ","));
+      }
+    }
+    absl::PrintF("\n");
+  }
+}
+
+struct Timing {
+  double median_ms, min_ms, max_ms;
+};
+
+absl::StatusOr<Timing> TimeRuns(runtime::Executor& exec, const std::vector<NamedTensor>& inputs, int runs) {
+  for (int i = 0; i < 3; ++i) QFUSE_RETURN_IF_ERROR(exec.Run(inputs).status());
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    QFUSE_RETURN_IF_ERROR(exec.Run(inputs).status());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return Timing{ms[ms.size() / 2], ms.front(), ms.back()};
+}
+
+absl::Status Main() {
+  const std::string path = ResolveUserPath(absl::GetFlag(FLAGS_model));
+  QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(path));
+  runtime::ExecutorOptions options;
+  options.num_threads = absl::GetFlag(FLAGS_threads);
+  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(*model.graph, options));
+  if (!absl::GetFlag(FLAGS_bench)) {
+    std::vector<NamedTensor> inputs;
+    if (absl::GetFlag(FLAGS_inputs).empty()) {
+      QFUSE_ASSIGN_OR_RETURN(inputs, SeededInputs(*model.graph, absl::GetFlag(FLAGS_batch)));
+    } else {
+      QFUSE_ASSIGN_OR_RETURN(inputs, FileInputs(*model.graph, absl::GetFlag(FLAGS_inputs)));
+    }
+    QFUSE_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, exec->Run(inputs));
+    PrintSummary(outputs);
+    absl::PrintF("peak activation memory: %.2f MiB\n", exec->peak_activation_bytes() / 1048576.0);
+    return absl::OkStatus();
+  }
+  const int runs = std::max(1, absl::GetFlag(FLAGS_runs));
+  absl::PrintF("model %s, %d threads, %d timed runs per setting\n", path, options.num_threads, runs);
+  for (int64_t batch : {1, 64}) {
+    QFUSE_ASSIGN_OR_RETURN(auto inputs, SeededInputs(*model.graph, batch));
+    QFUSE_ASSIGN_OR_RETURN(Timing t, TimeRuns(*exec, inputs, runs));
+    absl::PrintF("batch %3d: median %8.3f ms  min %8.3f ms  max %8.3f ms  throughput %9.1f samples/s  "
+                 "peak activations %.2f MiB\n",
+                 batch, t.median_ms, t.min_ms, t.max_ms, batch * 1000.0 / t.median_ms,
+                 exec->peak_activation_bytes() / 1048576.0);
+  }
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  absl::PrintF("peak resident memory of the process: %.1f MiB\n", usage.ru_maxrss / 1024.0);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace qfuse::tools
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("Runs an ONNX model on the qfuse reference runtime.");
+  absl::ParseCommandLine(argc, argv);
+  absl::Status status = qfuse::tools::Main();
+  if (!status.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
