@@ -1,0 +1,38 @@
+#include "fusion/passes/remove_identity.h"
+
+#include "fusion/rewrite_util.h"
+
+namespace qfuse::fusion {
+
+std::optional<IdentityMatch> RemoveIdentityPass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
+  const std::string& op = anchor.op_type();
+  if (!anchor.domain().empty() || (op != "Identity" && op != "Dropout")) return std::nullopt;
+  const ir::Value* in = anchor.input(0);
+  const ir::Value* out = anchor.output(0);
+  if (in == nullptr || out == nullptr) return std::nullopt;
+  if (op == "Dropout") {
+    // Only inference mode (no training_mode input, or a constant false) with an unused mask.
+    const ir::Tensor* training = ConstantInput(anchor, 2);
+    if (anchor.input(2) != nullptr && (training == nullptr || training->data<uint8_t>()[0] != 0)) return std::nullopt;
+    const ir::Value* mask = anchor.output(1);
+    if (mask != nullptr && (!mask->uses().empty() || mask->is_graph_output())) return std::nullopt;
+  }
+  // A graph output keeps its name, so its producer must be renamable.
+  if (out->is_graph_output() && (in->is_graph_input() || in->is_constant() || in->is_graph_output())) {
+    return std::nullopt;
+  }
+  return IdentityMatch{const_cast<ir::Node*>(&anchor)};
+}
+
+absl::Status RemoveIdentityPass::Rewrite(ir::Graph* graph, const IdentityMatch& match) const {
+  ir::Value* in = match.node->input(0);
+  ir::Value* out = match.node->output(0);
+  if (!out->is_graph_output()) {
+    graph->ReplaceAllUsesWith(out, in);
+    return graph->RemoveNode(match.node);
+  }
+  // A graph output keeps its name: the input value takes it over.
+  return ReplaceAndRemove(graph, out, in, {match.node});
+}
+
+}  // namespace qfuse::fusion

@@ -1,0 +1,158 @@
+// Quantized-unit formation: which chains become one unit, and equality on float.
+#include "fusion/passes/form_units.h"
+
+#include <map>
+
+#include "fusion/equivalence.h"
+#include "fusion/pipeline.h"
+#include "gtest/gtest.h"
+#include "ir/fused_unit.h"
+#include "ir/graph_compare.h"
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+#include "tests/testing/graph_builder.h"
+#include "tests/testing/status_matchers.h"
+
+namespace qfuse::fusion {
+namespace {
+
+using testing::GraphBuilder;
+
+std::vector<const ir::Node*> Units(const ir::Graph& g) {
+  std::vector<const ir::Node*> units;
+  for (const ir::Node* n : g.nodes()) {
+    if (ir::IsUnit(*n)) units.push_back(n);
+  }
+  return units;
+}
+
+void FuseFullAndCheck(GraphBuilder& b) {
+  std::unique_ptr<ir::Graph> before = b.graph().Clone();
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto stats, Fuse(&b.model(), FusionLevel::kFull));
+  QFUSE_ASSERT_OK_AND_ASSIGN(EquivalenceReport report, CompareGraphsNumerically(*before, b.graph()));
+  EXPECT_LE(report.max_abs_diff, 2e-5) << report.ToString();
+}
+
+// h = Relu(x); Conv(h) -> BN -> Add(skip, .) -> Relu with skip = Conv1x1(x): the tail
+// of a ResNet block with a projection shortcut (branches read different values, so
+// branch merging does not apply).
+TEST(FormUnitsTest, ConvBnAddReluIsOneUnit) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {-1, 3, 5, 5});
+  ir::Value* skip = b.Op("Conv", {x, b.Random("ws", {4, 3, 1, 1})}, "skip", {-1, 4, 5, 5});
+  ir::Value* h = b.Op("Relu", {x}, "h", {-1, 3, 5, 5});
+  ir::Value* c = b.Op("Conv", {h, b.Random("w", {4, 3, 3, 3}), b.Random("bias", {4})}, "conv", {-1, 4, 5, 5},
+                      GraphBuilder::Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  ir::Value* bn = b.BatchNorm(c, 4, "bn", {-1, 4, 5, 5});
+  ir::Value* add = b.Op("Add", {skip, bn}, "add", {-1, 4, 5, 5});  // conv output on the right
+  b.Output(b.Op("Relu", {add}, "out", {-1, 4, 5, 5}));
+  FuseFullAndCheck(b);
+  auto units = Units(b.graph());
+  ASSERT_EQ(units.size(), 2u);  // the block, and the 1x1 shortcut on its own
+  EXPECT_EQ(b.graph().num_nodes(), 3);  // + the Relu feeding the block
+  const ir::Node* block = b.graph().outputs()[0]->producer();
+  ASSERT_TRUE(ir::IsUnit(*block));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::UnitSpec spec, ir::ReadUnitSpec(*block));
+  EXPECT_EQ(spec.base_op, "Conv");
+  EXPECT_EQ(spec.activation, ir::UnitActivation::kRelu);
+  ASSERT_NE(block->input(ir::kUnitResidual), nullptr);
+  EXPECT_EQ(block->input(ir::kUnitResidual)->producer(), units[0] == block ? units[1] : units[0]);
+  EXPECT_EQ(b.graph().outputs()[0]->name(), "out");
+}
+
+TEST(FormUnitsTest, Relu6AsClipAndResidualWithoutActivation) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {1, 4, 4, 4});
+  ir::Value* c = b.Op("Conv", {x, b.Random("w", {4, 1, 3, 3})}, "dw", {1, 4, 4, 4},
+                      GraphBuilder::Attrs({{"group", int64_t{4}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  ir::Value* clip = b.Op("Clip", {c, b.Floats("lo", {}, {0.f}), b.Floats("hi", {}, {6.f})}, "relu6", {1, 4, 4, 4});
+  ir::Value* p = b.Op("Conv", {clip, b.Random("wp", {4, 4, 1, 1})}, "project", {1, 4, 4, 4});
+  b.Output(b.Op("Add", {p, x}, "out", {1, 4, 4, 4}));
+  FuseFullAndCheck(b);
+  auto units = Units(b.graph());
+  ASSERT_EQ(units.size(), 2u);
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::UnitSpec first, ir::ReadUnitSpec(*b.graph().FindValue("relu6")->producer()));
+  EXPECT_EQ(first.activation, ir::UnitActivation::kRelu6);
+  EXPECT_EQ(first.clip_max, 6.f);
+  const ir::Node* last = b.graph().outputs()[0]->producer();
+  EXPECT_EQ(last->input(ir::kUnitResidual)->name(), "x");
+  EXPECT_EQ(ir::ReadUnitSpec(*last)->activation, ir::UnitActivation::kNone);
+}
+
+// ReLU6 is recognised only for Clip(0, 6); Clip(0, 5) stays a general clip, and a Clip
+// whose bound is not a constant is not fused at all.
+TEST(FormUnitsTest, OnlyClipZeroSixIsRelu6) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {1, 2, 3, 3});
+  ir::Value* hi = b.Input("hi", {});
+  ir::Value* c1 = b.Op("Conv", {x, b.Random("w1", {2, 2, 1, 1})}, "c1", {1, 2, 3, 3});
+  ir::Value* k1 = b.Op("Clip", {c1, b.Floats("lo1", {}, {0.f}), b.Floats("hi1", {}, {5.f})}, "k1", {1, 2, 3, 3});
+  ir::Value* c2 = b.Op("Conv", {k1, b.Random("w2", {2, 2, 1, 1})}, "c2", {1, 2, 3, 3});
+  b.Output(b.Op("Clip", {c2, b.Floats("lo2", {}, {0.f}), hi}, "k2", {1, 2, 3, 3}));
+  std::unique_ptr<ir::Graph> before = b.graph().Clone();
+  QFUSE_ASSERT_OK(Fuse(&b.model(), FusionLevel::kFull).status());
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::UnitSpec first, ir::ReadUnitSpec(*b.graph().FindValue("k1")->producer()));
+  EXPECT_EQ(first.activation, ir::UnitActivation::kClip);
+  EXPECT_EQ(first.clip_max, 5.f);
+  const ir::Node* last = b.graph().outputs()[0]->producer();
+  EXPECT_EQ(last->op_type(), "Clip");  // dynamic bound: not absorbed
+  EXPECT_EQ(ir::ReadUnitSpec(*last->input(0)->producer())->activation, ir::UnitActivation::kNone);
+  EquivalenceOptions options;
+  std::vector<runtime::NamedTensor> set = {{"x", ir::Tensor(ir::DataType::kFloat32, {1, 2, 3, 3})},
+                                           {"hi", ir::Tensor::Scalar<float>(0.25f)}};
+  for (float& v : set[0].tensor.mutable_values<float>()) v = static_cast<float>(&v - set[0].tensor.data<float>()) - 8;
+  options.input_sets.push_back(std::move(set));
+  QFUSE_ASSERT_OK_AND_ASSIGN(EquivalenceReport report, CompareGraphsNumerically(*before, b.graph(), options));
+  EXPECT_LE(report.max_abs_diff, 1e-5) << report.ToString();
+}
+
+TEST(FormUnitsTest, MatMulBiasReluAndGemmRelu) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {-1, 6});
+  ir::Value* mm = b.Op("MatMul", {x, b.Random("w", {6, 5})}, "mm", {-1, 5});
+  ir::Value* biased = b.Op("Add", {mm, b.Random("bias", {5})}, "biased", {-1, 5});
+  ir::Value* r = b.Op("Relu", {biased}, "r", {-1, 5});
+  ir::Value* g = b.Op("Gemm", {r, b.Random("w2", {3, 5}), b.Random("c", {3})}, "g", {-1, 3},
+                      GraphBuilder::Attrs({{"transB", int64_t{1}}}));
+  b.Output(b.Op("Relu", {g}, "out", {-1, 3}));
+  FuseFullAndCheck(b);
+  auto units = Units(b.graph());
+  ASSERT_EQ(units.size(), 2u);
+  EXPECT_EQ(b.graph().num_nodes(), 2);
+  const ir::Node* first = b.graph().FindValue("r")->producer();
+  EXPECT_EQ(ir::ReadUnitSpec(*first)->base_op, "MatMul");
+  EXPECT_EQ(first->input(ir::kUnitBias)->name(), "bias");
+}
+
+TEST(FormUnitsTest, SharedIntermediateStopsTheChain) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {1, 2, 3, 3});
+  ir::Value* c = b.Op("Conv", {x, b.Random("w", {2, 2, 1, 1})}, "conv", {1, 2, 3, 3});
+  ir::Value* add = b.Op("Add", {c, x}, "add", {1, 2, 3, 3});
+  b.Output(b.Op("Relu", {add}, "r", {1, 2, 3, 3}));
+  b.Output(add);  // the Add's output is also a graph output: Relu stays separate
+  FuseFullAndCheck(b);
+  EXPECT_EQ(Units(b.graph()).size(), 1u);
+  EXPECT_EQ(b.graph().num_nodes(), 2);
+}
+
+TEST(FormUnitsTest, UnitsExportAsStandardOpsAndRunEqual) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {-1, 3, 4, 4});
+  ir::Value* skip = b.Input("skip", {-1, 3, 4, 4});
+  ir::Value* c = b.Op("Conv", {x, b.Random("w", {3, 3, 3, 3})}, "conv", {-1, 3, 4, 4},
+                      GraphBuilder::Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  ir::Value* add = b.Op("Add", {c, skip}, "add", {-1, 3, 4, 4});
+  b.Output(b.Op("Relu", {add}, "out", {-1, 3, 4, 4}));
+  QFUSE_ASSERT_OK(Fuse(&b.model(), FusionLevel::kFull).status());
+  ASSERT_EQ(Units(b.graph()).size(), 1u);
+  QFUSE_ASSERT_OK_AND_ASSIGN(onnx::ModelProto proto, ir::ExportModel(b.model()));
+  for (const auto& n : proto.graph().node()) EXPECT_TRUE(n.domain().empty()) << n.op_type();
+  EXPECT_EQ(proto.graph().node_size(), 3);  // Conv, Add, Relu
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model back, ir::ImportModel(proto, "", "exported"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(EquivalenceReport report, CompareGraphsNumerically(b.graph(), *back.graph));
+  EXPECT_LE(report.max_abs_diff, 1e-6) << report.ToString();
+}
+
+}  // namespace
+}  // namespace qfuse::fusion
