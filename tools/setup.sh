@@ -17,6 +17,9 @@ PACKAGES=(
   libonnx-testdata       # ONNX's own node conformance cases
   dataset-fashion-mnist  # sample dataset for the bundled models
   zlib1g-dev             # gzip IDX reading
+  libpng-dev             # PNG decoding for image calibration data
+  libjpeg62-turbo-dev    # JPEG decoding for image calibration data
+  nlohmann-json3-dev     # JSON calibration tables and reports
 )
 
 missing=()

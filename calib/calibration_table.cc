@@ -1,0 +1,164 @@
+#include "calib/calibration_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "ir/file_util.h"
+#include "ir/status_macros.h"
+#include <nlohmann/json.hpp>
+
+namespace qfuse::calib {
+namespace {
+
+constexpr char kTensorRtVersion[] = "TRT-8601-";
+constexpr char kJsonFormat[] = "qfuse-calibration";
+
+std::string TensorRtAlgorithm(const std::string& method) {
+  if (method == "entropy") return "EntropyCalibration2";
+  if (method == "max") return "MinMaxCalibration";
+  return "LegacyCalibration";
+}
+
+uint32_t FloatBits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+float BitsToFloat(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+}  // namespace
+
+const TensorRange* CalibrationTable::Find(const std::string& name) const {
+  auto it = std::lower_bound(tensors.begin(), tensors.end(), name,
+                             [](const TensorRange& r, const std::string& n) { return r.name < n; });
+  return it != tensors.end() && it->name == name ? &*it : nullptr;
+}
+
+std::string ToTensorRtCache(const CalibrationTable& table) {
+  std::string out = absl::StrCat(kTensorRtVersion, TensorRtAlgorithm(table.method), "\n");
+  for (const TensorRange& r : table.tensors) absl::StrAppendFormat(&out, "%s: %08x\n", r.name, FloatBits(r.scale));
+  return out;
+}
+
+absl::StatusOr<CalibrationTable> ParseTensorRtCache(const std::string& text, const std::string& what) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  if (lines.empty() || !absl::StartsWith(lines[0], "TRT-")) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": not a TensorRT calibration cache (no TRT- header)"));
+  }
+  CalibrationTable table;
+  const std::string& header = lines[0];
+  table.method = absl::EndsWith(header, "EntropyCalibration2") || absl::EndsWith(header, "EntropyCalibration")
+                     ? "entropy"
+                 : absl::EndsWith(header, "MinMaxCalibration") ? "max"
+                                                               : "percentile";
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const size_t colon = lines[i].rfind(": ");
+    uint32_t bits = 0;
+    if (colon == std::string::npos || lines[i].size() - colon - 2 != 8 ||
+        !absl::SimpleHexAtoi(lines[i].substr(colon + 2), &bits)) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s line %d: expected 'name: <8 hex digits>', got '%s'", what,
+                                                        i + 1, lines[i]));
+    }
+    TensorRange r;
+    r.name = lines[i].substr(0, colon);
+    r.scale = BitsToFloat(bits);
+    if (!(r.scale > 0) || !std::isfinite(r.scale)) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s line %d: scale of '%s' is not a positive number", what,
+                                                        i + 1, r.name));
+    }
+    r.threshold = r.scale * 127.f;
+    r.min = r.max = std::numeric_limits<float>::quiet_NaN();
+    table.tensors.push_back(r);
+  }
+  std::sort(table.tensors.begin(), table.tensors.end(),
+            [](const TensorRange& a, const TensorRange& b) { return a.name < b.name; });
+  return table;
+}
+
+std::string ToJson(const CalibrationTable& table) {
+  nlohmann::ordered_json j;
+  j["format"] = kJsonFormat;
+  j["version"] = 1;
+  j["method"] = table.method;
+  if (table.method == "percentile") j["percentile"] = table.percentile;
+  j["samples"] = table.samples;
+  j["fingerprint"] = table.fingerprint;
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::object();
+  for (const TensorRange& r : table.tensors) {
+    nlohmann::ordered_json t;
+    t["threshold"] = r.threshold;
+    t["scale"] = r.scale;
+    t["scale_bits"] = absl::StrFormat("%08x", FloatBits(r.scale));
+    if (std::isfinite(r.min)) t["min"] = r.min;
+    if (std::isfinite(r.max)) t["max"] = r.max;
+    tensors[r.name] = t;
+  }
+  j["tensors"] = tensors;
+  return j.dump(2) + "\n";
+}
+
+absl::StatusOr<CalibrationTable> ParseJson(const std::string& text, const std::string& what) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return absl::InvalidArgumentError(absl::StrCat(what, ": not valid JSON"));
+  if (j.value("format", "") != kJsonFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": not a qfuse calibration table (format != ", kJsonFormat, ")"));
+  }
+  CalibrationTable table;
+  table.method = j.value("method", "");
+  table.percentile = j.value("percentile", 0.0);
+  table.samples = j.value("samples", int64_t{0});
+  table.fingerprint = j.value("fingerprint", "");
+  if (!j.contains("tensors") || !j["tensors"].is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": no 'tensors' object"));
+  }
+  for (const auto& [name, t] : j["tensors"].items()) {
+    TensorRange r;
+    r.name = name;
+    uint32_t bits = 0;
+    if (!t.is_object() || !t.contains("scale_bits") || !t["scale_bits"].is_string() ||
+        !absl::SimpleHexAtoi(t["scale_bits"].get<std::string>(), &bits) || !t.contains("threshold")) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": tensor '", name, "' lacks threshold or scale_bits"));
+    }
+    r.scale = BitsToFloat(bits);  // exact, independent of decimal printing
+    r.threshold = t["threshold"].get<float>();
+    r.min = t.contains("min") ? t["min"].get<float>() : std::numeric_limits<float>::quiet_NaN();
+    r.max = t.contains("max") ? t["max"].get<float>() : std::numeric_limits<float>::quiet_NaN();
+    table.tensors.push_back(r);
+  }
+  std::sort(table.tensors.begin(), table.tensors.end(),
+            [](const TensorRange& a, const TensorRange& b) { return a.name < b.name; });
+  return table;
+}
+
+absl::Status WriteCalibrationTable(const CalibrationTable& table, const std::string& path) {
+  const bool json = absl::EndsWith(absl::AsciiStrToLower(path), ".json");
+  return ir::WriteFileAtomically(path, json ? ToJson(table) : ToTensorRtCache(table));
+}
+
+absl::StatusOr<CalibrationTable> ReadCalibrationTable(const std::string& path, const std::string& expected_fingerprint,
+                                                      bool force) {
+  QFUSE_ASSIGN_OR_RETURN(std::string text, ir::ReadFileToString(path));
+  if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(text), "{")) return ParseTensorRtCache(text, path);
+  QFUSE_ASSIGN_OR_RETURN(CalibrationTable table, ParseJson(text, path));
+  if (!force && table.fingerprint != expected_fingerprint) {
+    return absl::FailedPreconditionError(absl::StrCat(path, ": made for graph ", table.fingerprint,
+                                                      ", this graph is ", expected_fingerprint,
+                                                      " (recalibrate, or force its use)"));
+  }
+  return table;
+}
+
+}  // namespace qfuse::calib

@@ -1,0 +1,137 @@
+#include "calib/calibrator.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "calib/graph_fingerprint.h"
+#include "calib/histogram.h"
+#include "calib/progress.h"
+#include "ir/fused_unit.h"
+#include "ir/status_macros.h"
+#include "runtime/executor.h"
+
+namespace qfuse::calib {
+
+std::vector<const ir::Value*> ObservedValues(const ir::Graph& graph) {
+  std::vector<const ir::Value*> values;
+  for (const ir::Value* in : graph.inputs()) {
+    if (in->type().dtype == ir::DataType::kFloat32) values.push_back(in);
+  }
+  absl::StatusOr<std::vector<ir::Node*>> order = graph.TopologicalOrder();
+  if (!order.ok()) return values;
+  for (const ir::Node* n : *order) {
+    for (const ir::Value* out : n->outputs()) {
+      if (out != nullptr && out->type().dtype == ir::DataType::kFloat32) values.push_back(out);
+    }
+  }
+  return values;
+}
+
+std::vector<const ir::Value*> ResidualValues(const ir::Graph& graph) {
+  std::vector<const ir::Value*> residuals;
+  for (const ir::Node* n : graph.nodes()) {
+    if (ir::IsUnit(*n) && n->input(ir::kUnitResidual) != nullptr) residuals.push_back(n->input(ir::kUnitResidual));
+    if (n->domain().empty() && n->op_type() == "Add" && n->inputs().size() == 2 && !n->input(0)->is_constant() &&
+        !n->input(1)->is_constant()) {
+      residuals.push_back(n->input(0));
+      residuals.push_back(n->input(1));
+    }
+  }
+  return residuals;
+}
+
+absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, const CalibrateOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  int64_t total = std::min(options.num_samples, data.size());
+  // A model with a fixed batch dim takes exactly that many samples per run: use whole batches.
+  if (data.fixed_batch() > 0) total -= total % data.fixed_batch();
+  if (total <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("calibration needs at least ", std::max<int64_t>(1, data.fixed_batch()),
+                                                   " samples, the dataset has ", data.size()));
+  }
+  runtime::ExecutorOptions exec_options;
+  exec_options.num_threads = options.num_threads;
+  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, exec_options));
+
+  absl::flat_hash_map<const ir::Value*, AbsHistogram> histograms;
+  for (const ir::Value* v : ObservedValues(graph)) histograms.emplace(v, AbsHistogram());
+  absl::Status observer_error;
+  int64_t batch_start = 0;
+  int64_t batch_count = 0;
+  runtime::RunOptions run_options;
+  run_options.observer = [&](const ir::Value& value, const ir::Tensor& tensor) {
+    auto it = histograms.find(&value);
+    if (it == histograms.end() || !observer_error.ok() || tensor.dtype() != ir::DataType::kFloat32) return;
+    const int64_t nonfinite_before = it->second.nonfinite_count();
+    it->second.Add(tensor.values<float>());
+    if (it->second.nonfinite_count() != nonfinite_before) {
+      observer_error = absl::InvalidArgumentError(
+          absl::StrCat("tensor '", value.name(), "' has NaN or Inf for samples ", batch_start, "..",
+                       batch_start + batch_count - 1, " (first: ", data.DescribeSample(batch_start), ")"));
+    }
+  };
+
+  std::unique_ptr<ProgressBar> progress;
+  if (options.show_progress) progress = std::make_unique<ProgressBar>("calibrate", total);
+  int64_t peak = 0;
+  const int64_t batch_size = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
+  for (batch_start = 0; batch_start < total; batch_start += batch_count) {
+    batch_count = std::min(batch_size, total - batch_start);
+    QFUSE_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> inputs, data.ReadBatch(batch_start, batch_count));
+    // Graph inputs are observed too; the executor reports only node outputs.
+    for (const runtime::NamedTensor& in : inputs) {
+      const ir::Value* v = nullptr;
+      for (const ir::Value* gi : graph.inputs()) {
+        if (gi->name() == in.name) v = gi;
+      }
+      if (v != nullptr) run_options.observer(*v, in.tensor);
+    }
+    absl::StatusOr<std::vector<runtime::NamedTensor>> outputs = exec->Run(inputs, run_options);
+    if (!outputs.ok()) {
+      return absl::Status(outputs.status().code(), absl::StrCat("samples ", batch_start, "..",
+                                                                batch_start + batch_count - 1, ": ",
+                                                                outputs.status().message()));
+    }
+    QFUSE_RETURN_IF_ERROR(observer_error);
+    peak = std::max(peak, exec->peak_activation_bytes());
+    if (progress) progress->Update(batch_start + batch_count);
+  }
+  if (progress) progress->Finish();
+
+  CalibrationRun run;
+  run.table.method = std::string(CalibrationMethodName(options.threshold.method));
+  run.table.percentile = options.threshold.percentile;
+  run.table.samples = total;
+  QFUSE_ASSIGN_OR_RETURN(run.table.fingerprint, GraphFingerprint(graph));
+  absl::flat_hash_set<const ir::Value*> residuals;
+  if (!options.saturate_residuals) {
+    for (const ir::Value* v : ResidualValues(graph)) residuals.insert(v);
+  }
+  for (const auto& [value, histogram] : histograms) {
+    TensorRange range;
+    range.name = value->name();
+    range.min = histogram.min();
+    range.max = histogram.max();
+    ThresholdOptions threshold_options = options.threshold;
+    if (residuals.contains(value)) threshold_options.method = CalibrationMethod::kMax;
+    absl::StatusOr<float> threshold = ComputeThreshold(histogram, threshold_options);
+    if (!threshold.ok()) {
+      return absl::Status(threshold.status().code(),
+                          absl::StrCat("tensor '", value->name(), "': ", threshold.status().message()));
+    }
+    range.threshold = *threshold;
+    range.scale = range.threshold > 0 ? range.threshold / 127.f : 1.f;
+    run.table.tensors.push_back(range);
+    run.histogram_bytes += static_cast<int64_t>(histogram.num_bins() * sizeof(int64_t));
+  }
+  std::sort(run.table.tensors.begin(), run.table.tensors.end(),
+            [](const TensorRange& a, const TensorRange& b) { return a.name < b.name; });
+  run.peak_activation_bytes = peak;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+}  // namespace qfuse::calib

@@ -1,0 +1,54 @@
+// Calibration: runs the (fused) float graph on sample data with the reference runtime
+// and derives a saturated threshold for every activation that will be quantized.
+#ifndef QFUSE_CALIB_CALIBRATOR_H_
+#define QFUSE_CALIB_CALIBRATOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "calib/calibration_table.h"
+#include "calib/dataset.h"
+#include "calib/thresholds.h"
+#include "ir/graph.h"
+
+namespace qfuse::calib {
+
+struct CalibrateOptions {
+  ThresholdOptions threshold;
+  int64_t num_samples = 512;  // taken from the start of the dataset, in order
+  int64_t batch_size = 32;
+  int num_threads = 2;
+  bool show_progress = true;  // progress bar / lines on stderr
+  // Residual operands (a quantized unit's residual input, or either input of an Add of
+  // two activations) are added to the output with no weights in between, so clipping
+  // them passes the whole clipping error to the output. By default they get the
+  // non-saturated max threshold whatever the method; set true to saturate them too.
+  // (On the ResNet sample, entropy with saturated residuals loses 1.1 top-1 points.)
+  bool saturate_residuals = false;
+};
+
+struct CalibrationRun {
+  CalibrationTable table;
+  double seconds = 0;
+  int64_t peak_activation_bytes = 0;  // the runtime's largest live set per batch
+  int64_t histogram_bytes = 0;        // observer state: independent of the sample count
+};
+
+// The values calibration observes and quantization quantizes: every FLOAT graph input
+// and every FLOAT node output (at fusion level `full` these are exactly the quantized
+// units' inputs and outputs; at `bn`/`none` every op output).
+std::vector<const ir::Value*> ObservedValues(const ir::Graph& graph);
+
+// Residual operands, as described at CalibrateOptions::saturate_residuals.
+std::vector<const ir::Value*> ResidualValues(const ir::Graph& graph);
+
+// One pass over the samples with one streaming |x| histogram per observed value (see
+// histogram.h for how a range that grows after the first batches is re-binned), then a
+// threshold per value. NaN or Inf in an activation is an error naming the tensor and
+// the samples of the batch.
+absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, const CalibrateOptions& options);
+
+}  // namespace qfuse::calib
+
+#endif  // QFUSE_CALIB_CALIBRATOR_H_

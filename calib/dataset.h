@@ -1,0 +1,49 @@
+// Calibration datasets: each model input's samples (from the sources of data_source.h),
+// validated against the model, read in deterministic order and stacked into batches shaped
+// like the model's inputs.
+#ifndef QFUSE_CALIB_DATASET_H_
+#define QFUSE_CALIB_DATASET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "calib/data_source.h"
+#include "calib/idx.h"  // ReadIdxLabels
+#include "ir/graph.h"
+#include "runtime/executor.h"
+
+namespace qfuse::calib {
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  // Samples available (after any limit).
+  virtual int64_t size() const = 0;
+  // Samples [start, start+count) stacked along the leading batch dim, one tensor per model
+  // input (in graph-input order), each shaped to the model input's declared shape with the
+  // symbolic batch dim = count. Deterministic order. Fails (naming the sample) on a range
+  // outside [0, size()), a count other than fixed_batch() when that is set, or a sample
+  // that cannot be read.
+  virtual absl::StatusOr<std::vector<runtime::NamedTensor>> ReadBatch(int64_t start, int64_t count) = 0;
+  // "train-images-idx3-ubyte.gz sample 17", "imgs/cat.jpg" — for error messages; with
+  // several inputs, one entry per input ("a: a.npy sample 3, b: b.npy sample 3").
+  virtual std::string DescribeSample(int64_t index) const = 0;
+  // 0 when every input's batch dim is symbolic or unknown (any count); N when an input
+  // declares a known batch dim N: ReadBatch then only accepts count == N.
+  virtual int64_t fixed_batch() const { return 0; }
+};
+
+// Opens one source per model input (sources matched by input_name; an unnamed source only
+// for a one-input model), validates every sample's element count/dtype against the model
+// input's declared type (expected vs got, naming the file/sample index and the input),
+// limits to `max_samples` (0 = all; --calib_samples). All inputs must provide the same number
+// of samples (after the limit). Only the first max_samples samples are read or checked.
+absl::StatusOr<std::unique_ptr<Dataset>> OpenDataset(const std::vector<DataSource>& sources, const ir::Graph& model,
+                                                     int64_t max_samples);
+
+}  // namespace qfuse::calib
+
+#endif  // QFUSE_CALIB_DATASET_H_

@@ -1,0 +1,183 @@
+#include "calib/histogram.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+
+namespace qfuse::calib {
+namespace {
+
+constexpr float kFloatMax = std::numeric_limits<float>::max();
+
+bool IsFinite(float x) { return std::fabs(x) <= kFloatMax; }  // false for NaN and +-Inf
+
+// Index of the bin `src` lands in when bins are merged 2^shift at a time.
+int MergedIndex(int src, int shift) { return shift >= 31 ? 0 : src >> shift; }
+
+}  // namespace
+
+AbsHistogram::AbsHistogram(int num_bins) : bins_(num_bins, 0) {}
+
+absl::StatusOr<AbsHistogram> AbsHistogram::Create(int num_bins) {
+  if (num_bins < 1)
+    return absl::InvalidArgumentError(absl::StrCat("AbsHistogram: num_bins must be >= 1, got ", num_bins));
+  return AbsHistogram(num_bins);
+}
+
+absl::StatusOr<AbsHistogram> AbsHistogram::FromBins(std::vector<int64_t> bins, float bin_width, float min, float max) {
+  if (bins.empty()) return absl::InvalidArgumentError("AbsHistogram::FromBins: no bins");
+  if (!IsFinite(bin_width) || bin_width < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AbsHistogram::FromBins: bin width must be finite and >= 0, got ", bin_width));
+  }
+  int64_t count = 0;
+  for (size_t b = 0; b < bins.size(); ++b) {
+    if (bins[b] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("AbsHistogram::FromBins: bin ", b, " has negative count ", bins[b]));
+    }
+    if (bin_width == 0 && b > 0 && bins[b] > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("AbsHistogram::FromBins: bin ", b, " is non-empty but the bin width is unset (0)"));
+    }
+    count += bins[b];
+  }
+  AbsHistogram h(static_cast<int>(bins.size()));
+  h.bins_ = std::move(bins);
+  h.bin_width_ = bin_width;
+  h.count_ = count;
+  if (count == 0) return h;
+  if (!IsFinite(min) || !IsFinite(max) || min > max) {
+    return absl::InvalidArgumentError(absl::StrCat("AbsHistogram::FromBins: bad min/max ", min, " / ", max));
+  }
+  const float max_abs = std::max(-min, max);
+  if (bin_width == 0 ? max_abs != 0 : static_cast<double>(max_abs) > h.range()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AbsHistogram::FromBins: max |x| ", max_abs, " lies outside the histogram range ", h.range()));
+  }
+  h.min_ = min;
+  h.max_ = max;
+  return h;
+}
+
+AbsHistogram AbsHistogram::EmptyLike() const {
+  AbsHistogram h(num_bins());
+  h.bin_width_ = bin_width_;
+  return h;
+}
+
+float AbsHistogram::max_abs() const { return count_ == 0 ? 0.0f : std::max(-min_, max_); }
+
+void AbsHistogram::Add(absl::Span<const float> values) {
+  // Pass 1: signed extremes of the finite values and the non-finite count.
+  float lo = std::numeric_limits<float>::max();
+  float hi = std::numeric_limits<float>::lowest();
+  int64_t nonfinite = 0;
+  for (const float x : values) {
+    if (IsFinite(x)) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    } else {
+      ++nonfinite;
+    }
+  }
+  nonfinite_count_ += nonfinite;
+  const int64_t finite = static_cast<int64_t>(values.size()) - nonfinite;
+  if (finite == 0) return;
+  count_ += finite;
+  min_ = std::min(min_, lo);
+  max_ = std::max(max_, hi);
+  const float batch_max_abs = std::max(-lo, hi);
+  if (batch_max_abs > 0) CoverRange(batch_max_abs);
+  if (bin_width_ == 0) {  // Only zeros so far.
+    bins_[0] += finite;
+    return;
+  }
+
+  // Pass 2: binning. |x| <= range() here, so the product stays below num_bins * (1 + 2^-22).
+  const float inv_width = 1.0f / bin_width_;
+  const int last = num_bins() - 1;
+  int64_t* const bins = bins_.data();
+  if (nonfinite == 0) {
+    for (const float x : values) {
+      const int b = static_cast<int>(std::fabs(x) * inv_width);
+      ++bins[b < last ? b : last];
+    }
+  } else {
+    for (const float x : values) {
+      if (!IsFinite(x)) continue;
+      const int b = static_cast<int>(std::fabs(x) * inv_width);
+      ++bins[b < last ? b : last];
+    }
+  }
+}
+
+void AbsHistogram::CoverRange(float max_abs) {
+  if (bin_width_ == 0) {
+    const int n = num_bins();
+    float width = std::max(max_abs / static_cast<float>(n), std::numeric_limits<float>::min());
+    while (static_cast<double>(width) * n < max_abs)
+      width = std::nextafter(width, std::numeric_limits<float>::infinity());
+    bin_width_ = width;
+    return;
+  }
+  if (static_cast<double>(max_abs) <= range()) return;
+  int exponent = 1;
+  while (std::ldexp(range(), exponent) < max_abs) ++exponent;
+  Grow(exponent);
+}
+
+void AbsHistogram::Grow(int exponent) {
+  for (int b = 0; b < num_bins(); ++b) {
+    const int64_t v = bins_[b];
+    bins_[b] = 0;
+    bins_[MergedIndex(b, exponent)] += v;  // Index <= b: already re-binned.
+  }
+  bin_width_ = std::ldexp(bin_width_, exponent);
+}
+
+absl::Status AbsHistogram::Merge(const AbsHistogram& other) {
+  if (other.num_bins() != num_bins()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AbsHistogram::Merge: other has ", other.num_bins(), " bins, this one ", num_bins()));
+  }
+  if (other.bin_width_ == 0) {
+    bins_[0] += other.bins_[0];
+  } else if (bin_width_ == 0) {
+    const int64_t zeros = bins_[0];
+    bins_ = other.bins_;
+    bins_[0] += zeros;
+    bin_width_ = other.bin_width_;
+  } else {
+    // Both widths are floats, so the ratio is exact in double when it is a power of two.
+    int exponent = 0;
+    const double mantissa = std::frexp(static_cast<double>(other.bin_width_) / bin_width_, &exponent);
+    if (mantissa != 0.5) {
+      return absl::FailedPreconditionError(absl::StrCat("AbsHistogram::Merge: bin widths ", bin_width_, " and ",
+                                                        other.bin_width_,
+                                                        " are not a power of two apart, so bins cannot be merged "
+                                                        "exactly (seed per-thread histograms with EmptyLike)"));
+    }
+    const int shift = exponent - 1;  // other width = this width * 2^shift
+    if (shift > 0) Grow(shift);
+    const int other_shift = shift < 0 ? -shift : 0;
+    for (int b = 0; b < num_bins(); ++b) bins_[MergedIndex(b, other_shift)] += other.bins_[b];
+  }
+  count_ += other.count_;
+  nonfinite_count_ += other.nonfinite_count_;
+  if (other.count_ > 0) {
+    min_ = std::min(min_, other.min_);
+    max_ = std::max(max_, other.max_);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace qfuse::calib

@@ -1,0 +1,102 @@
+// Streaming histogram of |x| over a tensor's calibration activations (2048 equal-width bins
+// on [0, range) by default), plus the signed min/max, the value count and the non-finite count.
+#ifndef QFUSE_CALIB_HISTOGRAM_H_
+#define QFUSE_CALIB_HISTOGRAM_H_
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace qfuse::calib {
+
+// Binning. Bin b holds the finite values with b * w <= |x| < (b + 1) * w, where w is the bin
+// width; the index is computed as floor(|x| * (1.0f / w)) in float, so a value within an ulp
+// of an edge may land in the neighbouring bin, and |x| == range (and anything rounding past
+// the top) goes to the last bin. NaN and +-Inf are counted in nonfinite_count() and never
+// binned; reporting them is the caller's job.
+//
+// Range. The width is unset (0) until the first batch holding a non-zero finite value; until
+// then every (zero) value goes to bin 0, which is bin 0 for any later width. That batch sets
+// range = max|x| of the batch (w = range / num_bins, rounded up to a float for which
+// w * num_bins >= max|x|, and at least FLT_MIN). A later batch whose max|x| exceeds the range
+// grows it by k = 2^e, the smallest power of two with k * w * num_bins >= max|x|: new bin j is
+// the exact sum of old bins [j*k, (j+1)*k) (all old bins fall in bin 0 when k >= num_bins).
+// Because k is a power of two, floor(|x| / w) merged k at a time equals floor(|x| / (k * w))
+// even in float, so the result is what binning every value at the final width would give,
+// except that a value that sat at the old top edge (|x| == old range) stays in the bin whose
+// upper edge it is. No interpolation, so counts stay integers and re-binning is exact. The
+// price: after a growth every value, early batches included, only has the coarser resolution
+// (the fine bins are gone), and up to half of the bins may lie above the max, so as few as
+// num_bins / 2 bins resolve the data. Powers of two (rather than the smallest integer k) keep
+// w an exact float multiple of the first width, so growths compose exactly and histograms that
+// share a first width always merge exactly.
+//
+// Memory is num_bins counters plus a few scalars, independent of the number of values.
+class AbsHistogram {
+ public:
+  static constexpr int kDefaultNumBins = 2048;
+
+  // Empty histogram with kDefaultNumBins bins and an unset width.
+  AbsHistogram() : AbsHistogram(kDefaultNumBins) {}
+
+  // Empty histogram with `num_bins` (>= 1) bins and an unset width.
+  static absl::StatusOr<AbsHistogram> Create(int num_bins);
+
+  // Rebuilds a histogram from stored bins (e.g. a fixture or a cache): counts >= 0,
+  // bin_width finite and >= 0 (0: unset, then only bins[0] may be non-zero and min == max == 0),
+  // min <= max finite when any count is non-zero, max(-min, max) <= bin_width * bins.size().
+  static absl::StatusOr<AbsHistogram> FromBins(std::vector<int64_t> bins, float bin_width, float min, float max);
+
+  // An empty histogram on this one's grid (same bin count and width). Per-thread histograms
+  // made this way from one histogram always Merge exactly.
+  AbsHistogram EmptyLike() const;
+
+  // Adds one batch: two passes over `values` (range and non-finite count, then binning), no
+  // allocation.
+  void Add(absl::Span<const float> values);
+
+  // Adds `other`'s values as if they had been Added here. Exact: the finer histogram's bins are
+  // merged 2^e at a time onto the coarser width, growing this one if `other` is coarser.
+  // InvalidArgument if the bin counts differ; FailedPrecondition if both widths are set and
+  // their ratio is not a power of two (histograms whose ranges were set by different first
+  // batches; seed per-thread histograms with EmptyLike to avoid this).
+  absl::Status Merge(const AbsHistogram& other);
+
+  int num_bins() const { return static_cast<int>(bins_.size()); }
+  absl::Span<const int64_t> bins() const { return bins_; }
+  // 0 while unset (only zeros, or nothing, added so far).
+  float bin_width() const { return bin_width_; }
+  // bin_width() * num_bins(), in double: the upper end of the last bin.
+  double range() const { return static_cast<double>(bin_width_) * bins_.size(); }
+  // Number of finite values binned (the sum of bins()).
+  int64_t count() const { return count_; }
+  int64_t nonfinite_count() const { return nonfinite_count_; }
+  bool empty() const { return count_ == 0; }
+  // Signed extremes and max |x| over the finite values; 0 when empty().
+  float min() const { return count_ == 0 ? 0.0f : min_; }
+  float max() const { return count_ == 0 ? 0.0f : max_; }
+  float max_abs() const;
+
+ private:
+  explicit AbsHistogram(int num_bins);
+
+  // Sets the width from the first non-zero max|x|, or grows the range to cover `max_abs`.
+  void CoverRange(float max_abs);
+  // Multiplies the width by 2^exponent (exponent >= 1), merging bins 2^exponent at a time.
+  void Grow(int exponent);
+
+  std::vector<int64_t> bins_;
+  float bin_width_ = 0.0f;
+  int64_t count_ = 0;
+  int64_t nonfinite_count_ = 0;
+  float min_ = std::numeric_limits<float>::max();
+  float max_ = std::numeric_limits<float>::lowest();
+};
+
+}  // namespace qfuse::calib
+
+#endif  // QFUSE_CALIB_HISTOGRAM_H_

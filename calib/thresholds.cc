@@ -1,0 +1,190 @@
+#include "calib/thresholds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "ir/status_macros.h"
+
+namespace qfuse::calib {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct MethodName {
+  CalibrationMethod method;
+  absl::string_view name;
+};
+constexpr MethodName kMethodNames[] = {
+    {CalibrationMethod::kEntropy, "entropy"},
+    {CalibrationMethod::kPercentile, "percentile"},
+    {CalibrationMethod::kMse, "mse"},
+    {CalibrationMethod::kMax, "max"},
+};
+
+absl::Status Validate(const AbsHistogram& histogram, const ThresholdOptions& options) {
+  if (options.num_quantized_bins < 2 || options.num_quantized_bins > histogram.num_bins()) {
+    return absl::InvalidArgumentError(absl::StrCat("num_quantized_bins must be in [2, ", histogram.num_bins(),
+                                                   "] (the histogram's bin count), got ", options.num_quantized_bins));
+  }
+  if (!(options.percentile > 0 && options.percentile <= 100)) {
+    return absl::InvalidArgumentError(absl::StrCat("percentile must be in (0, 100], got ", options.percentile));
+  }
+  if (histogram.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot choose a threshold from an empty histogram (no finite values; ",
+                     histogram.nonfinite_count(), " non-finite)"));
+  }
+  return absl::OkStatus();
+}
+
+// T = min(edge * w, max|x|), never below kMinThreshold.
+ThresholdChoice AtEdge(const AbsHistogram& histogram, int edge) {
+  const double t =
+      std::min(static_cast<double>(edge) * histogram.bin_width(), static_cast<double>(histogram.max_abs()));
+  return ThresholdChoice{std::max(static_cast<float>(t), kMinThreshold), edge};
+}
+
+int MaxEdge(absl::Span<const int64_t> c) {
+  int last = static_cast<int>(c.size()) - 1;
+  while (last > 0 && c[last] == 0) --last;
+  return last + 1;
+}
+
+int PercentileEdge(absl::Span<const int64_t> c, int64_t total, double percentile) {
+  const double target = percentile / 100.0 * static_cast<double>(total);
+  const int n = static_cast<int>(c.size());
+  int64_t cumulative = 0;
+  for (int j = 1; j <= n; ++j) {
+    cumulative += c[j - 1];
+    if (static_cast<double>(cumulative) >= target) return j;
+  }
+  return n;  // Not reached: the full sum equals total >= target.
+}
+
+// KL(P || Q) for the entropy candidate keeping bins [0, i); see the header. prefix[j] is the
+// count of bins [0, j) and nonempty[j] the number of non-empty bins among them.
+double EntropyCandidateKl(absl::Span<const int64_t> c, const std::vector<int64_t>& prefix,
+                          const std::vector<int64_t>& nonempty, int i, int num_levels) {
+  const int64_t total = prefix.back();
+  const int64_t kept = prefix[i];
+  const int64_t tail = total - kept;
+  if (kept == 0) return kInf;
+  double kl = 0;
+  for (int64_t g = 0; g < num_levels; ++g) {
+    // Bins j with floor(j * M / i) == g.
+    const int64_t lo = (g * i + num_levels - 1) / num_levels;
+    const int64_t hi = ((g + 1) * i + num_levels - 1) / num_levels;
+    const int64_t group_nonempty = nonempty[hi] - nonempty[lo];
+    if (group_nonempty == 0) {
+      if (hi == i && tail > 0) return kInf;  // P[i-1] = tail > 0 but Q[i-1] = 0.
+      continue;
+    }
+    const double q_value = static_cast<double>(prefix[hi] - prefix[lo]) / static_cast<double>(group_nonempty);
+    const double q = q_value / static_cast<double>(kept);
+    for (int64_t j = lo; j < hi; ++j) {
+      const int64_t p_count = c[j] + (j == i - 1 ? tail : 0);
+      if (p_count == 0) continue;
+      if (c[j] == 0) return kInf;  // Only bin i-1 with a clipped tail.
+      const double p = static_cast<double>(p_count) / static_cast<double>(total);
+      kl += p * std::log(p / q);
+    }
+  }
+  return kl;
+}
+
+int EntropyEdge(absl::Span<const int64_t> bins, int num_levels, bool skip_zero_spike) {
+  std::vector<int64_t> c(bins.begin(), bins.end());
+  if (skip_zero_spike && c.size() > 1) c[0] = c[1];
+  const int n = static_cast<int>(c.size());
+  std::vector<int64_t> prefix(n + 1, 0);
+  std::vector<int64_t> nonempty(n + 1, 0);
+  for (int j = 0; j < n; ++j) {
+    prefix[j + 1] = prefix[j] + c[j];
+    nonempty[j + 1] = nonempty[j] + (c[j] > 0 ? 1 : 0);
+  }
+  double best_kl = kInf;
+  int best_edge = n;
+  for (int i = num_levels; i <= n; ++i) {
+    const double kl = EntropyCandidateKl(c, prefix, nonempty, i, num_levels);
+    if (kl <= best_kl && kl < kInf) {
+      best_kl = kl;
+      best_edge = i;
+    }
+  }
+  return best_edge;
+}
+
+int MseEdge(absl::Span<const int64_t> c, int num_levels) {
+  const int n = static_cast<int>(c.size());
+  const double levels = num_levels - 1;  // L: quantized |x| takes k * T / L, k = 0..L.
+  std::vector<int> occupied;
+  for (int b = 0; b < n; ++b) {
+    if (c[b] > 0) occupied.push_back(b);
+  }
+  double best_error = kInf;
+  int best_edge = n;
+  for (int j = num_levels; j <= n; ++j) {
+    const double t = j;  // In units of the bin width.
+    double error = 0;
+    for (const int b : occupied) {
+      const double x = b + 0.5;
+      const double k = std::min(std::nearbyint(x * levels / t), levels);  // Half to even (default FE mode).
+      const double d = x - k * t / levels;
+      error += static_cast<double>(c[b]) * (d * d);
+    }
+    if (error <= best_error) {
+      best_error = error;
+      best_edge = j;
+    }
+  }
+  return best_edge;
+}
+
+}  // namespace
+
+absl::StatusOr<CalibrationMethod> ParseCalibrationMethod(absl::string_view name) {
+  for (const MethodName& m : kMethodNames) {
+    if (m.name == name) return m.method;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown calibration method \"", name, "\" (expected entropy, percentile, mse or max)"));
+}
+
+absl::string_view CalibrationMethodName(CalibrationMethod method) {
+  for (const MethodName& m : kMethodNames) {
+    if (m.method == method) return m.name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, const ThresholdOptions& options) {
+  QFUSE_RETURN_IF_ERROR(Validate(histogram, options));
+  if (histogram.max_abs() == 0) return ThresholdChoice{kZeroRangeThreshold, 0};
+  const absl::Span<const int64_t> c = histogram.bins();
+  switch (options.method) {
+    case CalibrationMethod::kMax:
+      return AtEdge(histogram, MaxEdge(c));
+    case CalibrationMethod::kPercentile:
+      return AtEdge(histogram, PercentileEdge(c, histogram.count(), options.percentile));
+    case CalibrationMethod::kEntropy:
+      return AtEdge(histogram, EntropyEdge(c, options.num_quantized_bins, options.entropy_skip_zero_spike));
+    case CalibrationMethod::kMse:
+      return AtEdge(histogram, MseEdge(c, options.num_quantized_bins));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown calibration method ", static_cast<int>(options.method)));
+}
+
+absl::StatusOr<float> ComputeThreshold(const AbsHistogram& histogram, const ThresholdOptions& options) {
+  QFUSE_ASSIGN_OR_RETURN(const ThresholdChoice choice, ChooseThreshold(histogram, options));
+  return choice.threshold;
+}
+
+}  // namespace qfuse::calib

@@ -1,0 +1,88 @@
+// Calibration of a fused sample model on Fashion-MNIST training images: every quantized
+// value gets a threshold within its observed range, the table is deterministic, and bad
+// data is reported by tensor and sample.
+#include "calib/calibrator.h"
+
+#include "fusion/pipeline.h"
+#include "gtest/gtest.h"
+#include "ir/onnx_import.h"
+#include "tests/testing/graph_builder.h"
+#include "tests/testing/status_matchers.h"
+
+namespace qfuse::calib {
+namespace {
+
+constexpr char kTrainImages[] = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+
+absl::StatusOr<std::unique_ptr<Dataset>> FashionMnist(const ir::Graph& graph, int64_t n) {
+  DataSource source;
+  source.path = kTrainImages;
+  return OpenDataset({source}, graph, n);
+}
+
+TEST(CalibratorTest, FusedResnetOnFashionMnist) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
+  QFUSE_ASSERT_OK(fusion::Fuse(&model, fusion::FusionLevel::kFull).status());
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(*model.graph, 64));
+  CalibrateOptions options;
+  options.num_samples = 64;
+  options.batch_size = 16;
+  options.show_progress = false;
+  const auto observed = ObservedValues(*model.graph);
+  const auto residuals = ResidualValues(*model.graph);
+  EXPECT_EQ(residuals.size(), 4u);  // the four ResNet blocks' shortcuts
+  for (CalibrationMethod method : {CalibrationMethod::kEntropy, CalibrationMethod::kMax}) {
+    SCOPED_TRACE(CalibrationMethodName(method));
+    options.threshold.method = method;
+    QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun run, Calibrate(*model.graph, *data, options));
+    ASSERT_EQ(run.table.tensors.size(), observed.size());
+    EXPECT_EQ(run.table.samples, 64);
+    int saturated = 0;
+    for (const ir::Value* v : observed) {
+      const TensorRange* r = run.table.Find(v->name());
+      ASSERT_NE(r, nullptr) << v->name();
+      const float max_abs = std::max(std::fabs(r->min), std::fabs(r->max));
+      EXPECT_GT(r->threshold, 0) << v->name();
+      // Saturated thresholds never exceed the range; max is the range (to a bin).
+      EXPECT_LE(r->threshold, max_abs * 1.001f) << v->name();
+      if (method == CalibrationMethod::kMax) EXPECT_NEAR(r->threshold, max_abs, max_abs * 1e-3) << v->name();
+      EXPECT_EQ(r->scale, r->threshold / 127.f);
+      saturated += r->threshold < 0.9f * max_abs;
+    }
+    // Residual operands are never saturated; with entropy other tensors are.
+    for (const ir::Value* v : residuals) {
+      const TensorRange* r = run.table.Find(v->name());
+      EXPECT_NEAR(r->threshold, std::max(std::fabs(r->min), std::fabs(r->max)), 1e-3 * r->max) << v->name();
+    }
+    if (method == CalibrationMethod::kEntropy) EXPECT_GT(saturated, 0);
+    // The input is pixel/255: exactly [0, 1].
+    EXPECT_EQ(run.table.Find("input")->min, 0.f);
+    EXPECT_EQ(run.table.Find("input")->max, 1.f);
+    // Histograms: 2048 counters per observed value, whatever the sample count.
+    EXPECT_EQ(run.histogram_bytes, static_cast<int64_t>(observed.size() * 2048 * sizeof(int64_t)));
+    // Deterministic.
+    QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun again, Calibrate(*model.graph, *data, options));
+    EXPECT_EQ(ToJson(again.table), ToJson(run.table));
+  }
+}
+
+TEST(CalibratorTest, NanInAnActivationNamesTensorAndSamples) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("input", {-1, 1, 28, 28});
+  // log(x - 0.5) is NaN for dark pixels.
+  ir::Value* shifted = b.Op("Sub", {x, b.Floats("half", {}, {0.5f})}, "shifted", {-1, 1, 28, 28});
+  b.Output(b.Op("Sqrt", {shifted}, "root", {-1, 1, 28, 28}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(b.graph(), 8));
+  CalibrateOptions options;
+  options.num_samples = 8;
+  options.batch_size = 4;
+  options.show_progress = false;
+  absl::StatusOr<CalibrationRun> run = Calibrate(b.graph(), *data, options);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("tensor 'root' has NaN or Inf for samples 0..3"), std::string::npos)
+      << run.status();
+  EXPECT_NE(run.status().message().find("train-images-idx3-ubyte.gz sample 0"), std::string::npos) << run.status();
+}
+
+}  // namespace
+}  // namespace qfuse::calib

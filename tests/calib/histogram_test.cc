@@ -1,0 +1,251 @@
+#include "calib/histogram.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace qfuse::calib {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+AbsHistogram Make(int num_bins) {
+  absl::StatusOr<AbsHistogram> h = AbsHistogram::Create(num_bins);
+  EXPECT_TRUE(h.ok()) << h.status();
+  return *std::move(h);
+}
+
+int64_t Sum(absl::Span<const int64_t> bins) {
+  int64_t s = 0;
+  for (const int64_t b : bins) s += b;
+  return s;
+}
+
+TEST(AbsHistogramTest, StartsEmptyWithUnsetWidth) {
+  const AbsHistogram h;
+  EXPECT_EQ(h.num_bins(), 2048);
+  EXPECT_EQ(h.bin_width(), 0.0f);
+  EXPECT_TRUE(h.empty());
+  EXPECT_EQ(h.count(), 0);
+  EXPECT_EQ(h.max_abs(), 0.0f);
+  EXPECT_EQ(Sum(h.bins()), 0);
+}
+
+TEST(AbsHistogramTest, CreateRejectsNonPositiveBinCount) {
+  EXPECT_EQ(AbsHistogram::Create(0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AbsHistogram::Create(-3).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AbsHistogramTest, FirstBatchSetsRangeToItsMaxAbs) {
+  AbsHistogram h = Make(8);
+  h.Add(std::vector<float>{1.0f, -2.0f, 3.0f, -4.0f, 8.0f, 0.5f, -7.25f});
+  EXPECT_EQ(h.bin_width(), 1.0f);  // 8 / 8
+  EXPECT_EQ(h.range(), 8.0);
+  // 0.5 | 1 | -2 | 3 | -4 | - | - | -7.25, 8 (== range: last bin)
+  EXPECT_THAT(h.bins(), ElementsAre(1, 1, 1, 1, 1, 0, 0, 2));
+  EXPECT_EQ(h.count(), 7);
+  EXPECT_EQ(h.min(), -7.25f);
+  EXPECT_EQ(h.max(), 8.0f);
+  EXPECT_EQ(h.max_abs(), 8.0f);
+}
+
+TEST(AbsHistogramTest, NegativeMaxSetsRange) {
+  AbsHistogram h = Make(4);
+  h.Add(std::vector<float>{-2.0f, 0.25f});
+  EXPECT_EQ(h.bin_width(), 0.5f);
+  EXPECT_THAT(h.bins(), ElementsAre(1, 0, 0, 1));
+  EXPECT_EQ(h.max_abs(), 2.0f);
+}
+
+TEST(AbsHistogramTest, ZerosAccumulateInBinZeroUntilANonZeroArrives) {
+  AbsHistogram h = Make(8);
+  h.Add(std::vector<float>{0.0f, -0.0f, 0.0f});
+  EXPECT_EQ(h.bin_width(), 0.0f);
+  EXPECT_THAT(h.bins(), ElementsAre(3, 0, 0, 0, 0, 0, 0, 0));
+  EXPECT_EQ(h.count(), 3);
+  EXPECT_EQ(h.max_abs(), 0.0f);
+  h.Add(std::vector<float>{0.0f, 4.0f, 1.2f});
+  EXPECT_EQ(h.bin_width(), 0.5f);
+  EXPECT_THAT(h.bins(), ElementsAre(4, 0, 1, 0, 0, 0, 0, 1));
+  EXPECT_EQ(h.count(), 6);
+}
+
+TEST(AbsHistogramTest, GrowthUsesSmallestPowerOfTwoAndMergesBinsExactly) {
+  AbsHistogram h = Make(8);
+  h.Add(std::vector<float>{8.0f});  // width 1, bin 7
+  h.Add(std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f, 6.5f, 7.5f});
+  ASSERT_THAT(h.bins(), ElementsAre(1, 1, 1, 1, 1, 1, 1, 2));
+  // 20 needs a range >= 20: k = 3 would do (24) but k is a power of two: 4 -> width 4, range 32.
+  h.Add(std::vector<float>{-20.0f});
+  EXPECT_EQ(h.bin_width(), 4.0f);
+  EXPECT_EQ(h.range(), 32.0);
+  // new bin 0 = old 0..3 (4 values), new bin 1 = old 4..7 (5 values), 20 -> bin 5.
+  EXPECT_THAT(h.bins(), ElementsAre(4, 5, 0, 0, 0, 1, 0, 0));
+  EXPECT_EQ(h.count(), 10);
+  EXPECT_EQ(Sum(h.bins()), 10);
+  EXPECT_EQ(h.min(), -20.0f);
+  EXPECT_EQ(h.max(), 8.0f);
+  // Later values bin at the new width.
+  h.Add(std::vector<float>{3.9f, 4.0f, 31.0f});
+  EXPECT_THAT(h.bins(), ElementsAre(5, 6, 0, 0, 0, 1, 0, 1));
+}
+
+TEST(AbsHistogramTest, GrowthBeyondBinCountMergesEverythingIntoBinZero) {
+  AbsHistogram h = Make(4);
+  h.Add(std::vector<float>{4.0f, 1.0f, 2.0f});  // width 1: bins 1, 2, 3
+  ASSERT_THAT(h.bins(), ElementsAre(0, 1, 1, 1));
+  h.Add(std::vector<float>{100.0f});  // k = 32 (4 * 32 = 128 >= 100), width 32
+  EXPECT_EQ(h.bin_width(), 32.0f);
+  EXPECT_THAT(h.bins(), ElementsAre(3, 0, 0, 1));
+}
+
+TEST(AbsHistogramTest, NonFiniteValuesAreCountedNotBinned) {
+  AbsHistogram h = Make(4);
+  h.Add(std::vector<float>{kNaN, kInf});
+  EXPECT_TRUE(h.empty());
+  EXPECT_EQ(h.bin_width(), 0.0f);
+  EXPECT_EQ(h.nonfinite_count(), 2);
+  h.Add(std::vector<float>{1.0f, kNaN, -kInf, 2.0f, kInf});
+  EXPECT_EQ(h.count(), 2);
+  EXPECT_EQ(h.nonfinite_count(), 5);
+  EXPECT_EQ(h.bin_width(), 0.5f);
+  EXPECT_EQ(h.min(), 1.0f);
+  EXPECT_EQ(h.max(), 2.0f);
+  EXPECT_THAT(h.bins(), ElementsAre(0, 0, 1, 1));
+}
+
+TEST(AbsHistogramTest, TinyRangeKeepsANormalBinWidth) {
+  AbsHistogram h = Make(2048);
+  h.Add(std::vector<float>{1e-40f});
+  EXPECT_EQ(h.bin_width(), std::numeric_limits<float>::min());
+  EXPECT_EQ(h.bins()[0], 1);
+}
+
+TEST(AbsHistogramTest, MergeOnSharedGridEqualsSequentialAdds) {
+  const std::vector<float> seed = {8.0f};
+  const std::vector<float> batch_a = {1.5f, -2.5f, 7.9f};
+  const std::vector<float> batch_b = {-30.0f, 5.0f};  // grows to width 4
+  const std::vector<float> batch_c = {0.0f, kNaN, 0.7f};
+
+  AbsHistogram sequential = Make(8);
+  for (const auto* batch : {&seed, &batch_a, &batch_b, &batch_c}) sequential.Add(*batch);
+
+  AbsHistogram main = Make(8);
+  main.Add(seed);
+  AbsHistogram t1 = main.EmptyLike();
+  AbsHistogram t2 = main.EmptyLike();
+  AbsHistogram t3 = main.EmptyLike();
+  t1.Add(batch_a);
+  t2.Add(batch_b);
+  t3.Add(batch_c);
+  EXPECT_EQ(t2.bin_width(), 4.0f);
+  QFUSE_ASSERT_OK(main.Merge(t1));
+  QFUSE_ASSERT_OK(main.Merge(t2));  // coarser: main grows
+  QFUSE_ASSERT_OK(main.Merge(t3));  // finer: its bins merge 4 at a time
+  EXPECT_EQ(main.bin_width(), sequential.bin_width());
+  EXPECT_THAT(main.bins(), ElementsAreArray(sequential.bins()));
+  // Width 4: [0, 4) holds 1.5, 2.5, 0, 0.7; [4, 8) holds 5 and 7.9; 8 (the old top edge) stayed
+  // in the bin whose upper edge it is; 30 -> bin 7.
+  EXPECT_THAT(main.bins(), ElementsAre(4, 3, 0, 0, 0, 0, 0, 1));
+  EXPECT_EQ(main.count(), 8);
+  EXPECT_EQ(main.nonfinite_count(), 1);
+  EXPECT_EQ(main.min(), -30.0f);
+  EXPECT_EQ(main.max(), 8.0f);
+}
+
+TEST(AbsHistogramTest, MergeIntoUnsetWidthAdoptsOtherGridAndKeepsZeros) {
+  AbsHistogram zeros = Make(4);
+  zeros.Add(std::vector<float>{0.0f, 0.0f});
+  AbsHistogram other = Make(4);
+  other.Add(std::vector<float>{2.0f, -1.0f});
+  QFUSE_ASSERT_OK(zeros.Merge(other));
+  EXPECT_EQ(zeros.bin_width(), 0.5f);
+  EXPECT_THAT(zeros.bins(), ElementsAre(2, 0, 1, 1));
+  EXPECT_EQ(zeros.count(), 4);
+  EXPECT_EQ(zeros.min(), -1.0f);
+
+  AbsHistogram more_zeros = Make(4);
+  more_zeros.Add(std::vector<float>{-0.0f});
+  QFUSE_ASSERT_OK(zeros.Merge(more_zeros));
+  EXPECT_THAT(zeros.bins(), ElementsAre(3, 0, 1, 1));
+
+  QFUSE_ASSERT_OK(zeros.Merge(Make(4)));  // empty: no change
+  EXPECT_EQ(zeros.count(), 5);
+}
+
+TEST(AbsHistogramTest, MergeRejectsMismatchedGrids) {
+  AbsHistogram a = Make(8);
+  a.Add(std::vector<float>{8.0f});
+  AbsHistogram b = Make(8);
+  b.Add(std::vector<float>{3.0f});  // width 0.375: ratio 1/2.67
+  EXPECT_EQ(a.Merge(b).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(a.count(), 1);  // unchanged
+  AbsHistogram c = Make(4);
+  c.Add(std::vector<float>{8.0f});
+  EXPECT_EQ(a.Merge(c).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AbsHistogramTest, FromBinsValidates) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins({1, 0, 2, 1}, 0.5f, -1.75f, 1.5f));
+  EXPECT_EQ(h.count(), 4);
+  EXPECT_EQ(h.max_abs(), 1.75f);
+  EXPECT_EQ(h.range(), 2.0);
+  EXPECT_EQ(AbsHistogram::FromBins({}, 1.0f, 0, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AbsHistogram::FromBins({1, -1}, 1.0f, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AbsHistogram::FromBins({1, 1}, 0.0f, 0, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AbsHistogram::FromBins({1, 1}, 1.0f, 0, 2.5f).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AbsHistogram::FromBins({1, 1}, kNaN, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AbsHistogram::FromBins({1, 1}, 1.0f, 1, 0).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Many batches with growing scales, against a direct binning of all values at the final width.
+// Growth is by powers of two, so floor(|x| / w) re-binned k at a time equals floor(|x| / (k w))
+// even in float arithmetic; the only value that differs is the first batch's max, which sat
+// at the top edge of the then-last bin (|x| == range) and stays in the bin whose upper edge it is.
+TEST(AbsHistogramTest, ManyGrowingBatchesMatchDirectBinningAndUseConstantMemory) {
+  constexpr int kBins = 2048;
+  AbsHistogram h = Make(kBins);
+  const size_t capacity = h.bins().size();
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> all;
+  std::vector<float> batch;
+  batch.push_back(1.0f);  // the first batch's max: range 1, width 2^-11
+  for (int b = 0; b < 200; ++b) {
+    const float scale = 0.1f * static_cast<float>(1 + b / 20);  // max |x| grows to ~5
+    while (batch.size() < 1000) {
+      const float x = scale * normal(rng);
+      batch.push_back(b == 0 ? std::clamp(x, -0.99f, 0.99f) : x);
+    }
+    h.Add(batch);
+    all.insert(all.end(), batch.begin(), batch.end());
+    batch.clear();
+  }
+  ASSERT_EQ(h.bins().size(), capacity);
+  EXPECT_EQ(h.count(), static_cast<int64_t>(all.size()));
+  EXPECT_EQ(Sum(h.bins()), h.count());
+  ASSERT_GT(h.bin_width(), std::ldexp(1.0f, -11));  // it grew
+  const int shift = static_cast<int>(std::log2(h.bin_width() / std::ldexp(1.0f, -11)));
+  std::vector<int64_t> direct(kBins, 0);
+  const float inv = 1.0f / h.bin_width();
+  for (size_t v = 0; v < all.size(); ++v) {
+    const int b = v == 0 ? (kBins - 1) >> shift : std::min(static_cast<int>(std::fabs(all[v]) * inv), kBins - 1);
+    ++direct[b];
+  }
+  EXPECT_THAT(h.bins(), ElementsAreArray(direct));
+}
+
+}  // namespace
+}  // namespace qfuse::calib
