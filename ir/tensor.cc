@@ -1,7 +1,10 @@
 #include "ir/tensor.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_join.h"
 
@@ -9,6 +12,53 @@ namespace qfuse::ir {
 namespace {
 // Cache-line alignment lets SIMD kernels use aligned loads on tensor starts.
 constexpr size_t kTensorAlignment = 64;
+
+// Freed buffers of 64 KiB and more are kept (up to 256 MiB in all) and handed out
+// again for the same size: a runtime that allocates the same activations every run
+// then touches warm memory instead of fresh pages the OS must zero and map each time.
+class BufferCache {
+ public:
+  static BufferCache& Get() {
+    static BufferCache* cache = new BufferCache();  // never destroyed: buffers outlive main
+    return *cache;
+  }
+  uint8_t* Take(size_t bytes) {
+    if (bytes >= kMinCached) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(bytes);
+      if (it != free_.end() && !it->second.empty()) {
+        uint8_t* p = it->second.back();
+        it->second.pop_back();
+        cached_bytes_ -= bytes;
+        return p;
+      }
+    }
+    return static_cast<uint8_t*>(std::aligned_alloc(kTensorAlignment, bytes));
+  }
+  void Give(uint8_t* p, size_t bytes) {
+    if (bytes >= kMinCached) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cached_bytes_ + bytes <= kMaxCached) {
+        free_[bytes].push_back(p);
+        cached_bytes_ += bytes;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  static constexpr size_t kMinCached = size_t{64} << 10;
+  static constexpr size_t kMaxCached = size_t{256} << 20;
+  std::mutex mu_;
+  std::unordered_map<size_t, std::vector<uint8_t*>> free_;
+  size_t cached_bytes_ = 0;
+};
+
+size_t PaddedBytes(size_t bytes) {
+  // A multiple of the alignment (aligned_alloc's rule) and never zero.
+  return ((bytes + kTensorAlignment - 1) / kTensorAlignment + 1) * kTensorAlignment;
+}
 }  // namespace
 
 int64_t NumElements(absl::Span<const int64_t> dims) {
@@ -21,7 +71,9 @@ std::string DimsToString(absl::Span<const int64_t> dims) {
   return "[" + absl::StrJoin(dims, ",") + "]";
 }
 
-void Tensor::AlignedDeleter::operator()(uint8_t* p) const { std::free(p); }
+void Tensor::AlignedDeleter::operator()(uint8_t* p) const {
+  if (p != nullptr) BufferCache::Get().Give(p, bytes);
+}
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> dims)
     : dtype_(dtype), dims_(std::move(dims)), num_elements_(NumElements(dims_)) {
@@ -29,10 +81,8 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> dims)
 }
 
 void Tensor::Allocate() {
-  const size_t bytes = byte_size();
-  // Round up so aligned_alloc's size is a multiple of the alignment; never zero.
-  const size_t padded = ((bytes + kTensorAlignment - 1) / kTensorAlignment + 1) * kTensorAlignment;
-  data_.reset(static_cast<uint8_t*>(std::aligned_alloc(kTensorAlignment, padded)));
+  const size_t padded = PaddedBytes(byte_size());
+  data_ = std::unique_ptr<uint8_t[], AlignedDeleter>(BufferCache::Get().Take(padded), AlignedDeleter{padded});
   std::memset(data_.get(), 0, padded);
 }
 

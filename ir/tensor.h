@@ -75,7 +75,10 @@ class Tensor {
 
  private:
   struct AlignedDeleter {
+    AlignedDeleter() noexcept : bytes(0) {}
+    explicit AlignedDeleter(size_t allocation_bytes) noexcept : bytes(allocation_bytes) {}
     void operator()(uint8_t* p) const;
+    size_t bytes;  // allocation size, for the buffer cache
   };
   void Allocate();
 

@@ -1,5 +1,7 @@
 #include "runtime/executor.h"
 
+#include <chrono>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
@@ -100,7 +102,12 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
     in_ptrs.clear();
     for (int s : step.input_slots) in_ptrs.push_back(s < 0 ? nullptr : view[s]);
     outs.assign(step.output_slots.size(), Tensor());
+    const auto step_start = std::chrono::steady_clock::now();
     absl::Status status = step.kernel->Run(ctx, in_ptrs, absl::MakeSpan(outs));
+    if (options.node_seconds != nullptr) {
+      options.node_seconds->emplace_back(
+          step.node, std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count());
+    }
     if (!status.ok()) {
       return absl::Status(status.code(), absl::StrCat(step.node->Describe(), ": ", status.message()));
     }

@@ -32,6 +32,8 @@ struct RunOptions {
   // Called once for every value a node produces, right after it is computed (before
   // it may be freed). Used by calibration and per-layer error analysis.
   std::function<void(const ir::Value& value, const Tensor& tensor)> observer;
+  // When set, receives the wall time of every node, in execution order.
+  std::vector<std::pair<const ir::Node*, double>>* node_seconds = nullptr;
 };
 
 class Executor {

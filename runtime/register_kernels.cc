@@ -8,6 +8,7 @@
 #include "runtime/kernels/fused/quant_unit.h"
 #include "runtime/kernels/linalg/linalg.h"
 #include "runtime/kernels/nn/nn.h"
+#include "runtime/kernels/quant/quant_ops.h"
 #include "runtime/kernels/shape/shape_ops.h"
 
 namespace qfuse::runtime {
@@ -60,6 +61,13 @@ KernelRegistry* BuildRegistry() {
   r->Register("Resize", CreateResizeKernel);
   r->Register("ConstantOfShape", CreateConstantOfShapeKernel);
   r->Register("Expand", CreateExpandKernel);
+  // Standard quantized operators.
+  r->Register("QuantizeLinear", CreateQuantizeLinearKernel);
+  r->Register("DequantizeLinear", CreateDequantizeLinearKernel);
+  r->Register("QLinearConv", CreateQLinearConvKernel);
+  r->Register("ConvInteger", CreateConvIntegerKernel);
+  r->Register("QLinearMatMul", CreateQLinearMatMulKernel);
+  r->Register("MatMulInteger", CreateMatMulIntegerKernel);
   // qfuse's own ops.
   r->Register(std::string(ir::kQfuseDomain) + "." + ir::kUnitOpType, CreateQuantUnitKernel);
   return r;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "fusion/pipeline.h"
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
@@ -31,6 +33,10 @@ ABSL_FLAG(int, batch, 1, "size of symbolic/unknown input dims for random inputs"
 ABSL_FLAG(int, threads, 2, "runtime threads (including the caller)");
 ABSL_FLAG(bool, bench, false, "benchmark: latency at batch 1 and throughput at batch 64");
 ABSL_FLAG(int, runs, 30, "timed runs per benchmark setting (after 3 warm-up runs)");
+ABSL_FLAG(std::string, fusion, "none",
+          "fuse the graph before running: none (as given), bn or full (what onnxruntime's graph optimizer does "
+          "to float models: BN folded, activations fused)");
+ABSL_FLAG(bool, profile, false, "with --bench: time per operator type at batch 64");
 
 namespace qfuse::tools {
 namespace {
@@ -103,6 +109,8 @@ absl::StatusOr<Timing> TimeRuns(runtime::Executor& exec, const std::vector<Named
 absl::Status Main() {
   const std::string path = ResolveUserPath(absl::GetFlag(FLAGS_model));
   QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(path));
+  QFUSE_ASSIGN_OR_RETURN(fusion::FusionLevel level, fusion::ParseFusionLevel(absl::GetFlag(FLAGS_fusion)));
+  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
   runtime::ExecutorOptions options;
   options.num_threads = absl::GetFlag(FLAGS_threads);
   QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(*model.graph, options));
@@ -119,7 +127,8 @@ absl::Status Main() {
     return absl::OkStatus();
   }
   const int runs = std::max(1, absl::GetFlag(FLAGS_runs));
-  absl::PrintF("model %s, %d threads, %d timed runs per setting\n", path, options.num_threads, runs);
+  absl::PrintF("model %s (fusion %s, %d nodes), %d threads, %d timed runs per setting\n", path,
+               fusion::FusionLevelName(level), model.graph->num_nodes(), options.num_threads, runs);
   for (int64_t batch : {1, 64}) {
     QFUSE_ASSIGN_OR_RETURN(auto inputs, SeededInputs(*model.graph, batch));
     QFUSE_ASSIGN_OR_RETURN(Timing t, TimeRuns(*exec, inputs, runs));
@@ -127,6 +136,26 @@ absl::Status Main() {
                  "peak activations %.2f MiB\n",
                  batch, t.median_ms, t.min_ms, t.max_ms, batch * 1000.0 / t.median_ms,
                  exec->peak_activation_bytes() / 1048576.0);
+  }
+  if (absl::GetFlag(FLAGS_profile)) {
+    QFUSE_ASSIGN_OR_RETURN(auto inputs, SeededInputs(*model.graph, 64));
+    std::vector<std::pair<const ir::Node*, double>> times;
+    runtime::RunOptions run_options;
+    run_options.node_seconds = &times;
+    for (int i = 0; i < runs; ++i) QFUSE_RETURN_IF_ERROR(exec->Run(inputs, run_options).status());
+    std::map<std::string, std::pair<double, int>> by_op;
+    double total = 0;
+    for (const auto& [node, seconds] : times) {
+      auto& entry = by_op[node->op_type()];
+      entry.first += seconds / runs;
+      entry.second += 1;
+      total += seconds / runs;
+    }
+    absl::PrintF("profile at batch 64 (mean of %d runs): %.3f ms in kernels\n", runs, total * 1e3);
+    for (const auto& [op, entry] : by_op) {
+      absl::PrintF("  %-24s %8.3f ms  %5.1f%%  (%d nodes)\n", op, entry.first * 1e3, 100 * entry.first / total,
+                   entry.second / runs);
+    }
   }
   struct rusage usage;
   getrusage(RUSAGE_SELF, &usage);

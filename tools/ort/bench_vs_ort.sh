@@ -9,8 +9,10 @@ models=("$@")
 bazel build //tools:run >/dev/null 2>&1 || bazel build //tools:run
 for m in "${models[@]}"; do
   echo "== $m"
-  echo "-- qfuse fp32"
-  bazel-bin/tools/run --model="$m" --bench --threads=2 --runs="${RUNS:-30}"
+  echo "-- qfuse fp32, graph as given"
+  bazel-bin/tools/run --model="$m" --bench --threads=2 --runs="${RUNS:-30}" --fusion=none
+  echo "-- qfuse fp32, fused (BN folded, activations fused: comparable to onnxruntime's optimized graph)"
+  bazel-bin/tools/run --model="$m" --bench --threads=2 --runs="${RUNS:-30}" --fusion=full --profile
   echo "-- onnxruntime fp32"
   node tools/ort/ort_bench.js "$m" --threads=2 --runs="${RUNS:-30}"
 done

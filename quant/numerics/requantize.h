@@ -1,0 +1,204 @@
+// Integer quantization arithmetic: float <-> int8/uint8 (QuantizeLinear / Dequantize),
+// int32 accumulator -> int8/uint8 requantization in two documented modes, and the int32
+// accumulator overflow bound. Pure functions, no allocation.
+//
+// Notation: qmin/qmax are the limits of the output type T (int8: -128/127, uint8: 0/255);
+// clamp(v, lo, hi) = min(max(v, lo), hi); "saturate" clamps to [qmin, qmax].
+//
+// QuantizeLinear (ONNX QuantizeLinear-10/13, onnxruntime MlasQuantizeLinear):
+//     f = x / scale                                  float32 division (not x * (1/scale))
+//     f = clamp(f, qmin - zp, qmax - zp)             in float32; NaN goes to qmin - zp
+//     q = round_half_to_even(f) + zp                 so q is already in [qmin, qmax]
+//   Clamping before rounding equals rounding then saturating, because the bounds are
+//   integers. Rounding uses the current FP rounding mode, which must be the default
+//   round-to-nearest-even (as MLAS assumes).
+//
+// Dequantize (ONNX DequantizeLinear):  y = float32(q - zp) * scale, one float32 product
+//   (q - zp is exact in int64; its conversion to float32 rounds only beyond 2^24).
+//
+// Requantize, mode kOnnx (onnxruntime MlasRequantizeOutput, used by its x86 QLinearConv /
+// QLinearMatMul; the float multiplier is OnnxMultiplier(in, w, out) = in * w / out, two
+// float32 operations in that order, exactly as onnxruntime computes it):
+//     f = float32(acc) * multiplier     int32 -> float32 rounds half-even for |acc| > 2^24;
+//                                       one float32 multiply (never double, never FMA)
+//     f = clamp(f, qmin - zp, qmax - zp)
+//     q = round_half_to_even(f) + zp
+//   Ties: 2.5 -> 2, 3.5 -> 4, -2.5 -> -2 (before + zp).
+//
+// Requantize, mode kFixed (gemmlowp / TFLite integer-only; no floating point at run time):
+//   A real multiplier r > 0 is encoded by QuantizeMultiplier as r ~= M * 2^(shift - 31)
+//   with M in [2^30, 2^31) (Q31 mantissa in [0.5, 1)), rounded half away from zero.
+//   Then, with left = max(shift, 0) and right = max(-shift, 0):
+//     x = saturate_int32(acc * 2^left)                        (TFLite overflows; we saturate)
+//     h = SaturatingRoundingDoublingHighMul(x, M)
+//       = nearest int32 to x * M / 2^31, ties toward +infinity (gemmlowp's nudge: add
+//         2^30 to a non-negative product, 1 - 2^30 to a negative one, then truncate)
+//     r = RoundingDivideByPOT(h, right) = nearest of h / 2^right, ties AWAY FROM ZERO
+//     q = saturate(r + zp)
+//   This rounds twice (h, then r): the result can differ by 1 from round(acc * r) when h
+//   itself landed on a tie. Both modes agree within 1 LSB for multipliers in (2^-31, 2^30);
+//   they DIFFER at exact ties: acc * r = 2.5 gives 2 (kOnnx) but 3 (kFixed), -2.5 gives -2
+//   vs -3.
+//
+// Accumulator overflow bound: an accumulator of K products plus a bias is
+//     acc = sum_{k<K} (x_k - zp_x) * (w_k - zp_w) + bias,
+//     |acc| <= K * max|x - zp_x| * max|w - zp_w| + max|bias|
+//   and is exact in int32 iff that bound is <= 2^31 - 1 (AccumulatorFitsInt32). Kernels
+//   check it when preparing a layer and refuse layers that could overflow.
+#ifndef QFUSE_QUANT_NUMERICS_REQUANTIZE_H_
+#define QFUSE_QUANT_NUMERICS_REQUANTIZE_H_
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace qfuse::quant::numerics {
+
+enum class RequantizeMode {
+  kOnnx,   // float32 multiplier, round half to even (ONNX / onnxruntime)
+  kFixed,  // Q31 multiplier + shift, gemmlowp rounding (TFLite / integer accelerators)
+};
+
+// ---------------------------------------------------------------------------------------
+// Float <-> integer.
+
+// round_half_to_even(f) as int32 for |f| < 2^31 (default FP rounding mode).
+inline int32_t RoundHalfToEven(float f) { return static_cast<int32_t>(std::lrintf(f)); }
+
+// clamp(f, lo, hi) with x86 MAXPS/MINPS semantics: a NaN f yields lo.
+inline float ClampLikeMlas(float f, float lo, float hi) {
+  f = f > lo ? f : lo;
+  return f < hi ? f : hi;
+}
+
+// ONNX QuantizeLinear of one value; T is int8_t or uint8_t; zero_point in T's range.
+template <typename T>
+T QuantizeLinear(float x, float scale, int32_t zero_point) {
+  constexpr int32_t kMin = std::numeric_limits<T>::lowest(), kMax = std::numeric_limits<T>::max();
+  const float f = ClampLikeMlas(x / scale, static_cast<float>(kMin - zero_point),
+                                static_cast<float>(kMax - zero_point));
+  return static_cast<T>(RoundHalfToEven(f) + zero_point);
+}
+
+// ONNX DequantizeLinear of one value: float32(q - zero_point) * scale.
+inline float Dequantize(int32_t q, float scale, int32_t zero_point) {
+  return static_cast<float>(static_cast<int64_t>(q) - zero_point) * scale;
+}
+
+// ---------------------------------------------------------------------------------------
+// Mode kOnnx.
+
+// onnxruntime's requantization multiplier: (input_scale * weight_scale) / output_scale,
+// evaluated in float32 in that order.
+inline float OnnxMultiplier(float input_scale, float weight_scale, float output_scale) {
+  const float product = input_scale * weight_scale;
+  return product / output_scale;
+}
+
+// Per-channel multipliers: out[c] = OnnxMultiplier(input_scale, weight_scales[c],
+// output_scale); out.size() == weight_scales.size().
+void OnnxMultipliers(float input_scale, absl::Span<const float> weight_scales, float output_scale,
+                     absl::Span<float> out);
+
+template <typename T>
+T RequantizeOnnx(int32_t acc, float multiplier, int32_t zero_point) {
+  constexpr int32_t kMin = std::numeric_limits<T>::lowest(), kMax = std::numeric_limits<T>::max();
+  const float scaled = static_cast<float>(acc) * multiplier;
+  const float f = ClampLikeMlas(scaled, static_cast<float>(kMin - zero_point), static_cast<float>(kMax - zero_point));
+  return static_cast<T>(RoundHalfToEven(f) + zero_point);
+}
+
+// out[i] = RequantizeOnnx<T>(acc[i], multiplier, zero_point); acc.size() == out.size().
+template <typename T>
+void RequantizeOnnxRow(absl::Span<const int32_t> acc, float multiplier, int32_t zero_point, absl::Span<T> out) {
+  for (size_t i = 0; i < acc.size(); ++i) out[i] = RequantizeOnnx<T>(acc[i], multiplier, zero_point);
+}
+
+// ---------------------------------------------------------------------------------------
+// Mode kFixed.
+
+// real ~= multiplier * 2^(shift - 31); multiplier in [2^30, 2^31), shift in [-31, 30].
+struct FixedMultiplier {
+  int32_t multiplier = 0;
+  int shift = 0;
+};
+
+// TFLite QuantizeMultiplier: frexp(real) = q * 2^shift with q in [0.5, 1);
+// multiplier = round_half_away(q * 2^31) (renormalised when it rounds up to 2^31).
+// InvalidArgument unless real is finite and in [2^-32, 2^30); smaller reals would need
+// a shift < -31 (TFLite silently maps them to 0; we refuse).
+absl::StatusOr<FixedMultiplier> QuantizeMultiplier(double real);
+
+// The real number a FixedMultiplier stands for: multiplier * 2^(shift - 31).
+inline double FixedMultiplierValue(FixedMultiplier m) { return std::ldexp(static_cast<double>(m.multiplier), m.shift - 31); }
+
+// gemmlowp: nearest int32 to a * b / 2^31, ties toward +infinity; INT32_MAX for the one
+// overflowing input pair a == b == INT32_MIN.
+inline int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
+  if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
+  const int64_t ab = static_cast<int64_t>(a) * static_cast<int64_t>(b);
+  const int64_t nudge = ab >= 0 ? (int64_t{1} << 30) : (1 - (int64_t{1} << 30));
+  return static_cast<int32_t>((ab + nudge) / (int64_t{1} << 31));  // division truncates toward 0
+}
+
+// gemmlowp: nearest int32 to x / 2^exponent, ties away from zero; exponent in [0, 31].
+inline int32_t RoundingDivideByPOT(int32_t x, int exponent) {
+  if (exponent == 0) return x;
+  const int32_t mask = static_cast<int32_t>((int64_t{1} << exponent) - 1);
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);  // >> of a negative is arithmetic (C++20, GCC)
+}
+
+// TFLite MultiplyByQuantizedMultiplier with a saturating left shift (see the header).
+inline int32_t MultiplyByQuantizedMultiplier(int32_t acc, FixedMultiplier m) {
+  const int left = m.shift > 0 ? m.shift : 0;
+  const int right = m.shift > 0 ? 0 : -m.shift;
+  int64_t shifted = static_cast<int64_t>(acc) * (int64_t{1} << left);
+  if (shifted > std::numeric_limits<int32_t>::max()) shifted = std::numeric_limits<int32_t>::max();
+  if (shifted < std::numeric_limits<int32_t>::min()) shifted = std::numeric_limits<int32_t>::min();
+  return RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(static_cast<int32_t>(shifted), m.multiplier), right);
+}
+
+template <typename T>
+T RequantizeFixed(int32_t acc, FixedMultiplier m, int32_t zero_point) {
+  constexpr int64_t kMin = std::numeric_limits<T>::lowest(), kMax = std::numeric_limits<T>::max();
+  int64_t q = static_cast<int64_t>(MultiplyByQuantizedMultiplier(acc, m)) + zero_point;
+  q = q < kMin ? kMin : (q > kMax ? kMax : q);
+  return static_cast<T>(q);
+}
+
+// Per-channel: out[c] = QuantizeMultiplier(reals[c]); the first failure names its channel.
+absl::Status QuantizeMultipliers(absl::Span<const double> reals, absl::Span<FixedMultiplier> out);
+
+// ---------------------------------------------------------------------------------------
+// Accumulator overflow bound.
+
+struct AccumulatorBound {
+  int64_t num_products = 0;     // K: products summed into one accumulator
+  int64_t max_abs_input = 0;    // max |x_q - zp_x| over the values x can take
+  int64_t max_abs_weight = 0;   // max |w_q - zp_w|
+  int64_t max_abs_bias = 0;     // max |bias| (int32 bias added to the accumulator)
+};
+
+// max|x - zp| over every value of a type with limits [qmin, qmax] given the zero point:
+// max(zp - qmin, qmax - zp).
+inline int64_t MaxAbsCentered(int64_t qmin, int64_t qmax, int64_t zero_point) {
+  return zero_point - qmin > qmax - zero_point ? zero_point - qmin : qmax - zero_point;
+}
+
+// K * max_abs_input * max_abs_weight + max_abs_bias, saturated at INT64_MAX.
+int64_t AccumulatorMagnitudeBound(const AccumulatorBound& bound);
+
+// OK iff AccumulatorMagnitudeBound(bound) <= 2^31 - 1; otherwise OutOfRange stating the
+// bound and its terms, prefixed by `what` (e.g. the node).
+absl::Status CheckAccumulatorFitsInt32(const AccumulatorBound& bound, const std::string& what);
+
+}  // namespace qfuse::quant::numerics
+
+#endif  // QFUSE_QUANT_NUMERICS_REQUANTIZE_H_

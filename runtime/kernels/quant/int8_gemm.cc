@@ -1,0 +1,270 @@
+#include "runtime/kernels/quant/int8_gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace qfuse::runtime::kernels::quant {
+namespace {
+
+constexpr int64_t kP = kInt8GemmPanel;
+constexpr int64_t kGroupBytes = kP * 4;  // one k-group of a panel: 16 columns x 4 k
+// A rows of one micro-tile per path.
+constexpr int kVnniRows = 8;
+constexpr int kAvx2Rows = 4;
+// Rows per parallel task (a multiple of both tiles) and the size worth a hand-off.
+constexpr int64_t kRowsPerTask = 32;
+constexpr int64_t kParallelMinMacs = 1 << 18;
+
+// Flips int8 to uint8 (a + 128) in all 4 bytes of a group, or nothing for uint8 A.
+inline uint32_t SignFlip(bool a_signed) { return a_signed ? 0x80808080u : 0u; }
+
+// The zero point of row m, in the uint8 domain.
+inline int32_t RowZeroPoint(const Int8GemmArgs& args, int64_t m) {
+  const int32_t zp = args.a_row_zero_points != nullptr ? args.a_row_zero_points[m] : args.a_zero_point;
+  return zp + (args.a_signed ? 128 : 0);
+}
+
+inline const uint8_t* Row(const Int8GemmArgs& args, int64_t m) {
+  return static_cast<const uint8_t*>(args.a) + m * args.lda;
+}
+
+// Bytes 4g..4g+3 of an A row (already sign-flipped), zero past K: never reads past K.
+inline uint32_t LoadGroup(const uint8_t* row, int64_t g, int64_t k, uint32_t flip) {
+  uint32_t v = 0;
+  std::memcpy(&v, row + 4 * g, static_cast<size_t>(std::min<int64_t>(4, k - 4 * g)));
+  const uint32_t valid = k - 4 * g >= 4 ? 0xFFFFFFFFu : ((1u << (8 * (k - 4 * g))) - 1);
+  return (v ^ flip) & valid;
+}
+
+void ScalarRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t m1) {
+  const uint8_t flip = args.a_signed ? 0x80 : 0;
+  for (int64_t m = m0; m < m1; ++m) {
+    const uint8_t* row = Row(args, m);
+    const uint32_t zp = static_cast<uint32_t>(RowZeroPoint(args, m));
+    for (int64_t p = 0; p < b.panels; ++p) {
+      uint32_t acc[kP] = {};
+      const int8_t* panel = b.data.data() + p * b.k_groups * kGroupBytes;
+      for (int64_t kk = 0; kk < b.k; ++kk) {
+        const uint32_t av = static_cast<uint8_t>(row[kk] ^ flip);
+        const int8_t* bk = panel + (kk / 4) * kGroupBytes + kk % 4;
+        for (int64_t j = 0; j < kP; ++j) acc[j] += av * static_cast<uint32_t>(static_cast<int32_t>(bk[4 * j]));
+      }
+      int32_t* c = args.c + m * args.ldc + p * kP;
+      const int64_t cols = std::min(kP, b.n - p * kP);
+      for (int64_t j = 0; j < cols; ++j) {
+        c[j] = static_cast<int32_t>(acc[j] - zp * static_cast<uint32_t>(b.col_sums[p * kP + j]));
+      }
+    }
+  }
+}
+
+// ---- AVX-512 VNNI: MR rows x one 16-column panel per register tile.
+
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(const Int8GemmArgs& args,
+                                                                       const PackedInt8Weights& b, int64_t m0) {
+  const uint32_t flip = SignFlip(args.a_signed);
+  const uint8_t* rows[MR];
+  __m512i zps[MR];
+  for (int r = 0; r < MR; ++r) {
+    rows[r] = Row(args, m0 + r);
+    zps[r] = _mm512_set1_epi32(RowZeroPoint(args, m0 + r));
+  }
+  const int64_t full = b.k / 4;
+  for (int64_t p = 0; p < b.panels; ++p) {
+    const int8_t* panel = b.data.data() + p * b.k_groups * kGroupBytes;
+    __m512i acc[MR];
+    for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_si512();
+    for (int64_t g = 0; g < full; ++g) {
+      const __m512i bv = _mm512_loadu_si512(panel + g * kGroupBytes);
+      for (int r = 0; r < MR; ++r) {
+        uint32_t av;
+        std::memcpy(&av, rows[r] + 4 * g, 4);
+        acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(static_cast<int>(av ^ flip)), bv);
+      }
+    }
+    if (full < b.k_groups) {
+      const __m512i bv = _mm512_loadu_si512(panel + full * kGroupBytes);
+      for (int r = 0; r < MR; ++r) {
+        const uint32_t av = LoadGroup(rows[r], full, b.k, flip);
+        acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(static_cast<int>(av)), bv);
+      }
+    }
+    const __m512i sums = _mm512_loadu_si512(b.col_sums.data() + p * kP);
+    const int64_t cols = std::min(kP, b.n - p * kP);
+    const __mmask16 mask = cols == kP ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
+    for (int r = 0; r < MR; ++r) {
+      const __m512i out = _mm512_sub_epi32(acc[r], _mm512_mullo_epi32(zps[r], sums));
+      _mm512_mask_storeu_epi32(args.c + (m0 + r) * args.ldc + p * kP, mask, out);
+    }
+  }
+}
+
+void VnniRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t m1) {
+  int64_t m = m0;
+  for (; m + kVnniRows <= m1; m += kVnniRows) VnniTile<kVnniRows>(args, b, m);
+  switch (m1 - m) {
+    case 7: VnniTile<7>(args, b, m); break;
+    case 6: VnniTile<6>(args, b, m); break;
+    case 5: VnniTile<5>(args, b, m); break;
+    case 4: VnniTile<4>(args, b, m); break;
+    case 3: VnniTile<3>(args, b, m); break;
+    case 2: VnniTile<2>(args, b, m); break;
+    case 1: VnniTile<1>(args, b, m); break;
+    default: break;
+  }
+}
+
+// ---- AVX2: MR rows x 8 columns (half a panel) per register tile, int16 madd.
+
+// a16[r][kk] = uint8 value of A[m0 + r][kk] (0 past K), kk < k_groups * 4.
+void WidenRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int rows, int16_t* a16) {
+  const uint8_t flip = args.a_signed ? 0x80 : 0;
+  const int64_t k4 = b.k_groups * 4;
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t* row = Row(args, m0 + r);
+    int16_t* out = a16 + r * k4;
+    for (int64_t kk = 0; kk < b.k; ++kk) out[kk] = static_cast<uint8_t>(row[kk] ^ flip);
+    for (int64_t kk = b.k; kk < k4; ++kk) out[kk] = 0;
+  }
+}
+
+template <int MR>
+__attribute__((target("avx2"))) void Avx2Tile(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0,
+                                              const int16_t* a16) {
+  const int64_t k4 = b.k_groups * 4;
+  for (int64_t p = 0; p < b.panels; ++p) {
+    const int8_t* panel = b.data.data() + p * b.k_groups * kGroupBytes;
+    for (int64_t half = 0; half < 2; ++half) {
+      const int64_t col0 = p * kP + half * 8;
+      if (col0 >= b.n) break;
+      // acc[r][0]: columns 0-3 of the half as (k0k1, k2k3) pair sums; acc[r][1]: 4-7.
+      __m256i acc[MR][2];
+      for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+      const int8_t* bg = panel + half * 32;
+      for (int64_t g = 0; g < b.k_groups; ++g, bg += kGroupBytes) {
+        const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg)));
+        const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg + 16)));
+        for (int r = 0; r < MR; ++r) {
+          int64_t av;
+          std::memcpy(&av, a16 + r * k4 + 4 * g, 8);
+          const __m256i a = _mm256_set1_epi64x(av);
+          acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(a, b0));
+          acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(a, b1));
+        }
+      }
+      const int64_t cols = std::min<int64_t>(8, b.n - col0);
+      const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.col_sums.data() + col0));
+      for (int r = 0; r < MR; ++r) {
+        // hadd gives (c0 c1 c4 c5 | c2 c3 c6 c7); reorder the 64-bit pairs to c0..c7.
+        const __m256i sum = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
+        const __m256i zp = _mm256_set1_epi32(RowZeroPoint(args, m0 + r));
+        const __m256i out = _mm256_sub_epi32(sum, _mm256_mullo_epi32(zp, sums));
+        int32_t* c = args.c + (m0 + r) * args.ldc + col0;
+        if (cols == 8) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), out);
+        } else {
+          alignas(32) int32_t tmp[8];
+          _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), out);
+          std::memcpy(c, tmp, cols * sizeof(int32_t));
+        }
+      }
+    }
+  }
+}
+
+void Avx2Rows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t m1) {
+  thread_local std::vector<int16_t> a16;
+  a16.resize(kAvx2Rows * b.k_groups * 4);
+  for (int64_t m = m0; m < m1; m += kAvx2Rows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kAvx2Rows, m1 - m));
+    WidenRows(args, b, m, rows, a16.data());
+    switch (rows) {
+      case 4: Avx2Tile<4>(args, b, m, a16.data()); break;
+      case 3: Avx2Tile<3>(args, b, m, a16.data()); break;
+      case 2: Avx2Tile<2>(args, b, m, a16.data()); break;
+      default: Avx2Tile<1>(args, b, m, a16.data()); break;
+    }
+  }
+}
+
+void RunRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t m1) {
+  switch (args.isa) {
+    case Int8GemmIsa::kAvx512Vnni: VnniRows(args, b, m0, m1); break;
+    case Int8GemmIsa::kAvx2: Avx2Rows(args, b, m0, m1); break;
+    case Int8GemmIsa::kScalar: ScalarRows(args, b, m0, m1); break;
+  }
+}
+
+}  // namespace
+
+PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n) {
+  PackedInt8Weights packed;
+  packed.k = k;
+  packed.n = n;
+  packed.k_groups = (k + 3) / 4;
+  packed.panels = (n + kP - 1) / kP;
+  packed.data.assign(packed.panels * packed.k_groups * kGroupBytes, 0);
+  packed.col_sums.assign(packed.panels * kP, 0);
+  for (int64_t j = 0; j < n; ++j) {
+    int8_t* panel = packed.data.data() + (j / kP) * packed.k_groups * kGroupBytes + (j % kP) * 4;
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const int8_t v = b[kk * stride_k + j * stride_n];
+      panel[(kk / 4) * kGroupBytes + kk % 4] = v;
+      sum += v;
+    }
+    packed.col_sums[j] = sum;
+  }
+  return packed;
+}
+
+bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
+  switch (isa) {
+    case Int8GemmIsa::kAvx512Vnni: {
+      static const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                               __builtin_cpu_supports("avx512vnni");
+      return vnni;
+    }
+    case Int8GemmIsa::kAvx2: {
+      static const bool avx2 = __builtin_cpu_supports("avx2");
+      return avx2;
+    }
+    case Int8GemmIsa::kScalar:
+      return true;
+  }
+  return false;
+}
+
+Int8GemmIsa BestInt8GemmIsa() {
+  static const Int8GemmIsa best = Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni) ? Int8GemmIsa::kAvx512Vnni
+                                  : Int8GemmIsaAvailable(Int8GemmIsa::kAvx2)     ? Int8GemmIsa::kAvx2
+                                                                                 : Int8GemmIsa::kScalar;
+  return best;
+}
+
+const char* Int8GemmIsaName(Int8GemmIsa isa) {
+  switch (isa) {
+    case Int8GemmIsa::kAvx512Vnni: return "avx512vnni";
+    case Int8GemmIsa::kAvx2: return "avx2";
+    case Int8GemmIsa::kScalar: return "scalar";
+  }
+  return "?";
+}
+
+void Int8Gemm(const Int8GemmArgs& args, const PackedInt8Weights& b) {
+  if (args.m <= 0 || b.n <= 0) return;
+  const int threads = args.pool == nullptr ? 1 : args.pool->num_threads();
+  const int64_t tasks = (args.m + kRowsPerTask - 1) / kRowsPerTask;
+  if (threads <= 1 || tasks < 2 || args.m * b.n * std::max<int64_t>(b.k, 1) < kParallelMinMacs) {
+    RunRows(args, b, 0, args.m);
+    return;
+  }
+  args.pool->ParallelFor(tasks, 1, [&](int64_t begin, int64_t end) {
+    RunRows(args, b, begin * kRowsPerTask, std::min(args.m, end * kRowsPerTask));
+  });
+}
+
+}  // namespace qfuse::runtime::kernels::quant

@@ -1,0 +1,152 @@
+#include "runtime/kernels/quant/quant_util.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace qfuse::runtime::kernels::quant {
+
+bool IsQuantizedByteType(DataType t) { return t == DataType::kInt8 || t == DataType::kUint8; }
+
+int64_t TypeMin(DataType t) {
+  switch (t) {
+    case DataType::kInt8: return std::numeric_limits<int8_t>::lowest();
+    case DataType::kUint8: return 0;
+    default: return std::numeric_limits<int32_t>::lowest();
+  }
+}
+
+int64_t TypeMax(DataType t) {
+  switch (t) {
+    case DataType::kInt8: return std::numeric_limits<int8_t>::max();
+    case DataType::kUint8: return std::numeric_limits<uint8_t>::max();
+    default: return std::numeric_limits<int32_t>::max();
+  }
+}
+
+namespace {
+
+absl::Status CheckCount(const Tensor& t, int64_t count, const std::string& what) {
+  if (t.rank() > 1 || (t.num_elements() != 1 && t.num_elements() != count)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " has shape ", ir::DimsToString(t.dims()),
+                                                   "; expected a scalar or 1-D of ", count, " values"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<float>> ReadScales(const Tensor& t, int64_t count, const std::string& what) {
+  if (t.dtype() != DataType::kFloat32) {
+    return absl::UnimplementedError(absl::StrCat(what, " has type ", ir::DataTypeName(t.dtype()), "; expected FLOAT"));
+  }
+  if (absl::Status s = CheckCount(t, count, what); !s.ok()) return s;
+  std::vector<float> out(t.values<float>().begin(), t.values<float>().end());
+  for (float s : out) {
+    if (!(s > 0.0f) || !std::isfinite(s)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " contains ", s, "; scales must be positive and finite"));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<int32_t>> ReadZeroPoints(const Tensor* t, int64_t count, DataType dtype,
+                                                    const std::string& what) {
+  if (t == nullptr) return std::vector<int32_t>{0};
+  if (dtype != DataType::kUndefined && t->dtype() != dtype) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " has type ", ir::DataTypeName(t->dtype()), "; expected ",
+                                                   ir::DataTypeName(dtype)));
+  }
+  if (absl::Status s = CheckCount(*t, count, what); !s.ok()) return s;
+  std::vector<int32_t> out;
+  switch (t->dtype()) {
+    case DataType::kInt8:
+      for (int8_t v : t->values<int8_t>()) out.push_back(v);
+      break;
+    case DataType::kUint8:
+      for (uint8_t v : t->values<uint8_t>()) out.push_back(v);
+      break;
+    case DataType::kInt32:
+      for (int32_t v : t->values<int32_t>()) out.push_back(v);
+      break;
+    default:
+      return absl::UnimplementedError(absl::StrCat(what, " has unsupported type ", ir::DataTypeName(t->dtype())));
+  }
+  return out;
+}
+
+namespace {
+
+template <typename T>
+int32_t Centered(const T* w, const WeightsView& v, int64_t k, int64_t n) {
+  const int32_t zp = v.zero_points.size() == 1 ? v.zero_points[0] : v.zero_points[n];
+  return static_cast<int32_t>(w[v.offset + k * v.stride_k + n * v.stride_n]) - zp;
+}
+
+template <typename T>
+PreparedWeights PrepareTyped(const T* w, const WeightsView& v) {
+  PreparedWeights p;
+  p.k = v.k;
+  p.n = v.n;
+  bool fits = true;
+  for (int64_t n = 0; n < v.n; ++n) {
+    for (int64_t k = 0; k < v.k; ++k) {
+      const int32_t c = Centered(w, v, k, n);
+      p.max_abs = std::max<int64_t>(p.max_abs, std::abs(c));
+      fits = fits && c >= -128 && c <= 127;
+    }
+  }
+  p.fits_int8 = fits;
+  if (fits) {
+    std::vector<int8_t> centred(v.k * v.n);
+    for (int64_t k = 0; k < v.k; ++k) {
+      for (int64_t n = 0; n < v.n; ++n) centred[k * v.n + n] = static_cast<int8_t>(Centered(w, v, k, n));
+    }
+    p.packed = PackInt8Weights(centred.data(), v.k, v.n, /*stride_k=*/v.n, /*stride_n=*/1);
+  } else {
+    p.wide.resize(v.k * v.n);
+    for (int64_t n = 0; n < v.n; ++n) {
+      for (int64_t k = 0; k < v.k; ++k) p.wide[n * v.k + k] = Centered(w, v, k, n);
+    }
+  }
+  return p;
+}
+
+// The portable path: uint32 sums (modulo 2^32, like the fast paths).
+template <typename A>
+void WideGemm(const Int8GemmArgs& args, const PreparedWeights& w) {
+  const A* a = static_cast<const A*>(args.a);
+  for (int64_t m = 0; m < args.m; ++m) {
+    const int32_t zp = args.a_row_zero_points != nullptr ? args.a_row_zero_points[m] : args.a_zero_point;
+    const A* row = a + m * args.lda;
+    for (int64_t n = 0; n < w.n; ++n) {
+      const int32_t* col = w.wide.data() + n * w.k;
+      uint32_t acc = 0;
+      for (int64_t k = 0; k < w.k; ++k) {
+        acc += static_cast<uint32_t>(static_cast<int32_t>(row[k]) - zp) * static_cast<uint32_t>(col[k]);
+      }
+      args.c[m * args.ldc + n] = static_cast<int32_t>(acc);
+    }
+  }
+}
+
+}  // namespace
+
+PreparedWeights PrepareWeights(const WeightsView& view) {
+  if (view.tensor->dtype() == DataType::kInt8) return PrepareTyped(view.tensor->data<int8_t>(), view);
+  return PrepareTyped(view.tensor->data<uint8_t>(), view);
+}
+
+void IntegerGemm(const Int8GemmArgs& args, const PreparedWeights& w) {
+  if (w.fits_int8) {
+    Int8Gemm(args, w.packed);
+  } else if (args.a_signed) {
+    WideGemm<int8_t>(args, w);
+  } else {
+    WideGemm<uint8_t>(args, w);
+  }
+}
+
+}  // namespace qfuse::runtime::kernels::quant

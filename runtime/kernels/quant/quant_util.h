@@ -1,0 +1,65 @@
+// Shared pieces of the integer kernels: reading scale / zero-point inputs, weights
+// centred on their zero points and prepared once for the int8 GEMM, and the GEMM over
+// such weights (fast int8 path, or a portable int32 path for weights that do not fit
+// int8 after centring, e.g. uint8 weights with zero point 0).
+#ifndef QFUSE_RUNTIME_KERNELS_QUANT_QUANT_UTIL_H_
+#define QFUSE_RUNTIME_KERNELS_QUANT_QUANT_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/tensor.h"
+#include "runtime/kernels/quant/int8_gemm.h"
+
+namespace qfuse::runtime::kernels::quant {
+
+using ir::DataType;
+using ir::Tensor;
+
+// True for INT8 and UINT8.
+bool IsQuantizedByteType(DataType t);
+// [lowest, max] of INT8 / UINT8 / INT32.
+int64_t TypeMin(DataType t);
+int64_t TypeMax(DataType t);
+
+// The values of a FLOAT scale input: `count` values (per axis) or one (per tensor);
+// InvalidArgument naming `what` otherwise, or when a scale is not positive and finite.
+absl::StatusOr<std::vector<float>> ReadScales(const Tensor& t, int64_t count, const std::string& what);
+
+// The values of an INT8 / UINT8 / INT32 zero-point input as int32 (same count rule);
+// a null tensor means one zero. `dtype` must match when not kUndefined.
+absl::StatusOr<std::vector<int32_t>> ReadZeroPoints(const Tensor* t, int64_t count, DataType dtype,
+                                                    const std::string& what);
+
+// Weights W[k][n] = w[offset + k * stride_k + n * stride_n] - zero_points[n or 0] with w
+// an INT8 or UINT8 tensor, prepared for IntegerGemm.
+struct PreparedWeights {
+  int64_t k = 0;
+  int64_t n = 0;
+  int64_t max_abs = 0;           // max |W[k][n]|, for the accumulator bound
+  bool fits_int8 = false;        // every W in [-128, 127]: packed for Int8Gemm
+  PackedInt8Weights packed;      // when fits_int8
+  std::vector<int32_t> wide;     // [N][K] otherwise
+};
+
+struct WeightsView {
+  const Tensor* tensor = nullptr;
+  int64_t offset = 0;
+  int64_t k = 0;
+  int64_t n = 0;
+  int64_t stride_k = 0;
+  int64_t stride_n = 0;
+  absl::Span<const int32_t> zero_points;  // 1 or n values
+};
+PreparedWeights PrepareWeights(const WeightsView& view);
+
+// C = (A - a_zp) * W with the Int8Gemm contract (A rows as in args; args.isa and pool
+// are used on the fast path only).
+void IntegerGemm(const Int8GemmArgs& args, const PreparedWeights& w);
+
+}  // namespace qfuse::runtime::kernels::quant
+
+#endif  // QFUSE_RUNTIME_KERNELS_QUANT_QUANT_UTIL_H_

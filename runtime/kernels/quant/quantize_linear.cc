@@ -1,0 +1,143 @@
+// QuantizeLinear-10/13 and DequantizeLinear-10/13: per tensor, or per axis (opset 13).
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "quant/numerics/requantize.h"
+#include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/quant/quant_ops.h"
+#include "runtime/kernels/quant/quant_util.h"
+
+namespace qfuse::runtime::kernels {
+namespace {
+
+namespace numerics = ::qfuse::quant::numerics;
+
+using quant::ReadScales;
+using quant::ReadZeroPoints;
+
+// Elements per step along the quantization axis (the product of the dims after it) and
+// the axis length; per-tensor parameters use (n, 1).
+struct AxisLayout {
+  int64_t inner = 1;
+  int64_t channels = 1;
+};
+
+absl::StatusOr<AxisLayout> Layout(const Tensor& x, int64_t axis, int64_t params) {
+  if (params == 1) return AxisLayout{x.num_elements(), 1};
+  QFUSE_ASSIGN_OR_RETURN(const int64_t a, NormalizeAxis(axis, x.rank()));
+  if (x.dims()[a] != params) {
+    return absl::InvalidArgumentError(absl::StrCat("per-axis parameters have ", params, " values but axis ", a,
+                                                   " of ", ir::DimsToString(x.dims()), " has ", x.dims()[a]));
+  }
+  AxisLayout l;
+  l.channels = params;
+  for (int64_t d = a + 1; d < x.rank(); ++d) l.inner *= x.dims()[d];
+  return l;
+}
+
+// Number of values of a scale input (1 for a scalar).
+int64_t ParamCount(const Tensor& scale) { return scale.num_elements(); }
+
+class QuantizeLinearKernel : public Kernel {
+ public:
+  explicit QuantizeLinearKernel(int64_t axis) : axis_(axis) {}
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 2));
+    const Tensor& x = *inputs[0];
+    const Tensor* zp_t = inputs.size() > 2 ? inputs[2] : nullptr;
+    const DataType out_type = zp_t != nullptr ? zp_t->dtype() : DataType::kUint8;
+    if (!quant::IsQuantizedByteType(out_type)) {
+      return absl::UnimplementedError(
+          absl::StrCat("y_zero_point has type ", ir::DataTypeName(out_type), "; expected INT8 or UINT8"));
+    }
+    if (x.dtype() != DataType::kFloat32 && x.dtype() != DataType::kInt32) {
+      return absl::UnimplementedError(absl::StrCat("x has type ", ir::DataTypeName(x.dtype()), "; expected FLOAT or INT32"));
+    }
+    const int64_t params = ParamCount(*inputs[1]);
+    QFUSE_ASSIGN_OR_RETURN(std::vector<float> scales, ReadScales(*inputs[1], params, "y_scale"));
+    QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> zps, ReadZeroPoints(zp_t, params, out_type, "y_zero_point"));
+    if (zps.size() != scales.size()) zps.resize(scales.size(), zps[0]);
+    QFUSE_ASSIGN_OR_RETURN(AxisLayout layout, Layout(x, axis_, params));
+    outputs[0] = Tensor(out_type, x.dims());
+    const int64_t n = x.num_elements();
+    auto run = [&](auto* y) {
+      using T = std::remove_pointer_t<decltype(y)>;
+      ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const int64_t c = (i / layout.inner) % layout.channels;
+          const float v = x.dtype() == DataType::kFloat32 ? x.data<float>()[i]
+                                                          : static_cast<float>(x.data<int32_t>()[i]);
+          y[i] = numerics::QuantizeLinear<T>(v, scales[c], zps[c]);
+        }
+      });
+    };
+    if (out_type == DataType::kInt8) {
+      run(outputs[0].data<int8_t>());
+    } else {
+      run(outputs[0].data<uint8_t>());
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const int64_t axis_;
+};
+
+class DequantizeLinearKernel : public Kernel {
+ public:
+  explicit DequantizeLinearKernel(int64_t axis) : axis_(axis) {}
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 2));
+    const Tensor& x = *inputs[0];
+    const Tensor* zp_t = inputs.size() > 2 ? inputs[2] : nullptr;
+    if (!quant::IsQuantizedByteType(x.dtype()) && x.dtype() != DataType::kInt32) {
+      return absl::UnimplementedError(
+          absl::StrCat("x has type ", ir::DataTypeName(x.dtype()), "; expected INT8, UINT8 or INT32"));
+    }
+    const int64_t params = ParamCount(*inputs[1]);
+    QFUSE_ASSIGN_OR_RETURN(std::vector<float> scales, ReadScales(*inputs[1], params, "x_scale"));
+    QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> zps, ReadZeroPoints(zp_t, params, x.dtype(), "x_zero_point"));
+    if (zps.size() != scales.size()) zps.resize(scales.size(), zps[0]);
+    QFUSE_ASSIGN_OR_RETURN(AxisLayout layout, Layout(x, axis_, params));
+    outputs[0] = Tensor(DataType::kFloat32, x.dims());
+    float* y = outputs[0].data<float>();
+    const int64_t n = x.num_elements();
+    auto run = [&](const auto* xd) {
+      ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const int64_t c = (i / layout.inner) % layout.channels;
+          y[i] = numerics::Dequantize(xd[i], scales[c], zps[c]);
+        }
+      });
+    };
+    switch (x.dtype()) {
+      case DataType::kInt8: run(x.data<int8_t>()); break;
+      case DataType::kUint8: run(x.data<uint8_t>()); break;
+      default: run(x.data<int32_t>()); break;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const int64_t axis_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQuantizeLinearKernel(const ir::Node& node) {
+  QFUSE_ASSIGN_OR_RETURN(const int64_t axis, node.attrs().GetInt("axis", 1));
+  return std::make_unique<QuantizeLinearKernel>(axis);
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateDequantizeLinearKernel(const ir::Node& node) {
+  QFUSE_ASSIGN_OR_RETURN(const int64_t axis, node.attrs().GetInt("axis", 1));
+  return std::make_unique<DequantizeLinearKernel>(axis);
+}
+
+}  // namespace qfuse::runtime::kernels
