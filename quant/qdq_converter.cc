@@ -1,0 +1,244 @@
+#include "quant/qdq_converter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "ir/fused_unit.h"
+#include "ir/status_macros.h"
+#include "quant/weight_quantizer.h"
+
+namespace qfuse::quant {
+namespace {
+
+using ir::DataType;
+using ir::Node;
+using ir::QuantParams;
+using ir::Tensor;
+using ir::Value;
+
+bool Is(const Node& n, const char* op) { return n.domain().empty() && n.op_type() == op; }
+
+// Ops whose output keeps the input's quantization parameters.
+bool SharesInputScale(const Node& n) {
+  for (const char* op : {"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity"}) {
+    if (Is(n, op)) return true;
+  }
+  return false;
+}
+
+// Ops with an int8 form (the rest run in float between DequantizeLinear and QuantizeLinear).
+bool HasInt8Form(const Node& n) {
+  if (ir::IsUnit(n) || SharesInputScale(n)) return true;
+  for (const char* op : {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Relu", "Clip", "AveragePool",
+                         "GlobalAveragePool", "Concat"}) {
+    if (Is(n, op)) return true;
+  }
+  return false;
+}
+
+// The base op whose weights are quantized ("" when `n` has no quantizable weights).
+std::string WeightOp(const Node& n) {
+  if (ir::IsUnit(n)) return ir::ReadUnitSpec(n).ok() ? ir::ReadUnitSpec(n)->base_op : "";
+  for (const char* op : {"Conv", "ConvTranspose", "Gemm", "MatMul"}) {
+    if (Is(n, op)) return op;
+  }
+  return "";
+}
+
+class Converter {
+ public:
+  Converter(ir::Model* model, const calib::CalibrationTable& table, const ConvertOptions& options)
+      : graph_(*model->graph), table_(table), options_(options) {}
+
+  absl::StatusOr<ConversionStats> Run() {
+    QFUSE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph_.TopologicalOrder());
+    for (Node* node : order) {
+      if (options_.keep_float.count(node->name()) > 0) continue;
+      if (!HasInt8Form(*node)) ++stats_.float_ops;
+      const std::string weight_op = WeightOp(*node);
+      const bool quantize_weights = !weight_op.empty() && node->input(1) != nullptr && node->input(1)->is_constant() &&
+                                    node->input(1)->type().dtype == DataType::kFloat32;
+      for (int i = 0; i < static_cast<int>(node->inputs().size()); ++i) {
+        Value* in = node->input(i);
+        if (in == nullptr || in->is_constant() || in->type().dtype != DataType::kFloat32) continue;
+        if (quantize_weights && (i == ir::kUnitW || i == ir::kUnitBias)) continue;
+        QFUSE_ASSIGN_OR_RETURN(Value * dq, Dequantized(in));
+        graph_.SetInput(node, i, dq);
+      }
+      if (quantize_weights) QFUSE_RETURN_IF_ERROR(QuantizeWeights(node, weight_op));
+    }
+    return stats_;
+  }
+
+ private:
+  // Scale and zero point of the activation `v`, from the table or shared with the input.
+  absl::StatusOr<QuantParams> ActivationParams(const Value& v) {
+    const Node* producer = v.producer();
+    if (producer != nullptr && options_.keep_float.count(producer->name()) == 0) {
+      if (SharesInputScale(*producer) && producer->input(0) != nullptr) {
+        auto it = params_.find(producer->input(0));
+        if (it != params_.end()) return it->second;
+      }
+      if (Is(*producer, "Concat")) {
+        std::optional<QuantParams> common;
+        bool agree = true;
+        for (const Value* in : producer->inputs()) {
+          auto it = params_.find(in);
+          if (it == params_.end() || (common.has_value() && !(*common == it->second))) {
+            agree = false;
+            break;
+          }
+          common = it->second;
+        }
+        if (agree && common.has_value()) return *common;
+      }
+    }
+    const calib::TensorRange* range = table_.Find(v.name());
+    if (range == nullptr) {
+      return absl::NotFoundError(absl::StrCat("tensor '", v.name(),
+                                              "' is not in the calibration table (was it made for another graph?)"));
+    }
+    // An all-zero tensor gets scale 1: every value quantizes to exactly 0.
+    const float threshold = range->threshold > 0 ? range->threshold : 127.f;
+    QuantParams params;
+    if (options_.activation_type == ActivationType::kInt8) {
+      params.scales = {threshold == range->threshold ? range->scale : 1.f};
+      params.zero_points = {0};
+    } else if (range->min >= 0) {
+      params.scales = {threshold / 255.f};
+      params.zero_points = {0};
+    } else {
+      params.scales = {threshold / 127.f};
+      params.zero_points = {128};
+    }
+    return params;
+  }
+
+  // The DequantizeLinear output standing for `v` (one Q -> DQ pair per value).
+  absl::StatusOr<Value*> Dequantized(Value* v) {
+    auto it = dequantized_.find(v);
+    if (it != dequantized_.end()) return it->second;
+    QFUSE_ASSIGN_OR_RETURN(QuantParams params, ActivationParams(*v));
+    const bool uint8 = options_.activation_type == ActivationType::kUint8;
+    const DataType qtype = uint8 ? DataType::kUint8 : DataType::kInt8;
+    QFUSE_ASSIGN_OR_RETURN(Value * scale, graph_.AddConstant(graph_.UniqueValueName(v->name() + "_scale"),
+                                                             Tensor::Scalar<float>(params.scales[0])));
+    Value* zero_point;
+    if (uint8) {
+      QFUSE_ASSIGN_OR_RETURN(zero_point, graph_.AddConstant(graph_.UniqueValueName(v->name() + "_zero_point"),
+                                                            Tensor::Scalar<uint8_t>(params.zero_points[0])));
+    } else {
+      QFUSE_ASSIGN_OR_RETURN(zero_point, graph_.AddConstant(graph_.UniqueValueName(v->name() + "_zero_point"),
+                                                            Tensor::Scalar<int8_t>(params.zero_points[0])));
+    }
+    QFUSE_ASSIGN_OR_RETURN(Node * q, graph_.AddNode("QuantizeLinear", v->name() + "_QuantizeLinear",
+                                                    {v, scale, zero_point},
+                                                    {graph_.UniqueValueName(v->name() + "_quantized")}));
+    q->output(0)->mutable_type() = ir::TensorType{qtype, v->type().shape, params};
+    QFUSE_ASSIGN_OR_RETURN(Node * dq, graph_.AddNode("DequantizeLinear", v->name() + "_DequantizeLinear",
+                                                     {q->output(0), scale, zero_point},
+                                                     {graph_.UniqueValueName(v->name() + "_dequantized")}));
+    dq->output(0)->mutable_type() = v->type();
+    params_[v] = params;
+    params_[dq->output(0)] = params;
+    dequantized_[v] = dq->output(0);
+    ++stats_.quantized_activations;
+    return dq->output(0);
+  }
+
+  absl::Status QuantizeWeights(Node* node, const std::string& op) {
+    const Value* x = node->input(0);
+    auto it = params_.find(x);
+    if (it == params_.end()) {
+      return absl::InternalError(absl::StrCat(node->Describe(), ": input is not quantized"));
+    }
+    WeightQuantizeRequest request;
+    request.weights = node->input(1)->initializer();
+    request.bias = node->input(ir::kUnitBias) != nullptr && node->input(ir::kUnitBias)->is_constant()
+                       ? node->input(ir::kUnitBias)->initializer()
+                       : nullptr;
+    request.input_scale = it->second.scales[0];
+    request.per_channel = options_.per_channel_weights;
+    QFUSE_ASSIGN_OR_RETURN(request.channel_axis, OutputChannelAxis(*node, op));
+    QFUSE_ASSIGN_OR_RETURN(QuantizedWeights w, QuantizeWeightsAndBias(request));
+    stats_.widened_bias_channels += w.widened_channels;
+    const std::string base = node->input(1)->name();
+    QFUSE_ASSIGN_OR_RETURN(Value * wq, DequantizedConstant(base, std::move(w.weights), w.weight_scales,
+                                                           Tensor(DataType::kInt8, {w.weight_scales.num_elements()}),
+                                                           w.axis));
+    graph_.SetInput(node, ir::kUnitW, wq);
+    if (request.bias != nullptr) {
+      const std::string bias_name = node->input(ir::kUnitBias)->name();
+      QFUSE_ASSIGN_OR_RETURN(Value * bq, DequantizedConstant(bias_name, std::move(w.bias), w.bias_scales,
+                                                             Tensor(DataType::kInt32, {w.bias_scales.num_elements()}),
+                                                             0));
+      graph_.SetInput(node, ir::kUnitBias, bq);
+    }
+    ++stats_.quantized_weights;
+    return absl::OkStatus();
+  }
+
+  // Axis of the weight tensor that indexes output channels (for per-channel scales).
+  absl::StatusOr<int64_t> OutputChannelAxis(const Node& node, const std::string& op) {
+    if (op == "Conv") return 0;
+    if (op == "MatMul") return 1;
+    if (op == "Gemm") {
+      QFUSE_ASSIGN_OR_RETURN(int64_t trans_b, node.attrs().GetInt("transB", 0));
+      return trans_b ? 0 : 1;
+    }
+    // ConvTranspose [Cin, Cout/group, k...]: axis 1 indexes output channels only for group 1.
+    QFUSE_ASSIGN_OR_RETURN(int64_t group, node.attrs().GetInt("group", 1));
+    return group == 1 ? 1 : -1;
+  }
+
+  // int8/int32 constant `data` -> DequantizeLinear(scale, zero point, axis).
+  absl::StatusOr<Value*> DequantizedConstant(const std::string& base, Tensor data, const Tensor& scales,
+                                             Tensor zero_points, int64_t axis) {
+    const bool per_axis = scales.num_elements() > 1;
+    if (!per_axis) zero_points.SetDims({});
+    Tensor scale_tensor = scales;
+    if (!per_axis) scale_tensor.SetDims({});
+    const std::vector<int64_t> dims = data.dims();
+    QFUSE_ASSIGN_OR_RETURN(Value * q, graph_.AddConstant(graph_.UniqueValueName(base + "_quantized"), std::move(data)));
+    QFUSE_ASSIGN_OR_RETURN(Value * s, graph_.AddConstant(graph_.UniqueValueName(base + "_scale"), scale_tensor));
+    QFUSE_ASSIGN_OR_RETURN(Value * z,
+                           graph_.AddConstant(graph_.UniqueValueName(base + "_zero_point"), std::move(zero_points)));
+    ir::AttributeMap attrs;
+    if (per_axis) attrs.Set("axis", axis);
+    QFUSE_ASSIGN_OR_RETURN(Node * dq, graph_.AddNode("DequantizeLinear", base + "_DequantizeLinear", {q, s, z},
+                                                     {graph_.UniqueValueName(base + "_dequantized")}, attrs));
+    dq->output(0)->mutable_type() = ir::TensorType{DataType::kFloat32, ir::Shape::FromDims(dims), {}};
+    return dq->output(0);
+  }
+
+  ir::Graph& graph_;
+  const calib::CalibrationTable& table_;
+  const ConvertOptions& options_;
+  ConversionStats stats_;
+  absl::flat_hash_map<const Value*, QuantParams> params_;
+  absl::flat_hash_map<const Value*, Value*> dequantized_;
+};
+
+}  // namespace
+
+absl::StatusOr<ConversionStats> ConvertToQdq(ir::Model* model, const calib::CalibrationTable& table,
+                                             const ConvertOptions& options) {
+  for (const std::string& name : options.keep_float) {
+    bool found = false;
+    for (const Node* n : model->graph->nodes()) found |= n->name() == name;
+    if (!found) return absl::InvalidArgumentError(absl::StrCat("--keep_float names no node '", name, "'"));
+  }
+  Converter converter(model, table, options);
+  QFUSE_ASSIGN_OR_RETURN(ConversionStats stats, converter.Run());
+  model->graph->RemoveUnusedConstants();
+  // Per-axis DequantizeLinear and the canonical operator forms need opset 13.
+  model->opset = std::max<int64_t>(model->opset, ir::kPerChannelQdqOpset);
+  QFUSE_RETURN_IF_ERROR(model->graph->Verify());
+  return stats;
+}
+
+}  // namespace qfuse::quant

@@ -1,0 +1,48 @@
+// Turns a calibrated float graph (already fused at some level) into a standard int8 QDQ
+// graph: QuantizeLinear -> DequantizeLinear pairs on quantized activations, int8
+// weights and int32 biases behind DequantizeLinear.
+//
+// Placement: every float value some quantized op reads gets one Q -> DQ pair, and all
+// such readers take the DQ output. At fusion level `full` the ops are quantized units,
+// so a unit's accumulator, residual add and activation are never requantized; at `bn`
+// and `none` every op output is. Ops that keep their input's scale (MaxPool, Reshape,
+// Flatten, Transpose, Squeeze, Unsqueeze, Identity; Concat when its inputs' scales
+// agree) reuse it. Graph outputs stay float (the last op dequantizes). Nodes named in
+// `keep_float` read float values and are not quantized themselves.
+#ifndef QFUSE_QUANT_QDQ_CONVERTER_H_
+#define QFUSE_QUANT_QDQ_CONVERTER_H_
+
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "calib/calibration_table.h"
+#include "ir/model.h"
+
+namespace qfuse::quant {
+
+enum class ActivationType {
+  kInt8,   // symmetric, zero point 0, scale = threshold / 127
+  kUint8,  // non-negative tensors: zero point 0, scale = threshold / 255; others zero point 128
+};
+
+struct ConvertOptions {
+  ActivationType activation_type = ActivationType::kInt8;
+  bool per_channel_weights = true;     // per output channel; false: one scale per weight tensor
+  std::set<std::string> keep_float;    // node names left in float
+};
+
+struct ConversionStats {
+  int64_t quantized_activations = 0;  // Q/DQ pairs inserted
+  int64_t quantized_weights = 0;
+  int64_t widened_bias_channels = 0;  // weight scales raised so the int32 bias fits
+  int64_t float_ops = 0;              // ops left in float between DQ and Q
+};
+
+// `model` is modified in place. Every quantized activation must be in `table`.
+absl::StatusOr<ConversionStats> ConvertToQdq(ir::Model* model, const calib::CalibrationTable& table,
+                                             const ConvertOptions& options);
+
+}  // namespace qfuse::quant
+
+#endif  // QFUSE_QUANT_QDQ_CONVERTER_H_

@@ -1,0 +1,99 @@
+#include "quant/weight_quantizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace qfuse::quant {
+namespace {
+
+constexpr double kInt32Limit = 2147483647.0;
+
+// Weight element (o, c, i) of a tensor viewed as [outer, channels, inner].
+struct ChannelView {
+  int64_t outer = 1, channels = 1, inner = 1;
+};
+
+ChannelView ViewAlong(const ir::Tensor& t, int64_t axis) {
+  ChannelView v;
+  if (axis < 0) {
+    v.inner = t.num_elements();
+    return v;
+  }
+  for (int64_t d = 0; d < axis; ++d) v.outer *= t.dims()[d];
+  v.channels = t.dims()[axis];
+  for (int64_t d = axis + 1; d < t.rank(); ++d) v.inner *= t.dims()[d];
+  return v;
+}
+
+}  // namespace
+
+absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequest& request) {
+  const ir::Tensor& w = *request.weights;
+  if (w.dtype() != ir::DataType::kFloat32) return absl::InvalidArgumentError("weights are not FLOAT");
+  if (!(request.input_scale > 0) || !std::isfinite(request.input_scale)) {
+    return absl::InvalidArgumentError(absl::StrCat("input scale ", request.input_scale, " is not positive"));
+  }
+  const int64_t axis = request.per_channel ? request.channel_axis : -1;
+  if (axis >= w.rank()) return absl::InvalidArgumentError("channel axis out of range");
+  const ChannelView view = ViewAlong(w, axis);
+  const float* wd = w.data<float>();
+  std::vector<double> max_abs(view.channels, 0.0);
+  for (int64_t o = 0; o < view.outer; ++o) {
+    for (int64_t c = 0; c < view.channels; ++c) {
+      const float* row = wd + (o * view.channels + c) * view.inner;
+      for (int64_t i = 0; i < view.inner; ++i) max_abs[c] = std::max(max_abs[c], std::fabs(static_cast<double>(row[i])));
+    }
+  }
+  QuantizedWeights out;
+  out.axis = std::max<int64_t>(axis, 0);
+  out.weight_scales = ir::Tensor(ir::DataType::kFloat32, {view.channels});
+  float* scales = out.weight_scales.data<float>();
+  for (int64_t c = 0; c < view.channels; ++c) scales[c] = max_abs[c] > 0 ? static_cast<float>(max_abs[c] / 127.0) : 1.f;
+
+  if (request.bias != nullptr) {
+    const ir::Tensor& b = *request.bias;
+    if (b.dtype() != ir::DataType::kFloat32) return absl::InvalidArgumentError("bias is not FLOAT");
+    if (view.channels > 1 && b.num_elements() != view.channels) {
+      return absl::InvalidArgumentError(absl::StrCat("bias has ", b.num_elements(), " values for ", view.channels,
+                                                     " weight channels"));
+    }
+    // Widen a channel's weight scale until its bias fits int32.
+    for (int64_t i = 0; i < b.num_elements(); ++i) {
+      const int64_t c = view.channels > 1 ? i : 0;
+      const double needed = std::fabs(static_cast<double>(b.data<float>()[i])) /
+                            (static_cast<double>(request.input_scale) * (kInt32Limit - 1));
+      if (needed > scales[c]) {
+        scales[c] = static_cast<float>(needed * (1.0 + 1e-6));
+        ++out.widened_channels;
+      }
+    }
+    const int64_t n_bias_scales = view.channels > 1 ? b.num_elements() : 1;
+    out.bias = ir::Tensor(ir::DataType::kInt32, {b.num_elements()});
+    out.bias_scales = ir::Tensor(ir::DataType::kFloat32, {n_bias_scales});
+    for (int64_t i = 0; i < n_bias_scales; ++i) out.bias_scales.data<float>()[i] = request.input_scale * scales[i];
+    for (int64_t i = 0; i < b.num_elements(); ++i) {
+      const double s = out.bias_scales.data<float>()[n_bias_scales > 1 ? i : 0];
+      const double q = std::nearbyint(static_cast<double>(b.data<float>()[i]) / s);
+      out.bias.data<int32_t>()[i] = static_cast<int32_t>(std::clamp(q, -kInt32Limit, kInt32Limit));
+    }
+  }
+
+  out.weights = ir::Tensor(ir::DataType::kInt8, w.dims());
+  int8_t* q = out.weights.data<int8_t>();
+  for (int64_t o = 0; o < view.outer; ++o) {
+    for (int64_t c = 0; c < view.channels; ++c) {
+      const int64_t base = (o * view.channels + c) * view.inner;
+      const double s = scales[c];
+      for (int64_t i = 0; i < view.inner; ++i) {
+        q[base + i] = static_cast<int8_t>(std::clamp(std::nearbyint(wd[base + i] / s), -127.0, 127.0));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace qfuse::quant

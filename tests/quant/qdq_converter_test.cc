@@ -1,0 +1,136 @@
+// QDQ conversion of the calibrated sample model at each fusion level: where Q/DQ pairs
+// go, how weights and biases are stored, that the result is a valid opset-13 ONNX model,
+// and that (simulated) int8 inference stays close to float.
+#include "quant/qdq_converter.h"
+
+#include <map>
+
+#include "calib/calibrator.h"
+#include "fusion/pipeline.h"
+#include "gtest/gtest.h"
+#include "ir/fused_unit.h"
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+#include "runtime/executor.h"
+#include "tests/testing/onnx_test_case.h"
+#include "tests/testing/status_matchers.h"
+
+namespace qfuse::quant {
+namespace {
+
+std::map<std::string, int> OpCounts(const ir::Graph& g) {
+  std::map<std::string, int> counts;
+  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
+  return counts;
+}
+
+struct Quantized {
+  ir::Model model;
+  ConversionStats stats;
+  calib::CalibrationTable table;
+};
+
+absl::StatusOr<Quantized> QuantizeResnet(fusion::FusionLevel level, const ConvertOptions& options = {}) {
+  Quantized q;
+  QFUSE_ASSIGN_OR_RETURN(q.model, ir::LoadModel("models/resnet_small/model.onnx"));
+  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&q.model, level).status());
+  calib::DataSource source;
+  source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset({source}, *q.model.graph, 64));
+  calib::CalibrateOptions calibrate;
+  calibrate.num_samples = 64;
+  calibrate.show_progress = false;
+  QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*q.model.graph, *data, calibrate));
+  q.table = run.table;
+  QFUSE_ASSIGN_OR_RETURN(q.stats, ConvertToQdq(&q.model, q.table, options));
+  return q;
+}
+
+TEST(QdqConverterTest, FullLevelQuantizesOnlyUnitBoundaries) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(Quantized q, QuantizeResnet(fusion::FusionLevel::kFull));
+  const auto ops = OpCounts(*q.model.graph);
+  const int units = ops.at(ir::kUnitOpType);
+  EXPECT_EQ(units, 12);  // 11 convs + the classifier
+  EXPECT_EQ(q.stats.quantized_weights, units);
+  // One Q/DQ per quantized activation, plus one DQ per weight and per bias.
+  EXPECT_EQ(ops.at("QuantizeLinear"), q.stats.quantized_activations);
+  EXPECT_EQ(ops.at("DequantizeLinear"), q.stats.quantized_activations + 2 * units);
+  // Every unit reads its X (and residual) through DequantizeLinear, and no unit output
+  // is requantized inside a unit: unit outputs feed Q (or are the graph output).
+  for (const ir::Node* n : q.model.graph->nodes()) {
+    if (!ir::IsUnit(*n)) continue;
+    for (int i : {ir::kUnitX, ir::kUnitW, ir::kUnitBias, ir::kUnitResidual}) {
+      const ir::Value* in = n->input(i);
+      if (in == nullptr) continue;
+      ASSERT_NE(in->producer(), nullptr) << n->Describe() << " input " << i;
+      EXPECT_EQ(in->producer()->op_type(), "DequantizeLinear") << n->Describe() << " input " << i;
+    }
+    // Weights: per-channel int8 along the output-channel axis; bias int32.
+    const ir::Node* wdq = n->input(ir::kUnitW)->producer();
+    EXPECT_EQ(wdq->input(0)->initializer()->dtype(), ir::DataType::kInt8);
+    EXPECT_GT(wdq->input(1)->initializer()->num_elements(), 1);
+    const ir::Node* bdq = n->input(ir::kUnitBias)->producer();
+    EXPECT_EQ(bdq->input(0)->initializer()->dtype(), ir::DataType::kInt32);
+    for (const ir::Value* out : n->outputs()) {
+      for (const ir::Use& use : out->uses()) EXPECT_EQ(use.node->op_type(), "QuantizeLinear") << n->Describe();
+    }
+  }
+  EXPECT_EQ(q.model.graph->outputs()[0]->producer()->op_type(), ir::kUnitOpType);  // logits stay float
+  EXPECT_EQ(q.model.opset, 13);
+}
+
+TEST(QdqConverterTest, LevelsQuantizeMoreTensorsAsFusionDrops) {
+  int64_t previous = 0;
+  for (fusion::FusionLevel level : {fusion::FusionLevel::kFull, fusion::FusionLevel::kBn, fusion::FusionLevel::kNone}) {
+    SCOPED_TRACE(fusion::FusionLevelName(level));
+    QFUSE_ASSERT_OK_AND_ASSIGN(Quantized q, QuantizeResnet(level));
+    EXPECT_GT(q.stats.quantized_activations, previous);
+    previous = q.stats.quantized_activations;
+    if (level == fusion::FusionLevel::kNone) {
+      EXPECT_EQ(OpCounts(*q.model.graph).at("BatchNormalization"), 11);
+      EXPECT_EQ(q.stats.float_ops, 11);  // BN has no int8 form: float between DQ and Q
+    }
+    // A standard ONNX model at opset 13 that passes onnx's checker, units expanded.
+    QFUSE_ASSERT_OK_AND_ASSIGN(onnx::ModelProto proto, ir::ExportModel(q.model));
+    EXPECT_EQ(proto.opset_import(0).version(), 13);
+    for (const auto& n : proto.graph().node()) EXPECT_TRUE(n.domain().empty()) << n.op_type();
+    QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model back, ir::ImportModel(proto, "", "exported"));
+  }
+}
+
+TEST(QdqConverterTest, SimulatedInt8StaysCloseToFloat) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(testing::OnnxTestCase tc, testing::LoadOnnxTestCase("models/resnet_small"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(Quantized q, QuantizeResnet(fusion::FusionLevel::kFull));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, runtime::Executor::Create(*q.model.graph));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto outputs, exec->Run(tc.inputs));
+  const ir::Tensor& expected = tc.expected[0].tensor;
+  const ir::Tensor& actual = outputs[0].tensor;
+  int agree = 0;
+  const int64_t classes = expected.dims()[1];
+  for (int64_t i = 0; i < expected.dims()[0]; ++i) {
+    auto e = expected.values<float>().subspan(i * classes, classes);
+    auto a = actual.values<float>().subspan(i * classes, classes);
+    agree += (std::max_element(e.begin(), e.end()) - e.begin()) == (std::max_element(a.begin(), a.end()) - a.begin());
+  }
+  EXPECT_GE(agree, 97) << "top-1 agreement with float on 100 test images";
+}
+
+TEST(QdqConverterTest, KeepFloatAndMissingTensorsAndUnknownNodes) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(Quantized base, QuantizeResnet(fusion::FusionLevel::kFull));
+  (void)base;
+  ConvertOptions options;
+  options.keep_float = {"no_such_node"};
+  absl::StatusOr<Quantized> bad = QuantizeResnet(fusion::FusionLevel::kFull, options);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  // A table without an activation is refused naming the tensor.
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
+  QFUSE_ASSERT_OK(fusion::Fuse(&model, fusion::FusionLevel::kFull).status());
+  calib::CalibrationTable empty;
+  absl::StatusOr<ConversionStats> missing = ConvertToQdq(&model, empty, {});
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("'input' is not in the calibration table"), std::string::npos)
+      << missing.status();
+}
+
+}  // namespace
+}  // namespace qfuse::quant

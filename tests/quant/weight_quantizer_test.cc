@@ -1,0 +1,66 @@
+// Weight and bias quantization on hand-computed cases.
+#include "quant/weight_quantizer.h"
+
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace qfuse::quant {
+namespace {
+
+using ir::Tensor;
+
+TEST(WeightQuantizerTest, PerChannelMaxAbsAndHalfEvenRounding) {
+  // Two output channels (axis 0) of 3 weights with max |w| = 127 * 2^-7 and 127 * 2^-9,
+  // so the scales 2^-7 and 2^-9 and every ratio below are exact in float.
+  const float s0 = 1.f / 128, s1 = 1.f / 512;
+  Tensor w = Tensor::FromVector<float>({2, 3}, std::vector<float>{127 * s0, -63.5f * s0, 0.5f * s0, 127 * s1,
+                                                                  -0.5f * s1, 1.5f * s1});
+  Tensor b = Tensor::FromVector<float>({2}, std::vector<float>{100 * 0.5f * s0, -250 * 0.5f * s1});
+  WeightQuantizeRequest req{&w, &b, /*input_scale=*/0.5f, /*per_channel=*/true, /*channel_axis=*/0};
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights q, QuantizeWeightsAndBias(req));
+  EXPECT_EQ(q.weight_scales.data<float>()[0], s0);
+  EXPECT_EQ(q.weight_scales.data<float>()[1], s1);
+  const int8_t* qw = q.weights.data<int8_t>();
+  EXPECT_EQ(qw[0], 127);
+  EXPECT_EQ(qw[1], -64);  // -63.5 rounds half to even
+  EXPECT_EQ(qw[2], 0);    // 0.5 rounds half to even
+  EXPECT_EQ(qw[3], 127);
+  EXPECT_EQ(qw[4], 0);    // -0.5 -> 0
+  EXPECT_EQ(qw[5], 2);    // 1.5 -> 2
+  // Bias scale = input scale * weight scale.
+  EXPECT_EQ(q.bias_scales.data<float>()[0], 0.5f * s0);
+  EXPECT_EQ(q.bias.data<int32_t>()[0], 100);
+  EXPECT_EQ(q.bias.data<int32_t>()[1], -250);
+  EXPECT_EQ(q.widened_channels, 0);
+}
+
+TEST(WeightQuantizerTest, PerTensorAxisOneAndZeroChannel) {
+  // Gemm weight [K=2, N=3] with transB 0: channels along axis 1; channel 2 all zero.
+  Tensor w = Tensor::FromVector<float>({2, 3}, std::vector<float>{1.f, 2.f, 0.f, -1.f, 0.5f, 0.f});
+  WeightQuantizeRequest req{&w, nullptr, 1.f, true, 1};
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights q, QuantizeWeightsAndBias(req));
+  EXPECT_FLOAT_EQ(q.weight_scales.data<float>()[0], 1.f / 127);
+  EXPECT_FLOAT_EQ(q.weight_scales.data<float>()[1], 2.f / 127);
+  EXPECT_EQ(q.weight_scales.data<float>()[2], 1.f);  // safe scale for an all-zero channel
+  EXPECT_EQ(q.weights.data<int8_t>()[4], 32);          // 0.5 / (2/127) = 31.75
+  req.per_channel = false;
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights t, QuantizeWeightsAndBias(req));
+  ASSERT_EQ(t.weight_scales.num_elements(), 1);
+  EXPECT_FLOAT_EQ(t.weight_scales.data<float>()[0], 2.f / 127);
+}
+
+TEST(WeightQuantizerTest, BiasThatWouldOverflowInt32WidensItsChannel) {
+  Tensor w = Tensor::FromVector<float>({2, 1}, std::vector<float>{1e-6f, 1.f});
+  Tensor b = Tensor::FromVector<float>({2}, std::vector<float>{1000.f, 1.f});
+  WeightQuantizeRequest req{&w, &b, 1e-4f, true, 0};
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights q, QuantizeWeightsAndBias(req));
+  EXPECT_EQ(q.widened_channels, 1);
+  // 1000 / (1e-4 * s) must fit: s >= 1000 / (1e-4 * (2^31 - 2)).
+  EXPECT_GE(q.weight_scales.data<float>()[0], 1000.0 / (1e-4 * 2147483646.0));
+  EXPECT_LE(std::abs(static_cast<int64_t>(q.bias.data<int32_t>()[0])), int64_t{2147483647});
+  EXPECT_GT(q.bias.data<int32_t>()[0], 2000000000);
+  EXPECT_EQ(q.weight_scales.data<float>()[1], 1.f / 127);
+}
+
+}  // namespace
+}  // namespace qfuse::quant
