@@ -4,14 +4,25 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "ir/fused_unit.h"
 #include "ir/status_macros.h"
+#include "runtime/int8/qdq_lowering.h"
 
 namespace qfuse::runtime {
 
-absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& graph, const ExecutorOptions& options) {
-  QFUSE_RETURN_IF_ERROR(graph.Verify());
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& given, const ExecutorOptions& options) {
+  QFUSE_RETURN_IF_ERROR(given.Verify());
   const KernelRegistry& registry = options.registry != nullptr ? *options.registry : DefaultKernelRegistry();
-  std::unique_ptr<Executor> exec(new Executor(graph, options.num_threads));
+  std::unique_ptr<ir::Graph> lowered;
+  if (options.integer_kernels && int8::HasQdqNodes(given)) {
+    lowered = given.Clone();
+    QFUSE_RETURN_IF_ERROR(ir::ExpandUnits(lowered.get()));
+    int8::LoweringOptions lowering;
+    lowering.mode = options.requantize_mode;
+    QFUSE_RETURN_IF_ERROR(int8::LowerQdqToInteger(lowered.get(), lowering).status());
+  }
+  const ir::Graph& graph = lowered != nullptr ? *lowered : given;
+  std::unique_ptr<Executor> exec(new Executor(std::move(lowered), graph, options.num_threads));
   absl::flat_hash_map<const ir::Value*, int> slot_of;
   auto slot = [&](const ir::Value* v) {
     auto [it, inserted] = slot_of.try_emplace(v, static_cast<int>(exec->slot_values_.size()));

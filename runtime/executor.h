@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
+#include "quant/numerics/requantize.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/thread_pool.h"
@@ -21,6 +22,13 @@ namespace qfuse::runtime {
 struct ExecutorOptions {
   int num_threads = 2;
   const KernelRegistry* registry = nullptr;  // nullptr: DefaultKernelRegistry()
+  // A graph with QuantizeLinear / DequantizeLinear runs on integer kernels: the executor
+  // works on its own copy (units expanded) where QDQ groups are lowered to qfuse's integer
+  // ops (runtime/int8/qdq_lowering.h). false: simulated quantization (float ops between
+  // DequantizeLinear and QuantizeLinear), as the graph is written.
+  bool integer_kernels = true;
+  // Requantization of the integer kernels (quant/numerics/requantize.h).
+  quant::numerics::RequantizeMode requantize_mode = quant::numerics::RequantizeMode::kOnnx;
 };
 
 struct NamedTensor {
@@ -38,8 +46,9 @@ struct RunOptions {
 
 class Executor {
  public:
-  // Prepares `graph` (which must outlive the executor): verifies it, creates a
-  // kernel per node and plans when each intermediate can be freed.
+  // Prepares `graph` (which must outlive the executor): verifies it, lowers QDQ groups
+  // to integer kernels (see ExecutorOptions), creates a kernel per node and plans when
+  // each intermediate can be freed.
   static absl::StatusOr<std::unique_ptr<Executor>> Create(const ir::Graph& graph, const ExecutorOptions& options = {});
 
   // Runs with every graph input bound by name; returns the graph outputs in order.
@@ -50,6 +59,9 @@ class Executor {
   // (constants and caller-owned inputs excluded).
   int64_t peak_activation_bytes() const { return peak_bytes_; }
   const ThreadPool& pool() const { return pool_; }
+  // The graph that runs: the caller's, or the executor's lowered copy. Observers and
+  // node timings refer to its values and nodes.
+  const ir::Graph& graph() const { return graph_; }
 
  private:
   struct Step {
@@ -60,8 +72,10 @@ class Executor {
     std::vector<int> free_after;    // slots whose last reader is this step
   };
 
-  Executor(const ir::Graph& graph, int num_threads) : graph_(graph), pool_(num_threads) {}
+  Executor(std::unique_ptr<ir::Graph> owned, const ir::Graph& graph, int num_threads)
+      : owned_graph_(std::move(owned)), graph_(graph), pool_(num_threads) {}
 
+  std::unique_ptr<ir::Graph> owned_graph_;  // the lowered copy, when there is one
   const ir::Graph& graph_;
   ThreadPool pool_;
   std::vector<Step> steps_;

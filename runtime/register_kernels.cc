@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/kernel_registry.h"
 #include "ir/fused_unit.h"
+#include "runtime/int8/int8_ops.h"
 #include "runtime/kernels/elementwise/elementwise.h"
 #include "runtime/kernels/fused/quant_unit.h"
 #include "runtime/kernels/linalg/linalg.h"
@@ -70,6 +71,14 @@ KernelRegistry* BuildRegistry() {
   r->Register("MatMulInteger", CreateMatMulIntegerKernel);
   // qfuse's own ops.
   r->Register(std::string(ir::kQfuseDomain) + "." + ir::kUnitOpType, CreateQuantUnitKernel);
+  // qfuse's integer ops (made from QDQ groups by runtime/int8/qdq_lowering.h).
+  const std::string q = std::string(ir::kQfuseDomain) + ".";
+  r->Register(q + int8::kQLinearUnitOp, int8::CreateQLinearUnitKernel);
+  r->Register(q + int8::kQLinearAddOp, int8::CreateQLinearAddKernel);
+  r->Register(q + int8::kQLinearClampOp, int8::CreateQLinearClampKernel);
+  r->Register(q + int8::kQLinearAveragePoolOp, int8::CreateQLinearAveragePoolKernel);
+  r->Register(q + int8::kQLinearGlobalAveragePoolOp, int8::CreateQLinearAveragePoolKernel);
+  r->Register(q + int8::kQLinearConcatOp, int8::CreateQLinearConcatKernel);
   return r;
 }
 

@@ -1,0 +1,59 @@
+// qfuse's integer operators (domain "qfuse"), made by the QDQ lowering
+// (runtime/int8/qdq_lowering.h) from DequantizeLinear -> float op -> QuantizeLinear
+// groups. Every int8/uint8 input and output is a value whose type carries its
+// QuantParams (per tensor; weights per tensor or per output channel); the node's
+// attributes hold only the op's own settings and the requantization mode. Arithmetic:
+// runtime/int8/output_stage.h, plus the notes per op below.
+#ifndef QFUSE_RUNTIME_INT8_INT8_OPS_H_
+#define QFUSE_RUNTIME_INT8_INT8_OPS_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+#include "quant/numerics/requantize.h"
+#include "runtime/kernel.h"
+
+namespace qfuse::runtime::int8 {
+
+// QLinearUnit(x, w, [bias], [residual]) -> y: the quantized unit of ir/fused_unit.h in
+// integers. x int8/uint8; w a constant INT8 tensor in the base op's layout (Conv
+// [Cout, Cin/group, k...], Gemm [K, N] or [N, K] with transB, MatMul [K, N]); bias a
+// constant INT32 [Cout] in units of s_x * s_w[c]; residual int8/uint8 of y's shape.
+// acc = sum (x - zp_x) * (w - zp_w) + bias is exact in int32 (checked at Prepare);
+// y = one output stage of (acc, residual - zp_r) with the activation as clamp bounds; y
+// is int8/uint8, or FLOAT (dequantized) for a unit that ends the graph.
+// Attributes: the base op's own (strides, pads, group, transB, ...) and ir/fused_unit.h's
+// qfuse_base_op, qfuse_activation, qfuse_clip_min, qfuse_clip_max.
+inline constexpr char kQLinearUnitOp[] = "QLinearUnit";
+// QLinearAdd(a, b) -> y, same shapes: y = stage(a - zp_a, b - zp_b) (two terms).
+inline constexpr char kQLinearAddOp[] = "QLinearAdd";
+// QLinearClamp(x) -> y: Relu / Clip between requantizations: y = stage(x - zp_x) with
+// float attributes "min" and "max" as activation bounds.
+inline constexpr char kQLinearClampOp[] = "QLinearClamp";
+// QLinearAveragePool(x) -> y (AveragePool attributes; 1-3 spatial dims, no dilations):
+// S = sum of (x - zp_x) over the window's counted positions in int32, y =
+// stage(S) with multiplier s_x / (s_y * n), n the divisor of ONNX AveragePool
+// (count_include_pad decides whether padding counts). One multiplier per divisor.
+inline constexpr char kQLinearAveragePoolOp[] = "QLinearAveragePool";
+// QLinearGlobalAveragePool(x) -> y: the same over all spatial positions.
+inline constexpr char kQLinearGlobalAveragePoolOp[] = "QLinearGlobalAveragePool";
+// QLinearConcat(x_0, ..., x_n) -> y ("axis"): each input requantized to y's params,
+// y = stage_i(x_i - zp_i) (a copy when the params are equal).
+inline constexpr char kQLinearConcatOp[] = "QLinearConcat";
+
+// Requantization mode of every integer node: "onnx" or "fixed".
+inline constexpr char kRequantizeModeAttr[] = "qfuse_requantize";
+
+const char* RequantizeModeName(quant::numerics::RequantizeMode mode);
+absl::StatusOr<quant::numerics::RequantizeMode> ReadRequantizeMode(const ir::Node& node);
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearUnitKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAddKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node);
+
+}  // namespace qfuse::runtime::int8
+
+#endif  // QFUSE_RUNTIME_INT8_INT8_OPS_H_

@@ -1,0 +1,173 @@
+// The output stage of qfuse's integer kernels: one or two integer terms (an int32
+// accumulator with its bias, and optionally a second centred int8 input such as a
+// residual) scaled to the output's quantization and rounded ONCE, with the activation
+// applied as the clamp bounds of that single rounding. Output is int8/uint8 or float.
+//
+// Notation: a = first term (int32: accumulator + bias, or a centred input x_q - zp_x),
+// b = second term (centred input r_q - zp_r, |b| <= 255), m_a[c] and m_b the real
+// multipliers (m_a[c] = s_x * s_w[c] / s_y for a unit, s_x / s_y for a plain input,
+// m_b = s_r / s_y), zp = output zero point, [lo, hi] the clamp bounds in the output's
+// integer domain (the type limits intersected with the quantized activation bounds:
+// Relu -> lo = max(qmin, zp); Clip(a, b) -> [QuantizeLinear(a), QuantizeLinear(b)]; since
+// QuantizeLinear is monotonic this equals clipping in float before quantizing).
+//
+// Mode kOnnx (float32 multipliers, round half to even; bit-exact with onnxruntime's
+// QLinearConv / QLinearMatMul for one term):
+//     f  = float32(a) * m_a[c]                     m_a[c] = numerics::OnnxMultiplier(s_x, s_w[c], s_y)
+//     f += float32(b) * m_b                         two-term only; one float32 multiply-add pair,
+//                                                   m_b = float32(s_r / s_y)
+//     q  = round_half_to_even(clamp(f, lo - zp, hi - zp)) + zp
+//
+// Mode kFixed (integer only at run time; numerics::MultiplyByQuantizedMultiplier is the
+// gemmlowp / TFLite product with a Q31 multiplier and shift):
+//   one term:   q = clamp(MultiplyByQuantizedMultiplier(a, M(m_a[c])) + zp, lo, hi)
+//               (numerics::RequantizeFixed with activation bounds; ties away from zero,
+//               with the double rounding documented in requantize.h)
+//   two terms:  both terms are brought to the common scale s_y / 2^16 first:
+//               t = sat32(MultiplyByQuantizedMultiplier(a, M(m_a[c] * 2^16))
+//                         + MultiplyByQuantizedMultiplier(b, M(m_b * 2^16)))   (sum in int64)
+//               q = clamp(RoundingDivideByPOT(t, 16) + zp, lo, hi)              (ties away from 0)
+//               Each term is within ~1.5 * 2^-16 LSB of its exact value, so q is the
+//               correctly rounded (half away from zero) result except within 2^-15 LSB of
+//               a tie. Saturation of t only happens beyond +-2^15 LSB, far outside [lo, hi].
+//   M(r) = numerics::QuantizeMultiplier(r): r must lie in [2^-32, 2^30), else Prepare fails.
+//
+// Float output (a unit that is a graph output, both modes): the terms are dequantized,
+//     y = clamp(float32(a) * d_a[c] + float32(b) * s_r, act_lo, act_hi)
+// with d_a[c] = float32(s_x * s_w[c]) (the bias scale), and float activation bounds.
+#ifndef QFUSE_RUNTIME_INT8_OUTPUT_STAGE_H_
+#define QFUSE_RUNTIME_INT8_OUTPUT_STAGE_H_
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/data_type.h"
+#include "quant/numerics/requantize.h"
+
+namespace qfuse::runtime::int8 {
+
+namespace numerics = ::qfuse::quant::numerics;
+
+// Fraction bits of the common intermediate scale of two-term kFixed requantization.
+inline constexpr int kTwoTermFractionBits = 16;
+
+// One term's scale: the real multiplier is input_scale * weight_scales[c] / output_scale
+// (weight_scales = {1} for a plain input).
+struct TermScales {
+  float input_scale = 1.f;
+  std::vector<float> weight_scales = {1.f};
+};
+
+struct OutputStageSpec {
+  numerics::RequantizeMode mode = numerics::RequantizeMode::kOnnx;
+  ir::DataType output_type = ir::DataType::kInt8;  // kInt8, kUint8 or kFloat32
+  float output_scale = 1.f;                        // quantized outputs only
+  int32_t output_zero_point = 0;
+  TermScales a;
+  bool has_b = false;
+  TermScales b;  // weight_scales must be {1}
+  // Activation bounds in real units (lowest()/max() when absent).
+  float act_min = std::numeric_limits<float>::lowest();
+  float act_max = std::numeric_limits<float>::max();
+};
+
+class OutputStage {
+ public:
+  // Validates the spec and precomputes multipliers (InvalidArgument naming the channel
+  // when a kFixed multiplier is out of range).
+  static absl::StatusOr<OutputStage> Create(const OutputStageSpec& spec);
+
+  ir::DataType output_type() const { return output_type_; }
+  bool has_b() const { return has_b_; }
+  int64_t channels() const { return static_cast<int64_t>(onnx_a_.size()); }
+  int32_t lo() const { return lo_; }
+  int32_t hi() const { return hi_; }
+
+  // Quantized output of channel c (c < channels(), or any c when per tensor).
+  int32_t Quantize(int32_t a, int64_t c) const {
+    const int64_t i = onnx_a_.size() == 1 ? 0 : c;
+    if (mode_ == numerics::RequantizeMode::kOnnx) {
+      const float f = numerics::ClampLikeMlas(static_cast<float>(a) * onnx_a_[i], flo_, fhi_);
+      return numerics::RoundHalfToEven(f) + zp_;
+    }
+    const int64_t q = int64_t{numerics::MultiplyByQuantizedMultiplier(a, fixed_a_[i])} + zp_;
+    return static_cast<int32_t>(q < lo_ ? lo_ : (q > hi_ ? hi_ : q));
+  }
+  int32_t Quantize(int32_t a, int32_t b, int64_t c) const {
+    const int64_t i = onnx_a_.size() == 1 ? 0 : c;
+    if (mode_ == numerics::RequantizeMode::kOnnx) {
+      const float f = static_cast<float>(a) * onnx_a_[i] + static_cast<float>(b) * onnx_b_;
+      return numerics::RoundHalfToEven(numerics::ClampLikeMlas(f, flo_, fhi_)) + zp_;
+    }
+    int64_t t = int64_t{numerics::MultiplyByQuantizedMultiplier(a, fixed_a_[i])} +
+                numerics::MultiplyByQuantizedMultiplier(b, fixed_b_);
+    t = t < std::numeric_limits<int32_t>::min() ? std::numeric_limits<int32_t>::min()
+        : t > std::numeric_limits<int32_t>::max() ? std::numeric_limits<int32_t>::max() : t;
+    const int64_t q = int64_t{numerics::RoundingDivideByPOT(static_cast<int32_t>(t), kTwoTermFractionBits)} + zp_;
+    return static_cast<int32_t>(q < lo_ ? lo_ : (q > hi_ ? hi_ : q));
+  }
+  // Float output.
+  float Dequantize(int32_t a, int64_t c) const {
+    const float y = static_cast<float>(a) * dequant_a_[dequant_a_.size() == 1 ? 0 : c];
+    return y < act_min_ ? act_min_ : (y > act_max_ ? act_max_ : y);
+  }
+  float Dequantize(int32_t a, int32_t b, int64_t c) const {
+    const float y = static_cast<float>(a) * dequant_a_[dequant_a_.size() == 1 ? 0 : c] + static_cast<float>(b) * dequant_b_;
+    return y < act_min_ ? act_min_ : (y > act_max_ ? act_max_ : y);
+  }
+
+  // out[i] = Quantize(a[i * a_stride] + bias, c) (T = int8_t / uint8_t), or with the second
+  // term b[i] - b_zp (B = int8_t / uint8_t) when b != nullptr. The mode is tested once per
+  // row so the loops vectorise.
+  template <typename T, typename B>
+  void QuantizeRow(const int32_t* a, int64_t a_stride, int32_t bias, const B* b, int32_t b_zp, int64_t c, int64_t n,
+                   T* out) const {
+    if (b != nullptr) {
+      for (int64_t i = 0; i < n; ++i) {
+        out[i] = static_cast<T>(Quantize(a[i * a_stride] + bias, static_cast<int32_t>(b[i]) - b_zp, c));
+      }
+    } else if (mode_ == numerics::RequantizeMode::kOnnx && a_stride == 1) {
+      const float m = onnx_a_[onnx_a_.size() == 1 ? 0 : c];
+      const float lo = flo_, hi = fhi_;
+      const int32_t zp = zp_;
+      for (int64_t i = 0; i < n; ++i) {
+        float f = static_cast<float>(a[i] + bias) * m;
+        f = f > lo ? f : lo;  // numerics::ClampLikeMlas
+        f = f < hi ? f : hi;
+        out[i] = static_cast<T>(numerics::RoundHalfToEven(f) + zp);
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(Quantize(a[i * a_stride] + bias, c));
+    }
+  }
+  template <typename B>
+  void DequantizeRow(const int32_t* a, int64_t a_stride, int32_t bias, const B* b, int32_t b_zp, int64_t c, int64_t n,
+                     float* out) const {
+    if (b == nullptr) {
+      for (int64_t i = 0; i < n; ++i) out[i] = Dequantize(a[i * a_stride] + bias, c);
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = Dequantize(a[i * a_stride] + bias, static_cast<int32_t>(b[i]) - b_zp, c);
+    }
+  }
+
+ private:
+  numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
+  ir::DataType output_type_ = ir::DataType::kInt8;
+  bool has_b_ = false;
+  int32_t zp_ = 0, lo_ = 0, hi_ = 0;
+  float flo_ = 0, fhi_ = 0;  // lo - zp, hi - zp
+  std::vector<float> onnx_a_;
+  float onnx_b_ = 0;
+  std::vector<numerics::FixedMultiplier> fixed_a_;
+  numerics::FixedMultiplier fixed_b_;
+  std::vector<float> dequant_a_;
+  float dequant_b_ = 0;
+  float act_min_ = 0, act_max_ = 0;
+};
+
+}  // namespace qfuse::runtime::int8
+
+#endif  // QFUSE_RUNTIME_INT8_OUTPUT_STAGE_H_

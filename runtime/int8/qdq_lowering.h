@@ -1,0 +1,53 @@
+// Lowers a QDQ graph (quant/qdq_converter.h, units expanded by ir::ExpandUnits) to
+// qfuse's integer operators (runtime/int8/int8_ops.h). Each rewrite starts at a
+// QuantizeLinear (or at a float graph output for the last unit) and matches, const,
+// one group; a separate action rewrites it:
+//   (a) DQ(x) -> Conv | Gemm | MatMul(DQ(int8 w), [DQ(int32 b)]) -> [Add DQ(int32 b)]
+//       -> [Add DQ(r)] -> [Relu | Clip] -> Q (or float graph output)      => QLinearUnit
+//   (b) Add(DQ(a), DQ(b)) -> Q, equal static shapes                          => QLinearAdd
+//   (c) Relu | Clip(DQ(x)) -> Q                                              => QLinearClamp
+//   (d) MaxPool | Reshape | Flatten | Transpose | Squeeze | Unsqueeze | Identity
+//       (DQ(x)) -> Q with Q's params equal to x's                            => the op on int8
+//   (e) AveragePool | GlobalAveragePool(DQ(x)) -> Q                          => QLinear*AveragePool
+//   (f) Concat(DQ(x_0), ..., DQ(x_n)) -> Q                                   => QLinearConcat
+// Every float intermediate of a group must have that group as its only reader. The
+// integer node's output keeps the QuantizeLinear output's name (so observers see the
+// same int8 tensors as in simulated quantization), and QuantParams are written into
+// the types of the int8 values and constants it reads. Groups that do not match (e.g.
+// ConvTranspose, per-tensor params that are not constants, ops without an int8 form)
+// keep running as DQ -> float op -> Q. DequantizeLinear nodes left without readers are
+// removed.
+#ifndef QFUSE_RUNTIME_INT8_QDQ_LOWERING_H_
+#define QFUSE_RUNTIME_INT8_QDQ_LOWERING_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+#include "quant/numerics/requantize.h"
+
+namespace qfuse::runtime::int8 {
+
+struct LoweringOptions {
+  quant::numerics::RequantizeMode mode = quant::numerics::RequantizeMode::kOnnx;
+};
+
+struct LoweringStats {
+  int64_t units = 0;           // (a)
+  int64_t adds = 0;            // (b)
+  int64_t clamps = 0;          // (c)
+  int64_t pass_through = 0;    // (d)
+  int64_t average_pools = 0;   // (e)
+  int64_t concats = 0;         // (f)
+  int64_t removed_nodes = 0;   // Q, DQ and float ops replaced
+};
+
+// True when `graph` has a QuantizeLinear or DequantizeLinear node.
+bool HasQdqNodes(const ir::Graph& graph);
+
+// Rewrites `graph` in place (units must already be expanded).
+absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const LoweringOptions& options = {});
+
+}  // namespace qfuse::runtime::int8
+
+#endif  // QFUSE_RUNTIME_INT8_QDQ_LOWERING_H_

@@ -1,0 +1,368 @@
+// QLinearAdd, QLinearClamp, QLinearAveragePool, QLinearGlobalAveragePool and
+// QLinearConcat (runtime/int8/int8_ops.h), elementwise over per-tensor int8/uint8 values.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "runtime/int8/int8_ops.h"
+#include "runtime/int8/output_stage.h"
+#include "runtime/int8/value_params.h"
+#include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/linalg/conv_geometry.h"
+
+namespace qfuse::runtime::int8 {
+namespace {
+
+using ir::DataType;
+
+// Elements per parallel chunk of the elementwise kernels.
+constexpr int64_t kElementwiseChunk = 1 << 14;
+
+// Calls fn(p) with p the typed data pointer of an INT8 or UINT8 tensor.
+template <typename Fn>
+void WithBytes(const Tensor& t, Fn&& fn) {
+  if (t.dtype() == DataType::kInt8) {
+    fn(t.data<int8_t>());
+  } else {
+    fn(t.data<uint8_t>());
+  }
+}
+template <typename Fn>
+void WithMutableBytes(Tensor* t, Fn&& fn) {
+  if (t->dtype() == DataType::kInt8) {
+    fn(t->data<int8_t>());
+  } else {
+    fn(t->data<uint8_t>());
+  }
+}
+
+absl::Status CheckType(const Tensor* t, const ActivationQuant& q, const char* what) {
+  if (t == nullptr || t->dtype() != q.type) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must be ", ir::DataTypeName(q.type)));
+  }
+  return absl::OkStatus();
+}
+
+// A single-term output stage from `in` to `out` (multiplier in.scale * extra / out.scale).
+absl::StatusOr<OutputStage> SingleTerm(numerics::RequantizeMode mode, const ActivationQuant& in,
+                                       const ActivationQuant& out, float weight = 1.f,
+                                       float act_min = std::numeric_limits<float>::lowest(),
+                                       float act_max = std::numeric_limits<float>::max()) {
+  OutputStageSpec spec;
+  spec.mode = mode;
+  spec.output_type = out.type;
+  spec.output_scale = out.scale;
+  spec.output_zero_point = out.zero_point;
+  spec.a.input_scale = in.scale;
+  spec.a.weight_scales = {weight};
+  spec.act_min = act_min;
+  spec.act_max = act_max;
+  return OutputStage::Create(spec);
+}
+
+class QLinearAddKernel : public Kernel {
+ public:
+  absl::Status Prepare(const ir::Node& node) {
+    QFUSE_ASSIGN_OR_RETURN(const numerics::RequantizeMode mode, ReadRequantizeMode(node));
+    QFUSE_ASSIGN_OR_RETURN(a_, ReadActivationQuant(node.input(0), "A"));
+    QFUSE_ASSIGN_OR_RETURN(b_, ReadActivationQuant(node.input(1), "B"));
+    QFUSE_ASSIGN_OR_RETURN(const ActivationQuant y, ReadActivationQuant(node.output(0), "C"));
+    OutputStageSpec spec;
+    spec.mode = mode;
+    spec.output_type = y.type;
+    spec.output_scale = y.scale;
+    spec.output_zero_point = y.zero_point;
+    spec.a.input_scale = a_.scale;
+    spec.has_b = true;
+    spec.b.input_scale = b_.scale;
+    QFUSE_ASSIGN_OR_RETURN(stage_, OutputStage::Create(spec));
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 2));
+    QFUSE_RETURN_IF_ERROR(CheckType(inputs[0], a_, "A"));
+    QFUSE_RETURN_IF_ERROR(CheckType(inputs[1], b_, "B"));
+    const Tensor& a = *inputs[0];
+    const Tensor& b = *inputs[1];
+    if (a.dims() != b.dims()) {
+      return absl::InvalidArgumentError(absl::StrCat("A ", ir::DimsToString(a.dims()), " and B ",
+                                                     ir::DimsToString(b.dims()), " must have the same shape"));
+    }
+    outputs[0] = Tensor(stage_.output_type(), a.dims());
+    Tensor* y = &outputs[0];
+    WithBytes(a, [&](const auto* ad) {
+      WithBytes(b, [&](const auto* bd) {
+        WithMutableBytes(y, [&](auto* yd) {
+          using T = std::remove_pointer_t<decltype(yd)>;
+          ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+              yd[i] = static_cast<T>(stage_.Quantize(ad[i] - a_.zero_point, bd[i] - b_.zero_point, 0));
+            }
+          });
+        });
+      });
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  ActivationQuant a_, b_;
+  OutputStage stage_;
+};
+
+class QLinearClampKernel : public Kernel {
+ public:
+  absl::Status Prepare(const ir::Node& node) {
+    QFUSE_ASSIGN_OR_RETURN(const numerics::RequantizeMode mode, ReadRequantizeMode(node));
+    QFUSE_ASSIGN_OR_RETURN(x_, ReadActivationQuant(node.input(0), "X"));
+    QFUSE_ASSIGN_OR_RETURN(const ActivationQuant y, ReadActivationQuant(node.output(0), "Y"));
+    QFUSE_ASSIGN_OR_RETURN(const float lo, node.attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
+    QFUSE_ASSIGN_OR_RETURN(const float hi, node.attrs().GetFloat("max", std::numeric_limits<float>::max()));
+    QFUSE_ASSIGN_OR_RETURN(stage_, SingleTerm(mode, x_, y, 1.f, lo, hi));
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 1));
+    QFUSE_RETURN_IF_ERROR(CheckType(inputs[0], x_, "X"));
+    const Tensor& x = *inputs[0];
+    outputs[0] = Tensor(stage_.output_type(), x.dims());
+    WithBytes(x, [&](const auto* xd) {
+      WithMutableBytes(&outputs[0], [&](auto* yd) {
+        using T = std::remove_pointer_t<decltype(yd)>;
+        ctx.pool->ParallelFor(x.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) yd[i] = static_cast<T>(stage_.Quantize(xd[i] - x_.zero_point, 0));
+        });
+      });
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  ActivationQuant x_;
+  OutputStage stage_;
+};
+
+// AveragePool (ceil_mode 0, no dilations: the lowering only matches those) and
+// GlobalAveragePool. stages_[n] divides by n.
+class QLinearAveragePoolKernel : public Kernel {
+ public:
+  explicit QLinearAveragePoolKernel(bool global) : global_(global) {}
+
+  absl::Status Prepare(const ir::Node& node) {
+    QFUSE_ASSIGN_OR_RETURN(mode_, ReadRequantizeMode(node));
+    QFUSE_ASSIGN_OR_RETURN(x_, ReadActivationQuant(node.input(0), "X"));
+    QFUSE_ASSIGN_OR_RETURN(y_, ReadActivationQuant(node.output(0), "Y"));
+    if (global_) return absl::OkStatus();
+    QFUSE_ASSIGN_OR_RETURN(attrs_, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
+    QFUSE_ASSIGN_OR_RETURN(const int64_t ceil_mode, node.attrs().GetInt("ceil_mode", 0));
+    QFUSE_ASSIGN_OR_RETURN(const int64_t include_pad, node.attrs().GetInt("count_include_pad", 0));
+    count_include_pad_ = include_pad != 0;
+    if (attrs_.kernel_shape.empty() || ceil_mode != 0 || attrs_.kernel_shape.size() > kernels::linalg::kMaxSpatial) {
+      return absl::UnimplementedError("integer AveragePool needs kernel_shape (1-3 dims) and ceil_mode 0");
+    }
+    for (int64_t d : attrs_.dilations) {
+      if (d != 1) return absl::UnimplementedError("integer AveragePool does not support dilations");
+    }
+    int64_t window = 1;
+    for (int64_t k : attrs_.kernel_shape) window *= k;
+    for (int64_t n = 0; n <= window; ++n) QFUSE_RETURN_IF_ERROR(StageFor(n).status());
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 1));
+    QFUSE_RETURN_IF_ERROR(CheckType(inputs[0], x_, "X"));
+    const Tensor& x = *inputs[0];
+    if (x.rank() < 3) return absl::InvalidArgumentError(absl::StrCat("X ", ir::DimsToString(x.dims()), " has no spatial dims"));
+    const int64_t planes = x.dims()[0] * x.dims()[1];
+    kernels::linalg::ConvGeometry g;
+    std::vector<int64_t> out_dims = {x.dims()[0], x.dims()[1]};
+    if (global_) {
+      g.image = {1, 1, x.num_elements() / std::max<int64_t>(planes, 1)};
+      g.kernel = g.image;
+      out_dims.resize(x.rank(), 1);
+    } else {
+      if (x.rank() != static_cast<int64_t>(attrs_.kernel_shape.size()) + 2) {
+        return absl::InvalidArgumentError(absl::StrCat("X ", ir::DimsToString(x.dims()), " does not match kernel_shape"));
+      }
+      QFUSE_ASSIGN_OR_RETURN(g, kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x.dims()).subspan(2),
+                                                             attrs_.kernel_shape));
+      for (int64_t i = kernels::linalg::kMaxSpatial - g.spatial_rank; i < kernels::linalg::kMaxSpatial; ++i) {
+        out_dims.push_back(g.col[i]);
+      }
+    }
+    // |sum| <= window * 255 must fit int32.
+    if (g.kernel_size() > (int64_t{1} << 23)) return absl::UnimplementedError("pooling window too large for int32 sums");
+    const std::vector<OutputStage>* stages = &stages_;
+    if (global_) QFUSE_RETURN_IF_ERROR(StageFor(g.kernel_size()).status());
+    outputs[0] = Tensor(y_.type, out_dims);
+    const int64_t in_size = g.image_size(), out_size = g.col_size();
+    WithBytes(x, [&](const auto* xd) {
+      WithMutableBytes(&outputs[0], [&](auto* yd) {
+        using T = std::remove_pointer_t<decltype(yd)>;
+        ctx.pool->ParallelFor(planes, 1, [&](int64_t begin, int64_t end) {
+          for (int64_t plane = begin; plane < end; ++plane) {
+            const auto* in = xd + plane * in_size;
+            T* out = yd + plane * out_size;
+            for (int64_t o = 0; o < out_size; ++o) {
+              const int64_t o2 = o % g.col[2], o1 = (o / g.col[2]) % g.col[1], o0 = o / (g.col[2] * g.col[1]);
+              int32_t sum = 0, count = 0;
+              for (int64_t t0 = 0; t0 < g.kernel[0]; ++t0) {
+                const int64_t i0 = o0 * g.stride[0] - g.pad_begin[0] + t0;
+                if (i0 < 0 || i0 >= g.image[0]) continue;
+                for (int64_t t1 = 0; t1 < g.kernel[1]; ++t1) {
+                  const int64_t i1 = o1 * g.stride[1] - g.pad_begin[1] + t1;
+                  if (i1 < 0 || i1 >= g.image[1]) continue;
+                  const auto* row = in + (i0 * g.image[1] + i1) * g.image[2];
+                  for (int64_t t2 = 0; t2 < g.kernel[2]; ++t2) {
+                    const int64_t i2 = o2 * g.stride[2] - g.pad_begin[2] + t2;
+                    if (i2 < 0 || i2 >= g.image[2]) continue;
+                    sum += row[i2];
+                    ++count;
+                  }
+                }
+              }
+              sum -= count * x_.zero_point;
+              const int64_t divisor = count_include_pad_ || global_ ? g.kernel_size() : count;
+              out[o] = static_cast<T>((*stages)[divisor].Quantize(sum, 0));
+            }
+          }
+        });
+      });
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  // stages_[n] for divisor n (created on first use; n = 0 maps to 1 and is never used).
+  absl::StatusOr<const OutputStage*> StageFor(int64_t n) {
+    while (static_cast<int64_t>(stages_.size()) <= n) {
+      const int64_t d = std::max<int64_t>(1, static_cast<int64_t>(stages_.size()));
+      QFUSE_ASSIGN_OR_RETURN(OutputStage s, SingleTerm(mode_, x_, y_, 1.f / static_cast<float>(d)));
+      stages_.push_back(std::move(s));
+    }
+    return &stages_[n];
+  }
+
+  const bool global_;
+  numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
+  ActivationQuant x_, y_;
+  kernels::linalg::ConvAttrs attrs_;
+  bool count_include_pad_ = false;
+  std::vector<OutputStage> stages_;
+};
+
+class QLinearConcatKernel : public Kernel {
+ public:
+  absl::Status Prepare(const ir::Node& node) {
+    QFUSE_ASSIGN_OR_RETURN(const numerics::RequantizeMode mode, ReadRequantizeMode(node));
+    QFUSE_ASSIGN_OR_RETURN(axis_, node.attrs().GetInt("axis", 0));
+    QFUSE_ASSIGN_OR_RETURN(y_, ReadActivationQuant(node.output(0), "output"));
+    for (size_t i = 0; i < node.inputs().size(); ++i) {
+      QFUSE_ASSIGN_OR_RETURN(ActivationQuant in, ReadActivationQuant(node.input(i), absl::StrCat("input ", i)));
+      QFUSE_ASSIGN_OR_RETURN(OutputStage s, SingleTerm(mode, in, y_));
+      copy_.push_back(in.type == y_.type && in.scale == y_.scale && in.zero_point == y_.zero_point);
+      in_.push_back(in);
+      stages_.push_back(std::move(s));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, in_.size()));
+    const Tensor& first = *inputs[0];
+    QFUSE_ASSIGN_OR_RETURN(const int64_t axis, kernels::NormalizeAxis(axis_, first.rank()));
+    std::vector<int64_t> out_dims = first.dims();
+    out_dims[axis] = 0;
+    for (size_t i = 0; i < in_.size(); ++i) {
+      QFUSE_RETURN_IF_ERROR(CheckType(inputs[i], in_[i], "input"));
+      const Tensor& t = *inputs[i];
+      bool ok = t.rank() == first.rank();
+      for (int64_t d = 0; ok && d < t.rank(); ++d) ok = d == axis || t.dims()[d] == first.dims()[d];
+      if (!ok) {
+        return absl::InvalidArgumentError(absl::StrCat("input ", i, " ", ir::DimsToString(t.dims()), " does not match ",
+                                                       ir::DimsToString(first.dims()), " outside axis ", axis));
+      }
+      out_dims[axis] += t.dims()[axis];
+    }
+    outputs[0] = Tensor(y_.type, out_dims);
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= out_dims[d];
+    const int64_t out_block = outer > 0 ? outputs[0].num_elements() / outer : 0;
+    int64_t offset = 0;
+    for (size_t i = 0; i < in_.size(); ++i) {
+      const Tensor& t = *inputs[i];
+      const int64_t block = outer > 0 ? t.num_elements() / outer : 0;
+      WithBytes(t, [&](const auto* xd) {
+        WithMutableBytes(&outputs[0], [&](auto* yd) {
+          using T = std::remove_pointer_t<decltype(yd)>;
+          ctx.pool->ParallelFor(outer, std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(block, 1)),
+                                [&](int64_t begin, int64_t end) {
+            for (int64_t o = begin; o < end; ++o) {
+              const auto* src = xd + o * block;
+              T* dst = yd + o * out_block + offset;
+              if (copy_[i]) {
+                std::memcpy(dst, src, block);
+              } else {
+                for (int64_t j = 0; j < block; ++j) dst[j] = static_cast<T>(stages_[i].Quantize(src[j] - in_[i].zero_point, 0));
+              }
+            }
+          });
+        });
+      });
+      offset += block;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int64_t axis_ = 0;
+  ActivationQuant y_;
+  std::vector<ActivationQuant> in_;
+  std::vector<OutputStage> stages_;
+  std::vector<bool> copy_;
+};
+
+template <typename K, typename... Args>
+absl::StatusOr<std::unique_ptr<Kernel>> Make(const ir::Node& node, Args... args) {
+  auto k = std::make_unique<K>(args...);
+  QFUSE_RETURN_IF_ERROR(k->Prepare(node));
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace
+
+const char* RequantizeModeName(numerics::RequantizeMode mode) {
+  return mode == numerics::RequantizeMode::kFixed ? "fixed" : "onnx";
+}
+
+absl::StatusOr<numerics::RequantizeMode> ReadRequantizeMode(const ir::Node& node) {
+  QFUSE_ASSIGN_OR_RETURN(const std::string mode, node.attrs().GetString(kRequantizeModeAttr, "onnx"));
+  if (mode == "onnx") return numerics::RequantizeMode::kOnnx;
+  if (mode == "fixed") return numerics::RequantizeMode::kFixed;
+  return absl::InvalidArgumentError(absl::StrCat(kRequantizeModeAttr, " is '", mode, "'; expected onnx or fixed"));
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAddKernel(const ir::Node& node) {
+  return Make<QLinearAddKernel>(node);
+}
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node) {
+  return Make<QLinearClampKernel>(node);
+}
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node) {
+  return Make<QLinearAveragePoolKernel>(node, node.op_type() == kQLinearGlobalAveragePoolOp);
+}
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node) {
+  return Make<QLinearConcatKernel>(node);
+}
+
+}  // namespace qfuse::runtime::int8

@@ -1,0 +1,447 @@
+// QLinearUnit: Conv (any group; a direct loop for depthwise), Gemm and MatMul with
+// constant int8 weights packed once at Prepare, int32 bias, residual and activation in
+// one output stage (runtime/int8/output_stage.h).
+//   Conv: each (image, group, block of 64 output pixels) is an im2col of int8/uint8 rows
+//   (padding filled with zp_x, so it contributes 0) times B_g[K, Cout/group] with the
+//   int8 GEMM; depthwise convs (Cin/group == 1 == Cout/group) accumulate
+//   (x - zp_x) * (w - zp_w) per tap in int32 directly. Gemm / MatMul: rows of x times
+//   B[K, N] in blocks of 32 rows. Work items run in parallel on the executor's pool.
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/fused_unit.h"
+#include "ir/status_macros.h"
+#include "runtime/int8/int8_ops.h"
+#include "runtime/int8/output_stage.h"
+#include "runtime/int8/value_params.h"
+#include "runtime/kernels/linalg/conv_geometry.h"
+#include "runtime/kernels/quant/quant_util.h"
+
+namespace qfuse::runtime::int8 {
+namespace {
+
+using ir::DataType;
+using kernels::linalg::ConvAttrs;
+using kernels::linalg::ConvGeometry;
+using kernels::quant::PreparedWeights;
+
+constexpr int64_t kPixelsPerTask = 64;
+constexpr int64_t kRowsPerTask = 32;
+
+enum class BaseOp { kConv, kGemm, kMatMul };
+
+// rows[r][c * taps + tap] = image[c][position of output pixel p0 + r and tap], or `pad`
+// outside the image; rows are `k` bytes apart (byte copies: int8 and uint8 alike).
+void Im2Rows(const ConvGeometry& g, int64_t channels, const uint8_t* image, uint8_t pad, int64_t p0, int64_t p1,
+             uint8_t* rows, int64_t k) {
+  const int64_t taps = g.kernel_size();
+  const int64_t image_size = g.image_size();
+  for (int64_t p = p0; p < p1; ++p, rows += k) {
+    const int64_t o2 = p % g.col[2], o1 = (p / g.col[2]) % g.col[1], o0 = p / (g.col[2] * g.col[1]);
+    for (int64_t t0 = 0; t0 < g.kernel[0]; ++t0) {
+      const int64_t i0 = o0 * g.stride[0] - g.pad_begin[0] + t0 * g.dilation[0];
+      const bool in0 = i0 >= 0 && i0 < g.image[0];
+      for (int64_t t1 = 0; t1 < g.kernel[1]; ++t1) {
+        const int64_t i1 = o1 * g.stride[1] - g.pad_begin[1] + t1 * g.dilation[1];
+        const bool in1 = in0 && i1 >= 0 && i1 < g.image[1];
+        for (int64_t t2 = 0; t2 < g.kernel[2]; ++t2) {
+          const int64_t i2 = o2 * g.stride[2] - g.pad_begin[2] + t2 * g.dilation[2];
+          const int64_t tap = (t0 * g.kernel[1] + t1) * g.kernel[2] + t2;
+          if (in1 && i2 >= 0 && i2 < g.image[2]) {
+            const uint8_t* src = image + (i0 * g.image[1] + i1) * g.image[2] + i2;
+            for (int64_t c = 0; c < channels; ++c) rows[c * taps + tap] = src[c * image_size];
+          } else {
+            for (int64_t c = 0; c < channels; ++c) rows[c * taps + tap] = pad;
+          }
+        }
+      }
+    }
+  }
+}
+
+// acc[col] = sum_tap (image[pos(col, tap)] - zp) * w[tap] over in-image taps (one channel).
+template <typename X>
+void DepthwiseAccumulate(const ConvGeometry& g, const X* image, int32_t zp, const int32_t* w, int32_t* acc) {
+  const int64_t out2 = g.col[2], s2 = g.stride[2];
+  std::fill(acc, acc + g.col_size(), 0);
+  for (int64_t o0 = 0; o0 < g.col[0]; ++o0) {
+    for (int64_t o1 = 0; o1 < g.col[1]; ++o1) {
+      int32_t* row = acc + (o0 * g.col[1] + o1) * out2;
+      for (int64_t t0 = 0; t0 < g.kernel[0]; ++t0) {
+        const int64_t i0 = o0 * g.stride[0] - g.pad_begin[0] + t0 * g.dilation[0];
+        if (i0 < 0 || i0 >= g.image[0]) continue;
+        for (int64_t t1 = 0; t1 < g.kernel[1]; ++t1) {
+          const int64_t i1 = o1 * g.stride[1] - g.pad_begin[1] + t1 * g.dilation[1];
+          if (i1 < 0 || i1 >= g.image[1]) continue;
+          const X* in = image + (i0 * g.image[1] + i1) * g.image[2];
+          for (int64_t t2 = 0; t2 < g.kernel[2]; ++t2) {
+            const int32_t wv = w[(t0 * g.kernel[1] + t1) * g.kernel[2] + t2];
+            const int64_t off = t2 * g.dilation[2] - g.pad_begin[2];  // i2 = o2 * s2 + off
+            const int64_t lo = off >= 0 ? 0 : (-off + s2 - 1) / s2;
+            const int64_t hi = g.image[2] - 1 - off < 0 ? 0 : std::min(out2, (g.image[2] - 1 - off) / s2 + 1);
+            if (s2 == 1) {
+              const X* src = in + off;
+              for (int64_t o2 = lo; o2 < hi; ++o2) row[o2] += (static_cast<int32_t>(src[o2]) - zp) * wv;
+            } else {
+              for (int64_t o2 = lo; o2 < hi; ++o2) row[o2] += (static_cast<int32_t>(in[o2 * s2 + off]) - zp) * wv;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// DepthwiseAccumulate for 2-D convs without dilation: the channel is first centred into a
+// zero-padded int16 plane, so every tap is a bounds-free row loop.
+template <typename X>
+void DepthwiseAccumulate2d(const ConvGeometry& g, const X* image, int32_t zp, const int32_t* w, int32_t* acc) {
+  const int64_t kh = g.kernel[1], kw = g.kernel[2], sh = g.stride[1], sw = g.stride[2];
+  const int64_t oh = g.col[1], ow = g.col[2], ih = g.image[1], iw = g.image[2];
+  const int64_t ph = g.pad_begin[1], pw = g.pad_begin[2];
+  const int64_t hp = std::max(ih + ph, (oh - 1) * sh + kh), wp = std::max(iw + pw, (ow - 1) * sw + kw);
+  thread_local std::vector<int16_t> plane;
+  plane.assign(hp * wp, 0);
+  for (int64_t i = 0; i < ih; ++i) {
+    int16_t* dst = plane.data() + (i + ph) * wp + pw;
+    const X* src = image + i * iw;
+    for (int64_t j = 0; j < iw; ++j) dst[j] = static_cast<int16_t>(src[j] - zp);
+  }
+  for (int64_t o = 0; o < oh; ++o) {
+    int32_t* row = acc + o * ow;
+    std::fill(row, row + ow, 0);
+    for (int64_t t0 = 0; t0 < kh; ++t0) {
+      const int16_t* in = plane.data() + (o * sh + t0) * wp;
+      for (int64_t t1 = 0; t1 < kw; ++t1) {
+        const int32_t wv = w[t0 * kw + t1];
+        const int16_t* src = in + t1;
+        if (sw == 1) {
+          for (int64_t j = 0; j < ow; ++j) row[j] += src[j] * wv;
+        } else {
+          for (int64_t j = 0; j < ow; ++j) row[j] += src[j * sw] * wv;
+        }
+      }
+    }
+  }
+}
+
+class QLinearUnitKernel : public Kernel {
+ public:
+  static absl::StatusOr<std::unique_ptr<Kernel>> Create(const ir::Node& node) {
+    auto k = std::unique_ptr<QLinearUnitKernel>(new QLinearUnitKernel());
+    QFUSE_RETURN_IF_ERROR(k->Prepare(node));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    const Tensor* x = inputs.empty() ? nullptr : inputs[0];
+    if (x == nullptr || x->dtype() != x_.type) {
+      return absl::InvalidArgumentError(absl::StrCat("x must be ", ir::DataTypeName(x_.type)));
+    }
+    const Tensor* r = inputs.size() > ir::kUnitResidual ? inputs[ir::kUnitResidual] : nullptr;
+    if (r_.has_value() && (r == nullptr || r->dtype() != r_->type)) {
+      return absl::InvalidArgumentError(absl::StrCat("residual must be ", ir::DataTypeName(r_->type)));
+    }
+    if (base_ == BaseOp::kConv) return RunConv(ctx, *x, r, &outputs[0]);
+    return RunGemm(ctx, *x, r, &outputs[0]);
+  }
+
+ private:
+  QLinearUnitKernel() = default;
+
+  absl::Status Prepare(const ir::Node& node) {
+    name_ = node.Describe();
+    QFUSE_ASSIGN_OR_RETURN(ir::UnitSpec spec, ir::ReadUnitSpec(node));
+    QFUSE_ASSIGN_OR_RETURN(const numerics::RequantizeMode mode, ReadRequantizeMode(node));
+    QFUSE_ASSIGN_OR_RETURN(x_, ReadActivationQuant(node.input(ir::kUnitX), "x"));
+    if (node.input(ir::kUnitResidual) != nullptr) {
+      QFUSE_ASSIGN_OR_RETURN(r_, ReadActivationQuant(node.input(ir::kUnitResidual), "residual"));
+    }
+    const ir::Value* wv = node.input(ir::kUnitW);
+    if (wv == nullptr || !wv->is_constant() || wv->initializer()->dtype() != DataType::kInt8 ||
+        !wv->type().quant.has_value()) {
+      return absl::InvalidArgumentError("w must be a constant INT8 tensor with quantization parameters");
+    }
+    const Tensor& w = *wv->initializer();
+    const ir::QuantParams& wq = *wv->type().quant;
+    w_dims_ = w.dims();
+    int64_t channel_axis = 0;
+    if (spec.base_op == "Conv") {
+      base_ = BaseOp::kConv;
+      QFUSE_ASSIGN_OR_RETURN(conv_, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
+      if (w.rank() < 3 || w.dims()[0] % conv_.group != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("w ", ir::DimsToString(w.dims()), " for group ", conv_.group));
+      }
+      cout_ = w.dims()[0];
+      k_ = w.num_elements() / std::max<int64_t>(cout_, 1);
+    } else if (spec.base_op == "Gemm" || spec.base_op == "MatMul") {
+      base_ = spec.base_op == "Gemm" ? BaseOp::kGemm : BaseOp::kMatMul;
+      QFUSE_ASSIGN_OR_RETURN(const int64_t trans_a, node.attrs().GetInt("transA", 0));
+      QFUSE_ASSIGN_OR_RETURN(const float alpha, node.attrs().GetFloat("alpha", 1.f));
+      QFUSE_ASSIGN_OR_RETURN(const float beta, node.attrs().GetFloat("beta", 1.f));
+      QFUSE_ASSIGN_OR_RETURN(const int64_t trans_b, node.attrs().GetInt("transB", 0));
+      if (trans_a != 0 || alpha != 1.f || beta != 1.f || w.rank() != 2) {
+        return absl::UnimplementedError("integer Gemm/MatMul needs transA 0, alpha 1, beta 1 and 2-D weights");
+      }
+      trans_b_ = base_ == BaseOp::kGemm && trans_b != 0;
+      channel_axis = trans_b_ ? 0 : 1;
+      cout_ = w.dims()[channel_axis];
+      k_ = w.dims()[1 - channel_axis];
+    } else {
+      return absl::UnimplementedError(absl::StrCat("integer ", spec.base_op, " units are not supported"));
+    }
+    const bool per_channel = wq.scales.size() > 1;
+    if ((per_channel && (static_cast<int64_t>(wq.scales.size()) != cout_ || wq.axis.value_or(-1) != channel_axis)) ||
+        wq.zero_points.size() != wq.scales.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("weight quantization must be per tensor or per output channel (axis ",
+                                                     channel_axis, ", ", cout_, " scales)"));
+    }
+    std::vector<int32_t> w_zps(wq.zero_points.begin(), wq.zero_points.end());
+    int64_t max_abs_w = 0;
+    if (base_ == BaseOp::kConv) {
+      const int64_t group = conv_.group, cout_g = cout_ / group;
+      depthwise_ = w.dims()[1] == 1 && cout_g == 1;
+      if (depthwise_) {
+        const int8_t* wd = w.data<int8_t>();
+        dw_weights_.resize(w.num_elements());
+        for (int64_t c = 0; c < cout_; ++c) {
+          const int32_t zp = w_zps.size() == 1 ? w_zps[0] : w_zps[c];
+          for (int64_t t = 0; t < k_; ++t) {
+            dw_weights_[c * k_ + t] = wd[c * k_ + t] - zp;
+            max_abs_w = std::max<int64_t>(max_abs_w, std::abs(dw_weights_[c * k_ + t]));
+          }
+        }
+      } else {
+        for (int64_t g = 0; g < group; ++g) {
+          kernels::quant::WeightsView v;
+          v.tensor = &w;
+          v.offset = g * cout_g * k_;
+          v.k = k_;
+          v.n = cout_g;
+          v.stride_k = 1;
+          v.stride_n = k_;
+          v.zero_points = w_zps.size() == 1 ? absl::MakeConstSpan(w_zps) : absl::MakeConstSpan(w_zps).subspan(g * cout_g, cout_g);
+          weights_.push_back(kernels::quant::PrepareWeights(v));
+          max_abs_w = std::max(max_abs_w, weights_.back().max_abs);
+        }
+      }
+    } else {
+      kernels::quant::WeightsView v;
+      v.tensor = &w;
+      v.k = k_;
+      v.n = cout_;
+      v.stride_k = trans_b_ ? 1 : cout_;
+      v.stride_n = trans_b_ ? k_ : 1;
+      v.zero_points = w_zps;
+      weights_.push_back(kernels::quant::PrepareWeights(v));
+      max_abs_w = weights_.back().max_abs;
+    }
+    int64_t max_abs_bias = 0;
+    if (const ir::Value* b = node.input(ir::kUnitBias); b != nullptr) {
+      if (!b->is_constant() || b->initializer()->dtype() != DataType::kInt32 || b->initializer()->num_elements() != cout_) {
+        return absl::InvalidArgumentError(absl::StrCat("bias must be a constant INT32 [", cout_, "]"));
+      }
+      bias_.assign(b->initializer()->values<int32_t>().begin(), b->initializer()->values<int32_t>().end());
+      for (int32_t v : bias_) max_abs_bias = std::max<int64_t>(max_abs_bias, std::abs(int64_t{v}));
+    }
+    const int64_t max_abs_x = numerics::MaxAbsCentered(kernels::quant::TypeMin(x_.type), kernels::quant::TypeMax(x_.type),
+                                                       x_.zero_point);
+    QFUSE_RETURN_IF_ERROR(numerics::CheckAccumulatorFitsInt32({k_, max_abs_x, max_abs_w, max_abs_bias}, name_));
+
+    OutputStageSpec stage;
+    stage.mode = mode;
+    const ir::TensorType& yt = node.output(0)->type();
+    stage.output_type = yt.dtype;
+    if (yt.dtype != DataType::kFloat32) {
+      QFUSE_ASSIGN_OR_RETURN(ActivationQuant y, ReadActivationQuant(node.output(0), "y"));
+      stage.output_scale = y.scale;
+      stage.output_zero_point = y.zero_point;
+    }
+    stage.a.input_scale = x_.scale;
+    stage.a.weight_scales = wq.scales;
+    if (r_.has_value()) {
+      stage.has_b = true;
+      stage.b.input_scale = r_->scale;
+    }
+    if (spec.activation == ir::UnitActivation::kRelu) stage.act_min = 0.f;
+    if (spec.activation == ir::UnitActivation::kRelu6 || spec.activation == ir::UnitActivation::kClip) {
+      stage.act_min = spec.clip_min;
+      stage.act_max = spec.clip_max;
+    }
+    QFUSE_ASSIGN_OR_RETURN(stage_, OutputStage::Create(stage));
+    return absl::OkStatus();
+  }
+
+  // Stores n outputs of channel c from acc[i * stride] (+ bias) and residual r + offset.
+  void Store(const int32_t* acc, int64_t stride, int64_t c, const Tensor* r, Tensor* y, int64_t offset, int64_t n) const {
+    const int32_t bias = bias_.empty() ? 0 : bias_[c];
+    auto with_residual = [&](auto* res) {
+      const int32_t rzp = r_.has_value() ? r_->zero_point : 0;
+      switch (y->dtype()) {
+        case DataType::kInt8:
+          stage_.QuantizeRow(acc, stride, bias, res, rzp, c, n, y->data<int8_t>() + offset);
+          break;
+        case DataType::kUint8:
+          stage_.QuantizeRow(acc, stride, bias, res, rzp, c, n, y->data<uint8_t>() + offset);
+          break;
+        default:
+          stage_.DequantizeRow(acc, stride, bias, res, rzp, c, n, y->data<float>() + offset);
+          break;
+      }
+    };
+    if (r == nullptr) {
+      with_residual(static_cast<const int8_t*>(nullptr));
+    } else if (r->dtype() == DataType::kInt8) {
+      with_residual(r->data<int8_t>() + offset);
+    } else {
+      with_residual(r->data<uint8_t>() + offset);
+    }
+  }
+
+  absl::Status CheckResidual(const Tensor* r, const std::vector<int64_t>& out_dims) const {
+    if (r != nullptr && r->dims() != out_dims) {
+      return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(r->dims()),
+                                                     " differs from the output's ", ir::DimsToString(out_dims)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RunConv(const KernelContext& ctx, const Tensor& x, const Tensor* r, Tensor* y) const {
+    const int64_t group = conv_.group, cout_g = cout_ / group, cin_g = w_dims_[1];
+    if (x.rank() != static_cast<int64_t>(w_dims_.size()) || x.dims()[1] != cin_g * group) {
+      return absl::InvalidArgumentError(absl::StrCat("x ", ir::DimsToString(x.dims()), " does not match w ",
+                                                     ir::DimsToString(w_dims_), " and group ", group));
+    }
+    QFUSE_ASSIGN_OR_RETURN(ConvGeometry g,
+                           kernels::linalg::ResolveConv(conv_, absl::MakeConstSpan(x.dims()).subspan(2),
+                                                        absl::MakeConstSpan(w_dims_).subspan(2)));
+    const int64_t batch = x.dims()[0], cin = x.dims()[1];
+    std::vector<int64_t> out_dims = {batch, cout_};
+    for (int64_t i = kernels::linalg::kMaxSpatial - g.spatial_rank; i < kernels::linalg::kMaxSpatial; ++i) {
+      out_dims.push_back(g.col[i]);
+    }
+    QFUSE_RETURN_IF_ERROR(CheckResidual(r, out_dims));
+    *y = Tensor(stage_.output_type(), out_dims);
+    if (y->num_elements() == 0) return absl::OkStatus();
+    const int64_t pixels = g.col_size(), image_size = g.image_size();
+    if (depthwise_) {
+      ctx.pool->ParallelFor(batch * cout_, 1, [&](int64_t begin, int64_t end) {
+        thread_local std::vector<int32_t> acc;
+        acc.resize(pixels);
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t c = item % cout_;
+          const int32_t* w = dw_weights_.data() + c * k_;
+          const bool plain_2d = g.image[0] == 1 && g.kernel[0] == 1 && g.dilation[1] == 1 && g.dilation[2] == 1;
+          if (x_.type == DataType::kInt8) {
+            const int8_t* image = x.data<int8_t>() + item * image_size;
+            plain_2d ? DepthwiseAccumulate2d(g, image, x_.zero_point, w, acc.data())
+                     : DepthwiseAccumulate(g, image, x_.zero_point, w, acc.data());
+          } else {
+            const uint8_t* image = x.data<uint8_t>() + item * image_size;
+            plain_2d ? DepthwiseAccumulate2d(g, image, x_.zero_point, w, acc.data())
+                     : DepthwiseAccumulate(g, image, x_.zero_point, w, acc.data());
+          }
+          Store(acc.data(), 1, c, r, y, item * pixels, pixels);
+        }
+      });
+      return absl::OkStatus();
+    }
+    const int64_t tasks_per_item = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
+    const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
+    const uint8_t pad = static_cast<uint8_t>(x_.zero_point);
+    ctx.pool->ParallelFor(batch * group * tasks_per_item, 1, [&](int64_t begin, int64_t end) {
+      thread_local std::vector<uint8_t> rows;
+      thread_local std::vector<int32_t> acc, acc_t;
+      rows.resize(kPixelsPerTask * std::max<int64_t>(k_, 1));
+      acc.resize(kPixelsPerTask * cout_g);
+      acc_t.resize(kPixelsPerTask * cout_g);
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t item = task / tasks_per_item, n = item / group, gi = item % group;
+        const int64_t p0 = (task % tasks_per_item) * kPixelsPerTask, p1 = std::min(pixels, p0 + kPixelsPerTask);
+        Im2Rows(g, cin_g, xd + (n * cin + gi * cin_g) * image_size, pad, p0, p1, rows.data(), k_);
+        kernels::quant::Int8GemmArgs args;
+        args.m = p1 - p0;
+        args.a = rows.data();
+        args.a_signed = x_.type == DataType::kInt8;
+        args.lda = k_;
+        args.a_zero_point = x_.zero_point;
+        args.c = acc.data();
+        args.ldc = cout_g;
+        kernels::quant::IntegerGemm(args, weights_[gi]);
+        // acc is [pixel][oc]; the output is channel-major: transpose so each channel's
+        // row is contiguous for the output stage.
+        const int64_t rows_n = p1 - p0;
+        for (int64_t px = 0; px < rows_n; ++px) {
+          for (int64_t oc = 0; oc < cout_g; ++oc) acc_t[oc * rows_n + px] = acc[px * cout_g + oc];
+        }
+        for (int64_t oc = 0; oc < cout_g; ++oc) {
+          const int64_t c = gi * cout_g + oc;
+          Store(acc_t.data() + oc * rows_n, 1, c, r, y, (n * cout_ + c) * pixels + p0, rows_n);
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+  absl::Status RunGemm(const KernelContext& ctx, const Tensor& x, const Tensor* r, Tensor* y) const {
+    if (x.rank() < 2 || x.dims().back() != k_ || (base_ == BaseOp::kGemm && x.rank() != 2)) {
+      return absl::InvalidArgumentError(absl::StrCat("x ", ir::DimsToString(x.dims()), " does not match w ",
+                                                     ir::DimsToString(w_dims_)));
+    }
+    std::vector<int64_t> out_dims = x.dims();
+    out_dims.back() = cout_;
+    QFUSE_RETURN_IF_ERROR(CheckResidual(r, out_dims));
+    *y = Tensor(stage_.output_type(), out_dims);
+    const int64_t m = x.num_elements() / std::max<int64_t>(k_, 1);
+    if (y->num_elements() == 0) return absl::OkStatus();
+    const int64_t tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
+    ctx.pool->ParallelFor(tasks, 1, [&](int64_t begin, int64_t end) {
+      thread_local std::vector<int32_t> acc;
+      acc.resize(kRowsPerTask * cout_);
+      for (int64_t task = begin; task < end; ++task) {
+        const int64_t m0 = task * kRowsPerTask, m1 = std::min(m, m0 + kRowsPerTask);
+        kernels::quant::Int8GemmArgs args;
+        args.m = m1 - m0;
+        args.a = static_cast<const uint8_t*>(x.raw_data()) + m0 * k_;
+        args.a_signed = x_.type == DataType::kInt8;
+        args.lda = k_;
+        args.a_zero_point = x_.zero_point;
+        args.c = acc.data();
+        args.ldc = cout_;
+        kernels::quant::IntegerGemm(args, weights_[0]);
+        // Output rows are contiguous: element (row, c) is at row * cout + c.
+        for (int64_t row = m0; row < m1; ++row) {
+          for (int64_t c = 0; c < cout_; ++c) Store(acc.data() + (row - m0) * cout_ + c, 1, c, r, y, row * cout_ + c, 1);
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+  std::string name_;
+  BaseOp base_ = BaseOp::kConv;
+  ConvAttrs conv_;
+  bool trans_b_ = false;
+  bool depthwise_ = false;
+  std::vector<int64_t> w_dims_;
+  int64_t cout_ = 0, k_ = 0;
+  std::vector<int32_t> dw_weights_;       // depthwise: [C][taps], centred
+  std::vector<PreparedWeights> weights_;  // per group (Conv) or one (Gemm / MatMul)
+  std::vector<int32_t> bias_;             // [Cout] or empty
+  ActivationQuant x_;
+  std::optional<ActivationQuant> r_;
+  OutputStage stage_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearUnitKernel(const ir::Node& node) {
+  return QLinearUnitKernel::Create(node);
+}
+
+}  // namespace qfuse::runtime::int8

@@ -1,0 +1,311 @@
+// The integer ops through the QDQ lowering on hand-built QDQ graphs, against
+// hand-computed values at rounding ties, in both requantization modes:
+//   onnx: round half to even (2.5 -> 2, -2.5 -> -2, 3.5 -> 4);
+//   fixed: gemmlowp (RoundingDivideByPOT ties away from zero: 2.5 -> 3, -2.5 -> -3; a tie
+//          inside SaturatingRoundingDoublingHighMul, i.e. multiplier 0.5 with shift 0,
+//          goes toward +infinity: 2.5 -> 3, -2.5 -> -2).
+// Plus: what the lowering leaves, the accumulator-overflow refusal and float fallbacks.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/graph.h"
+#include "runtime/executor.h"
+#include "tests/testing/status_matchers.h"
+
+namespace qfuse::runtime {
+namespace {
+
+using ir::DataType;
+using ir::Tensor;
+using ir::Value;
+namespace numerics = ::qfuse::quant::numerics;
+
+ir::TensorType Type(DataType t, const std::vector<int64_t>& dims) {
+  return ir::TensorType{t, ir::Shape::FromDims(dims), {}};
+}
+
+// Builds DQ -> op -> Q graphs with INT8 graph inputs and INT8 (or float) outputs.
+class QdqGraph {
+ public:
+  // An INT8 graph input and its DequantizeLinear output.
+  Value* Input(const std::string& name, const std::vector<int64_t>& dims, float scale, int8_t zp) {
+    Value* q = *g_.AddInput(name, Type(DataType::kInt8, dims));
+    return Dq(q, Scalar(name + "_s", scale), Int8Scalar(name + "_zp", zp), dims);
+  }
+  // int8 weights behind a per-axis (scales.size() > 1) or per-tensor DequantizeLinear.
+  Value* Weights(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int8_t>& w,
+                 const std::vector<float>& scales, int64_t axis) {
+    Value* data = *g_.AddConstant(name, Tensor::FromVector<int8_t>(dims, w));
+    return DqConstant(data, scales, std::vector<int8_t>(scales.size(), 0), axis, dims);
+  }
+  Value* Bias(const std::string& name, const std::vector<int32_t>& b, const std::vector<float>& scales) {
+    Value* data = *g_.AddConstant(name, Tensor::FromVector<int32_t>({static_cast<int64_t>(b.size())}, b));
+    return DqConstant(data, scales, std::vector<int32_t>(scales.size(), 0), 0, {static_cast<int64_t>(b.size())});
+  }
+  Value* Op(const std::string& op, const std::vector<Value*>& inputs, const std::vector<int64_t>& dims,
+            ir::AttributeMap attrs = {}) {
+    ir::Node* n = *g_.AddNode(op, op + std::to_string(++count_), inputs, {op + "_out" + std::to_string(count_)}, attrs);
+    n->output(0)->mutable_type() = Type(DataType::kFloat32, dims);
+    return n->output(0);
+  }
+  Value* FloatConst(const std::string& name, float v) { return Scalar(name, v); }
+  // QuantizeLinear of `y` as the INT8 graph output "y".
+  void Output(Value* y, float scale, int8_t zp) {
+    ir::Node* q = *g_.AddNode("QuantizeLinear", "q_out", {y, Scalar("y_s", scale), Int8Scalar("y_zp", zp)}, {"y"});
+    q->output(0)->mutable_type() = Type(DataType::kInt8, {});
+    q->output(0)->mutable_type().shape = y->type().shape;
+    (void)g_.MarkOutput(q->output(0));
+  }
+  void FloatOutput(Value* y) { (void)g_.MarkOutput(y); }
+  ir::Graph& graph() { return g_; }
+
+ private:
+  Value* Scalar(const std::string& name, float v) { return *g_.AddConstant(name, Tensor::Scalar<float>(v)); }
+  Value* Int8Scalar(const std::string& name, int8_t v) { return *g_.AddConstant(name, Tensor::Scalar<int8_t>(v)); }
+  Value* Dq(Value* q, Value* s, Value* zp, const std::vector<int64_t>& dims, ir::AttributeMap attrs = {}) {
+    ir::Node* n = *g_.AddNode("DequantizeLinear", q->name() + "_dq", {q, s, zp}, {q->name() + "_dequantized"}, attrs);
+    n->output(0)->mutable_type() = Type(DataType::kFloat32, dims);
+    return n->output(0);
+  }
+  template <typename Z>
+  Value* DqConstant(Value* data, const std::vector<float>& scales, const std::vector<Z>& zps, int64_t axis,
+                    const std::vector<int64_t>& dims) {
+    const bool per_axis = scales.size() > 1;
+    const std::vector<int64_t> pdims = per_axis ? std::vector<int64_t>{static_cast<int64_t>(scales.size())}
+                                                : std::vector<int64_t>{};
+    Value* s = *g_.AddConstant(data->name() + "_s", Tensor::FromVector<float>(pdims, scales));
+    Value* z = *g_.AddConstant(data->name() + "_zp", Tensor::FromVector<Z>(pdims, zps));
+    ir::AttributeMap attrs;
+    if (per_axis) attrs.Set("axis", axis);
+    return Dq(data, s, z, dims, attrs);
+  }
+
+  ir::Graph g_;
+  int count_ = 0;
+};
+
+ir::AttributeMap Attrs(std::initializer_list<std::pair<const std::string, ir::AttributeValue>> list) {
+  ir::AttributeMap m;
+  for (const auto& [k, v] : list) m.Set(k, v);
+  return m;
+}
+
+struct Result {
+  std::vector<int> values;
+  std::map<std::string, int> ops;  // of the graph that ran
+};
+
+absl::StatusOr<Result> RunGraph(const ir::Graph& g, const std::vector<NamedTensor>& inputs, bool integer,
+                           numerics::RequantizeMode mode) {
+  ExecutorOptions options;
+  options.integer_kernels = integer;
+  options.requantize_mode = mode;
+  QFUSE_ASSIGN_OR_RETURN(auto exec, Executor::Create(g, options));
+  QFUSE_ASSIGN_OR_RETURN(auto out, exec->Run(inputs));
+  Result r;
+  const Tensor& t = out[0].tensor;
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    r.values.push_back(t.dtype() == DataType::kInt8 ? t.data<int8_t>()[i] : static_cast<int>(t.data<float>()[i] * 1000));
+  }
+  for (const ir::Node* n : exec->graph().nodes()) ++r.ops[n->op_type()];
+  return r;
+}
+
+NamedTensor Int8(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int8_t>& v) {
+  return {name, Tensor::FromVector<int8_t>(dims, v)};
+}
+
+constexpr auto kOnnx = numerics::RequantizeMode::kOnnx;
+constexpr auto kFixed = numerics::RequantizeMode::kFixed;
+
+// Conv 1x1, 1 -> 2 channels, per-channel weights: multipliers 0.25 (channel 0) and
+// 0.125 (channel 1); acc/4 and acc/8 land on ties.
+TEST(Int8OpsTest, ConvUnitRoundsTiesPerMode) {
+  QdqGraph b;
+  Value* x = b.Input("x", {1, 1, 1, 4}, 1.f, 0);
+  Value* w = b.Weights("w", {2, 1, 1, 1}, {1, 2}, {0.25f, 0.0625f}, 0);
+  Value* y = b.Op("Conv", {x, w}, {1, 2, 1, 4});
+  b.Output(y, 1.f, 0);
+  const std::vector<NamedTensor> in = {Int8("x", {1, 1, 1, 4}, {10, 14, -10, -14})};
+  // Channel 0: acc = x, real = x / 4 = 2.5, 3.5, -2.5, -3.5.
+  // Channel 1: acc = 2x, real = 2x / 16 = 1.25, 1.75, -1.25, -1.75.
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result onnx, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(onnx.values, (std::vector<int>{2, 4, -2, -4, 1, 2, -1, -2}));
+  EXPECT_EQ(onnx.ops.at("QLinearUnit"), 1);
+  EXPECT_EQ(onnx.ops.count("DequantizeLinear"), 0u);
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(b.graph(), in, true, kFixed));
+  EXPECT_EQ(fixed.values, (std::vector<int>{3, 4, -3, -4, 1, 2, -1, -2}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result simulated, RunGraph(b.graph(), in, false, kOnnx));
+  EXPECT_EQ(simulated.values, onnx.values);
+}
+
+// Bias, residual (added before the single rounding) and Relu as the lower clamp bound.
+TEST(Int8OpsTest, UnitWithBiasResidualAndRelu) {
+  QdqGraph b;
+  Value* x = b.Input("x", {1, 1, 1, 4}, 0.5f, 0);
+  Value* w = b.Weights("w", {1, 1, 1, 1}, {1}, {0.5f}, 0);
+  Value* bias = b.Bias("b", {2}, {0.25f});  // 0.5 in real units
+  Value* r = b.Input("r", {1, 1, 1, 4}, 0.5f, 0);
+  Value* conv = b.Op("Conv", {x, w, bias}, {1, 1, 1, 4});
+  Value* add = b.Op("Add", {conv, r}, {1, 1, 1, 4});
+  Value* relu = b.Op("Relu", {add}, {1, 1, 1, 4});
+  b.Output(relu, 1.f, 0);
+  // real = (x + 2) / 4 + r / 2: (x, r) = (4, 2) -> 2.5; (8, 1) -> 3.0; (-14, -2) -> -4, relu -> 0;
+  // (4, 4) -> 3.5.
+  const std::vector<NamedTensor> in = {Int8("x", {1, 1, 1, 4}, {4, 8, -14, 4}), Int8("r", {1, 1, 1, 4}, {2, 1, -2, 4})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result onnx, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(onnx.values, (std::vector<int>{2, 3, 0, 4}));
+  EXPECT_EQ(onnx.ops.at("QLinearUnit"), 1);
+  EXPECT_EQ(onnx.ops.size(), 1u);
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(b.graph(), in, true, kFixed));
+  EXPECT_EQ(fixed.values, (std::vector<int>{3, 3, 0, 4}));
+}
+
+// Gemm unit ending the graph in float, with Clip(0, 6) (ReLU6) applied in float.
+TEST(Int8OpsTest, GemmUnitWithFloatOutputAndRelu6) {
+  QdqGraph b;
+  Value* x = b.Input("x", {2, 2}, 0.5f, 0);
+  Value* w = b.Weights("w", {2, 2}, {1, 2, 3, -4}, {0.5f, 0.25f}, 1);  // [K, N], axis 1
+  Value* bias = b.Bias("b", {1, -1}, {0.25f, 0.125f});
+  Value* gemm = b.Op("Gemm", {x, w, bias}, {2, 2});
+  Value* clip = b.Op("Clip", {gemm, b.FloatConst("lo", 0.f), b.FloatConst("hi", 6.f)}, {2, 2});
+  b.FloatOutput(clip);
+  // acc[m][n] = sum_k x[m][k] w[k][n] + b[n]; y = acc * 0.5 * s_w[n].
+  // x = [[2, 4], [20, -6]]: acc = [[2+12+1, 4-16-1], [20-18+1, 40+24-1]] = [[15, -13], [3, 63]]
+  // y = [[3.75, -1.625 -> 0], [0.75, 7.875 -> 6]].
+  const std::vector<NamedTensor> in = {Int8("x", {2, 2}, {2, 4, 20, -6})};
+  for (auto mode : {kOnnx, kFixed}) {
+    QFUSE_ASSERT_OK_AND_ASSIGN(Result r, RunGraph(b.graph(), in, true, mode));
+    EXPECT_EQ(r.values, (std::vector<int>{3750, 0, 750, 6000}));  // milli-units
+    EXPECT_EQ(r.ops.at("QLinearUnit"), 1);
+  }
+}
+
+TEST(Int8OpsTest, AddRequantizesEachInput) {
+  QdqGraph b;
+  Value* a = b.Input("a", {4}, 0.5f, 0);
+  Value* c = b.Input("c", {4}, 0.25f, 0);
+  b.Output(b.Op("Add", {a, c}, {4}), 1.f, 0);
+  // a / 2 + c / 4: 2.5, -2.5, 3.5, -3.5.
+  const std::vector<NamedTensor> in = {Int8("a", {4}, {3, -3, 5, -5}), Int8("c", {4}, {4, -4, 4, -4})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result onnx, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(onnx.values, (std::vector<int>{2, -2, 4, -4}));
+  EXPECT_EQ(onnx.ops.at("QLinearAdd"), 1);
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(b.graph(), in, true, kFixed));
+  EXPECT_EQ(fixed.values, (std::vector<int>{3, -3, 4, -4}));
+}
+
+TEST(Int8OpsTest, ClampRequantizesWithBounds) {
+  QdqGraph b;
+  Value* x = b.Input("x", {5}, 0.5f, 0);
+  b.Output(b.Op("Clip", {x, b.FloatConst("lo", -1.f), b.FloatConst("hi", 2.f)}, {5}), 0.25f, 0);
+  // x / 2 clipped to [-1, 2], in steps of 0.25: 5 -> 2.5 -> 2 -> 8; -5 -> -1 -> -4; 3 -> 1.5 -> 6.
+  const std::vector<NamedTensor> in = {Int8("x", {5}, {5, -5, 3, 0, -1})};
+  for (auto mode : {kOnnx, kFixed}) {
+    QFUSE_ASSERT_OK_AND_ASSIGN(Result r, RunGraph(b.graph(), in, true, mode));
+    EXPECT_EQ(r.values, (std::vector<int>{8, -4, 6, 0, -2}));
+    EXPECT_EQ(r.ops.at("QLinearClamp"), 1);
+  }
+  QdqGraph relu;
+  Value* xr = relu.Input("x", {4}, 0.5f, 0);
+  relu.Output(relu.Op("Relu", {xr}, {4}), 1.f, 0);
+  // x / 2: 2.5, 3.5, -2.5 -> 0, 0.5.  Multiplier 0.5 has shift 0: fixed rounds the tie in
+  // SaturatingRoundingDoublingHighMul, toward +infinity (0.5 -> 1).
+  const std::vector<NamedTensor> in2 = {Int8("x", {4}, {5, 7, -5, 1})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result onnx, RunGraph(relu.graph(), in2, true, kOnnx));
+  EXPECT_EQ(onnx.values, (std::vector<int>{2, 4, 0, 0}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(relu.graph(), in2, true, kFixed));
+  EXPECT_EQ(fixed.values, (std::vector<int>{3, 4, 0, 1}));
+}
+
+TEST(Int8OpsTest, GlobalAveragePoolSumsInInt32) {
+  QdqGraph b;
+  Value* x = b.Input("x", {1, 3, 2, 2}, 1.f, 0);
+  b.Output(b.Op("GlobalAveragePool", {x}, {1, 3, 1, 1}), 1.f, 0);
+  // Sums 10, -10, 6 over 4 positions: 2.5, -2.5, 1.5.
+  const std::vector<NamedTensor> in = {Int8("x", {1, 3, 2, 2}, {1, 2, 3, 4, -1, -2, -3, -4, 0, 2, 2, 2})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result onnx, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(onnx.values, (std::vector<int>{2, -2, 2}));
+  EXPECT_EQ(onnx.ops.at("QLinearGlobalAveragePool"), 1);
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(b.graph(), in, true, kFixed));
+  EXPECT_EQ(fixed.values, (std::vector<int>{3, -3, 2}));
+}
+
+TEST(Int8OpsTest, AveragePoolExcludesPaddingFromTheDivisor) {
+  QdqGraph b;
+  Value* x = b.Input("x", {1, 1, 2, 2}, 1.f, 0);
+  b.Output(b.Op("AveragePool", {x}, {1, 1, 2, 2},
+                Attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 0, 0}}})),
+           1.f, 0);
+  // Windows (top-left padded): {x00} = 5, {x00, x01} = 5+0 -> 2.5, {x00, x10} = 2.5, all four = 10/4 = 2.5.
+  const std::vector<NamedTensor> in = {Int8("x", {1, 1, 2, 2}, {5, 0, 0, 5})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result onnx, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(onnx.values, (std::vector<int>{5, 2, 2, 2}));
+  EXPECT_EQ(onnx.ops.at("QLinearAveragePool"), 1);
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(b.graph(), in, true, kFixed));
+  EXPECT_EQ(fixed.values, (std::vector<int>{5, 3, 3, 3}));
+}
+
+TEST(Int8OpsTest, ConcatRequantizesInputsWithOtherParams) {
+  QdqGraph b;
+  Value* a = b.Input("a", {1, 2}, 0.25f, 0);
+  Value* c = b.Input("c", {1, 2}, 1.f, 0);
+  b.Output(b.Op("Concat", {a, c}, {1, 4}, Attrs({{"axis", int64_t{1}}})), 1.f, 0);
+  // a / 4: 10 -> 2.5, -10 -> -2.5 (multiplier 0.25: shift -1, tie in the final divide); c copied.
+  const std::vector<NamedTensor> in = {Int8("a", {1, 2}, {10, -10}), Int8("c", {1, 2}, {7, -128})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result onnx, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(onnx.values, (std::vector<int>{2, -2, 7, -128}));
+  EXPECT_EQ(onnx.ops.at("QLinearConcat"), 1);
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(b.graph(), in, true, kFixed));
+  EXPECT_EQ(fixed.values, (std::vector<int>{3, -3, 7, -128}));
+}
+
+TEST(Int8OpsTest, MaxPoolRunsOnInt8WhenParamsAgree) {
+  QdqGraph b;
+  Value* x = b.Input("x", {1, 1, 2, 2}, 0.5f, 0);
+  Value* pool = b.Op("MaxPool", {x}, {1, 1, 1, 1}, Attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}}));
+  b.Output(pool, 0.5f, 0);
+  const std::vector<NamedTensor> in = {Int8("x", {1, 1, 2, 2}, {-7, 3, 9, -128})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result r, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(r.values, (std::vector<int>{9}));
+  EXPECT_EQ(r.ops.size(), 1u);
+  EXPECT_EQ(r.ops.at("MaxPool"), 1);
+}
+
+TEST(Int8OpsTest, UnmatchedGroupsStayFloat) {
+  // A broadcasting Add has no int8 form here: DQ -> Add -> Q runs as written.
+  QdqGraph b;
+  Value* a = b.Input("a", {2, 2}, 0.5f, 0);
+  Value* c = b.Input("c", {2}, 0.5f, 0);
+  b.Output(b.Op("Add", {a, c}, {2, 2}), 0.5f, 0);
+  const std::vector<NamedTensor> in = {Int8("a", {2, 2}, {1, 2, 3, 4}), Int8("c", {2}, {10, 20})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result r, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(r.values, (std::vector<int>{11, 22, 13, 24}));
+  EXPECT_EQ(r.ops.at("Add"), 1);
+  EXPECT_EQ(r.ops.at("DequantizeLinear"), 2);
+}
+
+TEST(Int8OpsTest, AccumulatorOverflowIsRefusedNamingTheNode) {
+  // K = 140000 products of |x| <= 128 and |w| = 127 can exceed 2^31 - 1.
+  const int64_t k = 140000;
+  QdqGraph b;
+  Value* x = b.Input("x", {1, k}, 1.f, 0);
+  Value* w = b.Weights("w", {k, 1}, std::vector<int8_t>(k, 127), {1.f}, 1);
+  b.Output(b.Op("MatMul", {x, w}, {1, 1}), 1.f, 0);
+  absl::StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(b.graph());
+  ASSERT_FALSE(exec.ok());
+  EXPECT_EQ(exec.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_NE(exec.status().message().find("MatMul1"), std::string::npos) << exec.status();
+  EXPECT_NE(exec.status().message().find("could overflow"), std::string::npos) << exec.status();
+  // The simulated path still runs it.
+  ExecutorOptions simulated;
+  simulated.integer_kernels = false;
+  QFUSE_EXPECT_OK(Executor::Create(b.graph(), simulated).status());
+}
+
+}  // namespace
+}  // namespace qfuse::runtime
