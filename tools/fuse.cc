@@ -19,6 +19,7 @@
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
+#include "tools/tool_main.h"
 #include "tools/workspace_path.h"
 
 ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "float ONNX model");
@@ -83,12 +84,7 @@ absl::Status Main() {
 }  // namespace qfuse::tools
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Runs qfuse's fusion passes on an ONNX model.");
-  absl::ParseCommandLine(argc, argv);
-  absl::Status status = qfuse::tools::Main();
-  if (!status.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return qfuse::tools::RunTool(argc, argv,
+                               "Runs qfuse's fusion passes on an ONNX model.",
+                               qfuse::tools::Main);
 }

@@ -24,6 +24,7 @@
 #include "ir/tensor_proto.h"
 #include "runtime/executor.h"
 #include "runtime/random_inputs.h"
+#include "tools/tool_main.h"
 #include "tools/workspace_path.h"
 
 ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "ONNX model to run");
@@ -167,12 +168,7 @@ absl::Status Main() {
 }  // namespace qfuse::tools
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Runs an ONNX model on the qfuse reference runtime.");
-  absl::ParseCommandLine(argc, argv);
-  absl::Status status = qfuse::tools::Main();
-  if (!status.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return qfuse::tools::RunTool(argc, argv,
+                               "Runs an ONNX model on the qfuse reference runtime.",
+                               qfuse::tools::Main);
 }

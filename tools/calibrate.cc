@@ -1,0 +1,75 @@
+// qfuse calibrate: fuses a model at a level, calibrates it on sample data and writes the
+// calibration table (JSON, or TensorRT cache text for any other extension). Prints the
+// time, samples/s and memory, so it doubles as the calibration benchmark.
+//   bazel run //tools:calibrate -- --model=models/resnet_small/model.onnx --output=/tmp/calib.json
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
+#include "calib/calibrator.h"
+#include "calib/data_source.h"
+#include "fusion/pipeline.h"
+#include "ir/file_util.h"
+#include "ir/onnx_import.h"
+#include "ir/status_macros.h"
+#include "tools/tool_main.h"
+#include "tools/workspace_path.h"
+
+ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "float ONNX model");
+ABSL_FLAG(std::string, data, "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz",
+          "calibration data (path, or input_name:path)");
+ABSL_FLAG(int64_t, samples, 512, "calibration samples");
+ABSL_FLAG(int64_t, batch, 32, "samples per runtime batch");
+ABSL_FLAG(std::string, method, "entropy", "entropy, percentile, mse or max");
+ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
+ABSL_FLAG(std::string, fusion, "full", "fusion level the table is made for: full, bn or none");
+ABSL_FLAG(int, threads, 2, "runtime threads");
+ABSL_FLAG(std::string, output, "", "table to write (.json: JSON, else TensorRT cache); empty: none");
+
+namespace qfuse::tools {
+namespace {
+
+absl::Status Main() {
+  const std::string path = ResolveUserPath(absl::GetFlag(FLAGS_model));
+  QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(path));
+  QFUSE_ASSIGN_OR_RETURN(fusion::FusionLevel level, fusion::ParseFusionLevel(absl::GetFlag(FLAGS_fusion)));
+  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
+  QFUSE_ASSIGN_OR_RETURN(auto sources, calib::ParseDataSources({ResolveUserPath(absl::GetFlag(FLAGS_data))}));
+  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset(sources, *model.graph, absl::GetFlag(FLAGS_samples)));
+  calib::CalibrateOptions options;
+  QFUSE_ASSIGN_OR_RETURN(options.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
+  options.threshold.percentile = absl::GetFlag(FLAGS_percentile);
+  options.num_samples = absl::GetFlag(FLAGS_samples);
+  options.batch_size = absl::GetFlag(FLAGS_batch);
+  options.num_threads = absl::GetFlag(FLAGS_threads);
+  QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*model.graph, *data, options));
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  absl::PrintF("calibrated %d tensors of %s (fusion %s) on %d samples with %s in %.3f s (%.0f samples/s)\n",
+               run.table.tensors.size(), path, fusion::FusionLevelName(level), run.table.samples, run.table.method,
+               run.seconds, run.table.samples / run.seconds);
+  absl::PrintF("memory: histograms %.2f MiB, peak activations %.2f MiB, process peak RSS %.1f MiB\n",
+               run.histogram_bytes / 1048576.0, run.peak_activation_bytes / 1048576.0, usage.ru_maxrss / 1024.0);
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (!output.empty()) {
+    const std::string out = ResolveUserPath(output);
+    if (ir::SameFile(out, path)) return absl::InvalidArgumentError(absl::StrCat(out, ": would overwrite the model"));
+    QFUSE_RETURN_IF_ERROR(calib::WriteCalibrationTable(run.table, out));
+    absl::PrintF("wrote %s\n", out);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace qfuse::tools
+
+int main(int argc, char** argv) {
+  return qfuse::tools::RunTool(argc, argv,
+                               "Calibrates a model's activations on sample data and writes the table.",
+                               qfuse::tools::Main);
+}

@@ -1,0 +1,125 @@
+#include "tools/quantize/evaluation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "calib/progress.h"
+#include "ir/status_macros.h"
+
+namespace qfuse::tools {
+
+absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, calib::Dataset& data,
+                                                     const EvaluateOptions& options) {
+  const int64_t total = options.max_samples > 0 ? std::min(options.max_samples, data.size()) : data.size();
+  if (total <= 0) return absl::InvalidArgumentError("evaluation dataset has no samples");
+  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, options.executor));
+  std::vector<ir::Tensor> results;
+  std::vector<int64_t> filled;
+  std::unique_ptr<calib::ProgressBar> progress;
+  if (options.show_progress) progress = std::make_unique<calib::ProgressBar>(options.label, total);
+  const int64_t batch = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
+  for (int64_t start = 0; start < total; start += batch) {
+    const int64_t count = std::min(batch, total - start);
+    QFUSE_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> inputs, data.ReadBatch(start, count));
+    absl::StatusOr<std::vector<runtime::NamedTensor>> outputs = exec->Run(inputs);
+    if (!outputs.ok()) {
+      return absl::Status(outputs.status().code(), absl::StrCat("samples ", start, "..", start + count - 1, " (",
+                                                                data.DescribeSample(start), "): ",
+                                                                outputs.status().message()));
+    }
+    if (results.empty()) {
+      for (const runtime::NamedTensor& out : *outputs) {
+        std::vector<int64_t> dims = out.tensor.dims();
+        if (dims.empty() || dims[0] != count) {
+          return absl::InvalidArgumentError(absl::StrCat("output '", out.name, "' has no batch dim to collect"));
+        }
+        dims[0] = total;
+        results.emplace_back(out.tensor.dtype(), dims);
+        filled.push_back(0);
+      }
+    }
+    for (size_t k = 0; k < outputs->size(); ++k) {
+      const ir::Tensor& t = (*outputs)[k].tensor;
+      std::memcpy(static_cast<uint8_t*>(results[k].raw_data()) + filled[k], t.raw_data(), t.byte_size());
+      filled[k] += static_cast<int64_t>(t.byte_size());
+    }
+    if (progress) progress->Update(start + count);
+  }
+  if (progress) progress->Finish();
+  return results;
+}
+
+absl::StatusOr<double> Top1Accuracy(const ir::Tensor& logits, const std::vector<int64_t>& labels) {
+  if (logits.dtype() != ir::DataType::kFloat32 || logits.rank() != 2) {
+    return absl::InvalidArgumentError("top-1 needs FLOAT [samples, classes] outputs");
+  }
+  const int64_t n = logits.dims()[0];
+  const int64_t classes = logits.dims()[1];
+  if (static_cast<int64_t>(labels.size()) < n) {
+    return absl::InvalidArgumentError(absl::StrCat(labels.size(), " labels for ", n, " samples"));
+  }
+  int64_t correct = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    auto row = logits.values<float>().subspan(i * classes, classes);
+    correct += (std::max_element(row.begin(), row.end()) - row.begin()) == labels[i];
+  }
+  return 100.0 * correct / n;
+}
+
+double SqnrDb(absl::Span<const float> reference, absl::Span<const float> actual) {
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double r = reference[i];
+    const double e = r - actual[i];
+    signal += r * r;
+    noise += e * e;
+  }
+  if (noise == 0) return std::numeric_limits<double>::infinity();
+  return 10 * std::log10(signal / noise);
+}
+
+double Cosine(absl::Span<const float> a, absl::Span<const float> b) {
+  double dot = 0, na = 0, nb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    dot += static_cast<double>(a[i]) * b[i];
+    na += static_cast<double>(a[i]) * a[i];
+    nb += static_cast<double>(b[i]) * b[i];
+  }
+  if (na == 0 && nb == 0) return 1;
+  if (na == 0 || nb == 0) return 0;
+  return dot / std::sqrt(na * nb);
+}
+
+absl::StatusOr<OutputAgreement> CompareOutputs(const ir::Tensor& reference, const ir::Tensor& actual) {
+  if (reference.dtype() != ir::DataType::kFloat32 || actual.dtype() != ir::DataType::kFloat32 ||
+      reference.dims() != actual.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat("outputs differ in type or shape: ",
+                                                   ir::DataTypeName(reference.dtype()),
+                                                   ir::DimsToString(reference.dims()), " vs ",
+                                                   ir::DataTypeName(actual.dtype()), ir::DimsToString(actual.dims())));
+  }
+  OutputAgreement a;
+  auto r = reference.values<float>();
+  auto x = actual.values<float>();
+  a.sqnr_db = SqnrDb(r, x);
+  a.cosine = Cosine(r, x);
+  for (size_t i = 0; i < r.size(); ++i) a.max_abs_diff = std::max<double>(a.max_abs_diff, std::fabs(r[i] - x[i]));
+  a.top1_agreement = std::numeric_limits<double>::quiet_NaN();
+  if (reference.rank() == 2 && reference.dims()[0] > 0) {
+    const int64_t n = reference.dims()[0];
+    const int64_t c = reference.dims()[1];
+    int64_t same = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      auto rr = r.subspan(i * c, c);
+      auto xr = x.subspan(i * c, c);
+      same += (std::max_element(rr.begin(), rr.end()) - rr.begin()) == (std::max_element(xr.begin(), xr.end()) - xr.begin());
+    }
+    a.top1_agreement = 100.0 * same / n;
+  }
+  return a;
+}
+
+}  // namespace qfuse::tools

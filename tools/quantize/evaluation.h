@@ -1,0 +1,47 @@
+// Evaluation of a model on a dataset: its outputs, top-1 accuracy against labels, and
+// agreement with a reference model's outputs (top-1 agreement, SQNR, cosine).
+#ifndef QFUSE_TOOLS_QUANTIZE_EVALUATION_H_
+#define QFUSE_TOOLS_QUANTIZE_EVALUATION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "calib/dataset.h"
+#include "ir/graph.h"
+#include "runtime/executor.h"
+
+namespace qfuse::tools {
+
+struct EvaluateOptions {
+  int64_t max_samples = 0;  // 0: the whole dataset
+  int64_t batch_size = 100;
+  runtime::ExecutorOptions executor;
+  bool show_progress = true;
+  const char* label = "evaluate";
+};
+
+// The graph's outputs over the dataset, each concatenated along the batch dim.
+absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, calib::Dataset& data,
+                                                     const EvaluateOptions& options);
+
+// Share of rows of `logits` ([N, classes]) whose argmax equals the label, in percent.
+absl::StatusOr<double> Top1Accuracy(const ir::Tensor& logits, const std::vector<int64_t>& labels);
+
+struct OutputAgreement {
+  double top1_agreement = 0;  // percent of rows with the same argmax (rank-2 outputs only, else NaN)
+  double sqnr_db = 0;         // 10 log10(sum ref^2 / sum (ref - x)^2); +inf when identical
+  double cosine = 0;          // of the flattened tensors
+  double max_abs_diff = 0;
+};
+
+// Compares `actual` against `reference` (same shape, FLOAT).
+absl::StatusOr<OutputAgreement> CompareOutputs(const ir::Tensor& reference, const ir::Tensor& actual);
+
+// SQNR (dB) and cosine of two equally sized float spans.
+double SqnrDb(absl::Span<const float> reference, absl::Span<const float> actual);
+double Cosine(absl::Span<const float> a, absl::Span<const float> b);
+
+}  // namespace qfuse::tools
+
+#endif  // QFUSE_TOOLS_QUANTIZE_EVALUATION_H_

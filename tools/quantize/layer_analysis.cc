@@ -1,0 +1,138 @@
+#include "tools/quantize/layer_analysis.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "ir/fused_unit.h"
+#include "ir/status_macros.h"
+#include "tools/quantize/evaluation.h"
+
+namespace qfuse::tools {
+namespace {
+
+using ValueMap = std::map<std::string, ir::Tensor>;
+
+// Runs `graph` and keeps every FLOAT node output named in `wanted` (all when empty).
+absl::StatusOr<ValueMap> RunAndCollect(const ir::Graph& graph, const std::vector<runtime::NamedTensor>& inputs,
+                                       const runtime::ExecutorOptions& options) {
+  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, options));
+  ValueMap values;
+  runtime::RunOptions run;
+  run.observer = [&](const ir::Value& v, const ir::Tensor& t) {
+    if (t.dtype() == ir::DataType::kFloat32) values[v.name()] = t;
+  };
+  QFUSE_ASSIGN_OR_RETURN(auto outputs, exec->Run(inputs, run));
+  for (const auto& out : outputs) values[out.name] = out.tensor;
+  return values;
+}
+
+absl::StatusOr<ir::Model> Converted(const ir::Model& fused, const calib::CalibrationTable& table,
+                                    const quant::ConvertOptions& convert) {
+  ir::Model model;
+  model.opset = fused.opset;
+  model.graph = fused.graph->Clone();
+  QFUSE_RETURN_IF_ERROR(quant::ConvertToQdq(&model, table, convert).status());
+  return model;
+}
+
+double OutputSqnr(const ir::Graph& graph, const ValueMap& reference, const ValueMap& actual) {
+  double worst = std::numeric_limits<double>::infinity();
+  for (const ir::Value* out : graph.outputs()) {
+    auto r = reference.find(out->name());
+    auto a = actual.find(out->name());
+    if (r == reference.end() || a == actual.end()) continue;
+    worst = std::min(worst, SqnrDb(r->second.values<float>(), a->second.values<float>()));
+  }
+  return worst;
+}
+
+}  // namespace
+
+std::string LayerKind(const ir::Node& node) {
+  if (!ir::IsUnit(node)) return node.op_type();
+  absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(node);
+  if (!spec.ok()) return node.op_type();
+  std::string kind = spec->base_op;
+  if (spec->base_op == "MatMul" && node.input(ir::kUnitBias) != nullptr) kind += "+Bias";
+  if (node.input(ir::kUnitResidual) != nullptr) kind += "+Add";
+  switch (spec->activation) {
+    case ir::UnitActivation::kRelu: kind += "+Relu"; break;
+    case ir::UnitActivation::kRelu6: kind += "+ReLU6"; break;
+    case ir::UnitActivation::kClip: kind += "+Clip"; break;
+    case ir::UnitActivation::kNone: break;
+  }
+  return kind + " unit";
+}
+
+absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib::CalibrationTable& table,
+                                            const quant::ConvertOptions& convert,
+                                            const std::vector<runtime::NamedTensor>& inputs,
+                                            const LayerAnalysisOptions& options) {
+  QFUSE_ASSIGN_OR_RETURN(ValueMap reference, RunAndCollect(*fused.graph, inputs, options.executor));
+  QFUSE_ASSIGN_OR_RETURN(ir::Model all_int8, Converted(fused, table, convert));
+  QFUSE_ASSIGN_OR_RETURN(ValueMap accumulated, RunAndCollect(*all_int8.graph, inputs, options.executor));
+  LayerAnalysis analysis;
+  analysis.output_sqnr_db = OutputSqnr(*fused.graph, reference, accumulated);
+
+  // Layers: nodes of the float graph with a FLOAT output that quantization touches.
+  std::vector<const ir::Node*> layers;
+  QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, fused.graph->TopologicalOrder());
+  for (const ir::Node* n : order) {
+    if (convert.keep_float.count(n->name()) > 0 || n->output(0) == nullptr ||
+        n->output(0)->type().dtype != ir::DataType::kFloat32) {
+      continue;
+    }
+    layers.push_back(n);
+  }
+  std::vector<std::pair<double, std::string>> fallback_gain;
+  for (const ir::Node* n : layers) {
+    LayerError e;
+    e.node = n->name();
+    e.kind = LayerKind(*n);
+    e.output = n->output(0)->name();
+    const ir::Tensor& ref = reference.at(e.output);
+    auto acc = accumulated.find(e.output);
+    if (acc == accumulated.end()) continue;
+    e.sqnr_accumulated = SqnrDb(ref.values<float>(), acc->second.values<float>());
+    e.cosine_accumulated = Cosine(ref.values<float>(), acc->second.values<float>());
+    // Isolated: only this layer quantized.
+    quant::ConvertOptions only = convert;
+    for (const ir::Node* other : layers) {
+      if (other != n) only.keep_float.insert(other->name());
+    }
+    QFUSE_ASSIGN_OR_RETURN(ir::Model isolated_model, Converted(fused, table, only));
+    QFUSE_ASSIGN_OR_RETURN(ValueMap isolated, RunAndCollect(*isolated_model.graph, inputs, options.executor));
+    e.sqnr_isolated = SqnrDb(ref.values<float>(), isolated.at(e.output).values<float>());
+    e.cosine_isolated = Cosine(ref.values<float>(), isolated.at(e.output).values<float>());
+    analysis.layers.push_back(e);
+    if (options.suggest_keep_float > 0) {
+      // This layer alone in float, the rest int8.
+      quant::ConvertOptions fallback = convert;
+      fallback.keep_float.insert(n->name());
+      QFUSE_ASSIGN_OR_RETURN(ir::Model fallback_model, Converted(fused, table, fallback));
+      QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunAndCollect(*fallback_model.graph, inputs, options.executor));
+      fallback_gain.emplace_back(OutputSqnr(*fused.graph, reference, values) - analysis.output_sqnr_db, n->name());
+    }
+  }
+  std::stable_sort(analysis.layers.begin(), analysis.layers.end(),
+                   [](const LayerError& a, const LayerError& b) { return a.sqnr_accumulated < b.sqnr_accumulated; });
+  if (options.suggest_keep_float > 0) {
+    std::stable_sort(fallback_gain.begin(), fallback_gain.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    quant::ConvertOptions suggested = convert;
+    for (int k = 0; k < options.suggest_keep_float && k < static_cast<int>(fallback_gain.size()) &&
+                    fallback_gain[k].first > 0;
+         ++k) {
+      analysis.suggested_keep_float.push_back(fallback_gain[k].second);
+      suggested.keep_float.insert(fallback_gain[k].second);
+    }
+    // Only layers whose fallback alone raised the output SQNR are suggested.
+    QFUSE_ASSIGN_OR_RETURN(ir::Model suggested_model, Converted(fused, table, suggested));
+    QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunAndCollect(*suggested_model.graph, inputs, options.executor));
+    analysis.output_sqnr_with_suggestion_db = OutputSqnr(*fused.graph, reference, values);
+  }
+  return analysis;
+}
+
+}  // namespace qfuse::tools

@@ -1,0 +1,54 @@
+// Per-layer quantization error: for each quantized unit (or op at fusion levels bn and
+// none), the SQNR and cosine of its output against the float graph on the same inputs,
+// both accumulated (the whole model int8) and isolated (only that layer int8, float
+// elsewhere); and which layers to keep in float for the largest gain.
+#ifndef QFUSE_TOOLS_QUANTIZE_LAYER_ANALYSIS_H_
+#define QFUSE_TOOLS_QUANTIZE_LAYER_ANALYSIS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "calib/calibration_table.h"
+#include "ir/model.h"
+#include "quant/qdq_converter.h"
+#include "runtime/executor.h"
+
+namespace qfuse::tools {
+
+struct LayerError {
+  std::string node;    // node name in the fused float graph
+  std::string kind;    // "Conv+Add+Relu unit", "Add", ...
+  std::string output;  // its output value
+  double sqnr_accumulated = 0, cosine_accumulated = 0;
+  double sqnr_isolated = 0, cosine_isolated = 0;
+};
+
+struct LayerAnalysis {
+  std::vector<LayerError> layers;  // worst accumulated SQNR first
+  // Greedy keep-float suggestion: up to K layers whose float fallback alone raises the
+  // output SQNR most (only layers that raise it at all), and the output SQNR with none /
+  // with all of them kept float.
+  std::vector<std::string> suggested_keep_float;
+  double output_sqnr_db = 0;
+  double output_sqnr_with_suggestion_db = 0;
+};
+
+struct LayerAnalysisOptions {
+  int suggest_keep_float = 0;
+  runtime::ExecutorOptions executor;  // must run Q/DQ as float ops so values keep their names
+};
+
+// `fused` is the calibrated float graph (before conversion); `inputs` one batch of
+// evaluation samples.
+absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib::CalibrationTable& table,
+                                            const quant::ConvertOptions& convert,
+                                            const std::vector<runtime::NamedTensor>& inputs,
+                                            const LayerAnalysisOptions& options);
+
+// A short human-readable kind of a node: "Conv+Add+Relu unit", "MaxPool".
+std::string LayerKind(const ir::Node& node);
+
+}  // namespace qfuse::tools
+
+#endif  // QFUSE_TOOLS_QUANTIZE_LAYER_ANALYSIS_H_

@@ -1,0 +1,188 @@
+// qfuse quantize: float ONNX -> int8 QDQ ONNX at each fusion level, with the accuracy of
+// fused vs unfused quantization. With no arguments it quantizes the bundled ResNet-style
+// sample on Fashion-MNIST (512 training images to calibrate, the 10,000 test images to
+// evaluate) and writes everything into out/quantize-<model>/.
+//   bazel run //tools:quantize
+//   bazel run //tools:quantize -- --model=models/mobilenetv2_small/model.onnx --method=percentile
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "calib/data_source.h"
+#include "ir/status_macros.h"
+#include "tools/quantize/quantize_pipeline.h"
+#include "tools/quantize/report.h"
+#include "tools/tool_main.h"
+#include "tools/workspace_path.h"
+
+namespace {
+constexpr char kFashionMnist[] = "/usr/share/datasets/fashion-mnist/";
+}  // namespace
+
+ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "float ONNX model to quantize");
+ABSL_FLAG(std::vector<std::string>, calib_data,
+          {std::string(kFashionMnist) + "train-images-idx3-ubyte.gz"},
+          "calibration data: path, or input_name:path per model input (IDX, .npy, .pb folder, image folder, raw)");
+ABSL_FLAG(int64_t, calib_samples, 512, "calibration samples, from the start of --calib_data");
+ABSL_FLAG(std::vector<std::string>, eval_data, {std::string(kFashionMnist) + "t10k-images-idx3-ubyte.gz"},
+          "evaluation data, same spelling as --calib_data");
+ABSL_FLAG(int64_t, eval_samples, 0, "evaluation samples (0: all)");
+ABSL_FLAG(std::string, labels, std::string(kFashionMnist) + "t10k-labels-idx1-ubyte.gz",
+          "IDX label file for --eval_data; empty: report agreement with fp32 instead of accuracy");
+ABSL_FLAG(std::string, data_format, "auto", "data format: auto, idx, npy, pb, image, raw");
+ABSL_FLAG(std::vector<std::string>, raw_shape, {}, "per-sample shape of raw float32 data, e.g. 3,224,224");
+ABSL_FLAG(double, idx_scale, 1.0 / 255, "IDX/.npy uint8 -> float multiplier");
+ABSL_FLAG(int, image_resize_shorter, 0, "images: resize the shorter side to this (0: no resize)");
+ABSL_FLAG(int, image_center_crop, 0, "images: centre crop to this square (0: none)");
+ABSL_FLAG(std::string, image_color, "rgb", "images: rgb, bgr or gray");
+ABSL_FLAG(std::vector<std::string>, image_mean, {}, "images: per-channel mean, after scaling");
+ABSL_FLAG(std::vector<std::string>, image_std, {}, "images: per-channel std, after scaling");
+ABSL_FLAG(double, image_scale, 1.0 / 255, "images: pixel multiplier");
+ABSL_FLAG(std::string, image_layout, "nchw", "images: nchw or nhwc");
+ABSL_FLAG(std::string, method, "entropy", "activation calibration: entropy, percentile, mse or max");
+ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
+ABSL_FLAG(bool, per_channel, true, "per-output-channel weight scales (false: one per tensor)");
+ABSL_FLAG(std::string, activation_dtype, "int8", "int8 (symmetric) or uint8");
+ABSL_FLAG(std::string, fusion, "all", "fusion level: full, bn, none or all");
+ABSL_FLAG(std::string, requant, "onnx", "integer runtime requantization: onnx or fixed");
+ABSL_FLAG(std::vector<std::string>, keep_float, {}, "node names to leave in float");
+ABSL_FLAG(std::string, calibration_table, "", "reuse this calibration table (JSON or TensorRT cache; one level)");
+ABSL_FLAG(bool, force_calibration_table, false, "use --calibration_table even if made for another graph");
+ABSL_FLAG(std::string, output, "", "output folder (default out/quantize-<model name>)");
+ABSL_FLAG(std::string, report, "", "report base path without extension (default <output>/report)");
+ABSL_FLAG(int, threads, 2, "runtime threads");
+ABSL_FLAG(int64_t, analysis_samples, 256, "evaluation samples for the per-layer analysis (0: skip it)");
+ABSL_FLAG(int, suggest_keep_float, 0, "name the K layers whose float fallback helps most");
+
+namespace qfuse::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::StatusOr<std::vector<float>> ParseFloats(const std::vector<std::string>& values, const char* flag) {
+  std::vector<float> out;
+  for (const std::string& v : values) {
+    float f;
+    if (!absl::SimpleAtof(v, &f)) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": '", v, "' is not a number"));
+    out.push_back(f);
+  }
+  return out;
+}
+
+absl::StatusOr<calib::DataSource> ReaderDefaults() {
+  calib::DataSource d;
+  QFUSE_ASSIGN_OR_RETURN(d.format, calib::ParseDataFormat(absl::GetFlag(FLAGS_data_format)));
+  for (const std::string& v : absl::GetFlag(FLAGS_raw_shape)) {
+    int64_t dim;
+    if (!absl::SimpleAtoi(v, &dim) || dim <= 0) return absl::InvalidArgumentError(absl::StrCat("--raw_shape: bad dim '", v, "'"));
+    d.raw_shape.push_back(dim);
+  }
+  d.idx_scale = static_cast<float>(absl::GetFlag(FLAGS_idx_scale));
+  d.image.resize_shorter = absl::GetFlag(FLAGS_image_resize_shorter);
+  d.image.center_crop = absl::GetFlag(FLAGS_image_center_crop);
+  const std::string color = absl::GetFlag(FLAGS_image_color);
+  if (color == "rgb") {
+    d.image.color = calib::ImagePreprocess::Color::kRgb;
+  } else if (color == "bgr") {
+    d.image.color = calib::ImagePreprocess::Color::kBgr;
+  } else if (color == "gray") {
+    d.image.color = calib::ImagePreprocess::Color::kGray;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--image_color: '", color, "' is not rgb, bgr or gray"));
+  }
+  QFUSE_ASSIGN_OR_RETURN(d.image.mean, ParseFloats(absl::GetFlag(FLAGS_image_mean), "image_mean"));
+  QFUSE_ASSIGN_OR_RETURN(d.image.std, ParseFloats(absl::GetFlag(FLAGS_image_std), "image_std"));
+  d.image.scale = static_cast<float>(absl::GetFlag(FLAGS_image_scale));
+  const std::string layout = absl::GetFlag(FLAGS_image_layout);
+  if (layout != "nchw" && layout != "nhwc") {
+    return absl::InvalidArgumentError(absl::StrCat("--image_layout: '", layout, "' is not nchw or nhwc"));
+  }
+  d.image.layout = layout == "nchw" ? calib::ImagePreprocess::Layout::kNchw : calib::ImagePreprocess::Layout::kNhwc;
+  return d;
+}
+
+absl::StatusOr<std::vector<calib::DataSource>> Sources(const std::vector<std::string>& values,
+                                                       const calib::DataSource& defaults) {
+  std::vector<std::string> resolved;
+  for (const std::string& v : values) {
+    // "name:relative/path" resolves the path part; plain paths resolve whole.
+    const size_t colon = v.rfind(':');
+    const bool named = colon != std::string::npos && !fs::exists(ResolveUserPath(v));
+    resolved.push_back(named ? v.substr(0, colon + 1) + ResolveUserPath(v.substr(colon + 1)) : ResolveUserPath(v));
+  }
+  return calib::ParseDataSources(resolved, defaults);
+}
+
+absl::StatusOr<QuantizeConfig> ConfigFromFlags() {
+  QuantizeConfig c;
+  c.model_path = ResolveUserPath(absl::GetFlag(FLAGS_model));
+  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaults());
+  QFUSE_ASSIGN_OR_RETURN(c.calib_sources, Sources(absl::GetFlag(FLAGS_calib_data), defaults));
+  QFUSE_ASSIGN_OR_RETURN(c.eval_sources, Sources(absl::GetFlag(FLAGS_eval_data), defaults));
+  c.calib_samples = absl::GetFlag(FLAGS_calib_samples);
+  c.eval_samples = absl::GetFlag(FLAGS_eval_samples);
+  if (c.calib_samples <= 0) return absl::InvalidArgumentError("--calib_samples must be positive");
+  c.labels_path = absl::GetFlag(FLAGS_labels).empty() ? "" : ResolveUserPath(absl::GetFlag(FLAGS_labels));
+  QFUSE_ASSIGN_OR_RETURN(c.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
+  c.threshold.percentile = absl::GetFlag(FLAGS_percentile);
+  c.convert.per_channel_weights = absl::GetFlag(FLAGS_per_channel);
+  const std::string dtype = absl::GetFlag(FLAGS_activation_dtype);
+  if (dtype != "int8" && dtype != "uint8") {
+    return absl::InvalidArgumentError(absl::StrCat("--activation_dtype: '", dtype, "' is not int8 or uint8"));
+  }
+  c.convert.activation_type = dtype == "int8" ? quant::ActivationType::kInt8 : quant::ActivationType::kUint8;
+  if (dtype == "uint8") c.threshold.num_quantized_bins = 256;
+  for (const std::string& n : absl::GetFlag(FLAGS_keep_float)) c.convert.keep_float.insert(n);
+  const std::string fusion = absl::GetFlag(FLAGS_fusion);
+  if (fusion == "all") {
+    c.levels = {fusion::FusionLevel::kFull, fusion::FusionLevel::kBn, fusion::FusionLevel::kNone};
+  } else {
+    QFUSE_ASSIGN_OR_RETURN(fusion::FusionLevel level, fusion::ParseFusionLevel(fusion));
+    c.levels = {level};
+  }
+  const std::string requant = absl::GetFlag(FLAGS_requant);
+  if (requant != "onnx" && requant != "fixed") {
+    return absl::InvalidArgumentError(absl::StrCat("--requant: '", requant, "' is not onnx or fixed"));
+  }
+  c.fixed_point_requant = requant == "fixed";
+  c.calibration_table =
+      absl::GetFlag(FLAGS_calibration_table).empty() ? "" : ResolveUserPath(absl::GetFlag(FLAGS_calibration_table));
+  c.force_calibration_table = absl::GetFlag(FLAGS_force_calibration_table);
+  c.output_dir = absl::GetFlag(FLAGS_output).empty()
+                     ? ResolveUserPath("out/quantize-" + fs::path(c.model_path).parent_path().filename().string())
+                     : ResolveUserPath(absl::GetFlag(FLAGS_output));
+  c.threads = absl::GetFlag(FLAGS_threads);
+  c.analysis_samples = absl::GetFlag(FLAGS_analysis_samples);
+  c.suggest_keep_float = absl::GetFlag(FLAGS_suggest_keep_float);
+  return c;
+}
+
+absl::Status Main() {
+  QFUSE_ASSIGN_OR_RETURN(QuantizeConfig config, ConfigFromFlags());
+  absl::PrintF("qfuse quantize: %s -> %s\n", config.model_path, config.output_dir);
+  QFUSE_ASSIGN_OR_RETURN(QuantizeResult result, RunQuantize(config));
+  const std::string base = absl::GetFlag(FLAGS_report).empty() ? (fs::path(config.output_dir) / "report").string()
+                                                               : ResolveUserPath(absl::GetFlag(FLAGS_report));
+  QFUSE_RETURN_IF_ERROR(WriteReports(result, config, base + ".json", base + ".html"));
+  absl::PrintF("%s", SummaryTable(result, config));
+  absl::PrintF("wrote %s/{model_int8_<level>.onnx, calibration_<level>.json, calibration_<level>.cache}, %s.json, %s.html\n",
+               config.output_dir, base, base);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace qfuse::tools
+
+int main(int argc, char** argv) {
+  return qfuse::tools::RunTool(argc, argv,
+                               "Quantizes a float ONNX model to int8 (QDQ) at fusion levels full/bn/none and reports accuracy.\n"
+      "With no arguments: the bundled ResNet-style sample on Fashion-MNIST.",
+                               qfuse::tools::Main);
+}

@@ -1,0 +1,190 @@
+#include "tools/quantize/quantize_pipeline.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "calib/calibrator.h"
+#include "calib/dataset.h"
+#include "calib/graph_fingerprint.h"
+#include "ir/file_util.h"
+#include "ir/onnx_export.h"
+#include "ir/onnx_import.h"
+#include "ir/status_macros.h"
+#include "tools/quantize/evaluation.h"
+
+namespace qfuse::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Stopwatch {
+ public:
+  double Seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Refuses to write `path` when it is one of the inputs.
+absl::Status CheckNotAnInput(const std::string& path, const QuantizeConfig& config) {
+  std::vector<std::string> inputs = {config.model_path, config.labels_path, config.calibration_table};
+  for (const auto& s : config.calib_sources) inputs.push_back(s.path);
+  for (const auto& s : config.eval_sources) inputs.push_back(s.path);
+  for (const std::string& in : inputs) {
+    if (!in.empty() && ir::SameFile(in, path)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": output would overwrite an input; choose another --output"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::FusionLevel level,
+                                     const std::vector<ir::Tensor>& fp32_outputs, const std::vector<int64_t>& labels,
+                                     calib::Dataset& eval_data, int64_t eval_count) {
+  LevelResult r;
+  r.level = level;
+  const std::string name = fusion::FusionLevelName(level);
+  Stopwatch load;
+  QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(config.model_path));
+  r.seconds.load = load.Seconds();
+
+  Stopwatch fuse;
+  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
+  r.float_nodes = model.graph->num_nodes();
+  r.seconds.fuse = fuse.Seconds();
+
+  Stopwatch calibrate;
+  if (!config.calibration_table.empty()) {
+    QFUSE_ASSIGN_OR_RETURN(std::string fingerprint, calib::GraphFingerprint(*model.graph));
+    QFUSE_ASSIGN_OR_RETURN(r.table, calib::ReadCalibrationTable(config.calibration_table, fingerprint,
+                                                                config.force_calibration_table));
+  } else {
+    QFUSE_ASSIGN_OR_RETURN(auto calib_data, calib::OpenDataset(config.calib_sources, *model.graph, config.calib_samples));
+    calib::CalibrateOptions options;
+    options.threshold = config.threshold;
+    options.num_samples = config.calib_samples;
+    options.num_threads = config.threads;
+    options.show_progress = config.show_progress;
+    QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*model.graph, *calib_data, options));
+    r.table = run.table;
+  }
+  r.seconds.calibrate = calibrate.Seconds();
+
+  Stopwatch convert;
+  ir::Model fused_float;
+  fused_float.opset = model.opset;
+  fused_float.graph = model.graph->Clone();
+  QFUSE_ASSIGN_OR_RETURN(r.conversion, quant::ConvertToQdq(&model, r.table, config.convert));
+  r.model_file = (fs::path(config.output_dir) / absl::StrCat("model_int8_", name, ".onnx")).string();
+  r.table_file = (fs::path(config.output_dir) / absl::StrCat("calibration_", name, ".json")).string();
+  const std::string cache_file = (fs::path(config.output_dir) / absl::StrCat("calibration_", name, ".cache")).string();
+  for (const std::string& out : {r.model_file, r.table_file, cache_file}) QFUSE_RETURN_IF_ERROR(CheckNotAnInput(out, config));
+  QFUSE_RETURN_IF_ERROR(ir::SaveModel(model, r.model_file));
+  QFUSE_RETURN_IF_ERROR(calib::WriteCalibrationTable(r.table, r.table_file));
+  QFUSE_RETURN_IF_ERROR(calib::WriteCalibrationTable(r.table, cache_file));
+  r.seconds.convert = convert.Seconds();
+
+  Stopwatch evaluate;
+  EvaluateOptions eval;
+  eval.max_samples = eval_count;
+  eval.executor.num_threads = config.threads;
+  eval.executor.integer_kernels = config.integer_kernels;
+  eval.executor.requantize_mode = config.fixed_point_requant ? quant::numerics::RequantizeMode::kFixed
+                                                             : quant::numerics::RequantizeMode::kOnnx;
+  eval.show_progress = config.show_progress;
+  const std::string label = absl::StrCat("evaluate int8 ", name);
+  eval.label = label.c_str();
+  QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, RunOnDataset(*model.graph, eval_data, eval));
+  QFUSE_ASSIGN_OR_RETURN(OutputAgreement agreement, CompareOutputs(fp32_outputs[0], outputs[0]));
+  r.agreement = agreement.top1_agreement;
+  r.sqnr_db = agreement.sqnr_db;
+  r.cosine = agreement.cosine;
+  if (!labels.empty()) {
+    QFUSE_ASSIGN_OR_RETURN(r.top1, Top1Accuracy(outputs[0], labels));
+  }
+
+  r.seconds.evaluate = evaluate.Seconds();
+
+  Stopwatch analyze;
+  if (config.analysis_samples > 0) {
+    QFUSE_ASSIGN_OR_RETURN(auto batch, eval_data.ReadBatch(0, std::min(config.analysis_samples, eval_data.size())));
+    LayerAnalysisOptions analysis;
+    analysis.suggest_keep_float = config.suggest_keep_float;
+    analysis.executor.num_threads = config.threads;
+    analysis.executor.integer_kernels = false;  // simulated: every value keeps its float name
+    QFUSE_ASSIGN_OR_RETURN(r.analysis, AnalyzeLayers(fused_float, r.table, config.convert, batch, analysis));
+  }
+  if (!r.analysis.suggested_keep_float.empty()) {
+    // The accuracy with the suggested layers kept float, on the whole evaluation set.
+    ir::Model suggested;
+    suggested.opset = fused_float.opset;
+    suggested.graph = fused_float.graph->Clone();
+    quant::ConvertOptions options = config.convert;
+    options.keep_float.insert(r.analysis.suggested_keep_float.begin(), r.analysis.suggested_keep_float.end());
+    QFUSE_RETURN_IF_ERROR(quant::ConvertToQdq(&suggested, r.table, options).status());
+    const std::string label_text = absl::StrCat("evaluate int8 ", name, " with keep-float suggestion");
+    eval.label = label_text.c_str();
+    QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> with, RunOnDataset(*suggested.graph, eval_data, eval));
+    QFUSE_ASSIGN_OR_RETURN(OutputAgreement a, CompareOutputs(fp32_outputs[0], with[0]));
+    r.suggestion_agreement = a.top1_agreement;
+    if (!labels.empty()) {
+      QFUSE_ASSIGN_OR_RETURN(r.suggestion_top1, Top1Accuracy(with[0], labels));
+    }
+  }
+  r.seconds.analyze = analyze.Seconds();
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
+  if (config.levels.empty()) return absl::InvalidArgumentError("no fusion level to run");
+  if (!config.calibration_table.empty() && config.levels.size() != 1) {
+    return absl::InvalidArgumentError("--calibration_table belongs to one fusion level: use --fusion=full|bn|none");
+  }
+  std::error_code ec;
+  fs::create_directories(config.output_dir, ec);
+  if (ec) return absl::PermissionDeniedError(absl::StrCat(config.output_dir, ": cannot create (", ec.message(), ")"));
+
+  QuantizeResult result;
+  result.model_path = config.model_path;
+  Stopwatch fp32_watch;
+  QFUSE_ASSIGN_OR_RETURN(ir::Model float_model, ir::LoadModel(config.model_path));
+  QFUSE_ASSIGN_OR_RETURN(auto eval_data, calib::OpenDataset(config.eval_sources, *float_model.graph, config.eval_samples));
+  result.eval_samples = eval_data->size();
+  std::vector<int64_t> labels;
+  if (!config.labels_path.empty()) {
+    QFUSE_ASSIGN_OR_RETURN(labels, calib::ReadIdxLabels(config.labels_path));
+    if (static_cast<int64_t>(labels.size()) < result.eval_samples) {
+      return absl::InvalidArgumentError(absl::StrCat(config.labels_path, ": ", labels.size(), " labels for ",
+                                                     result.eval_samples, " evaluation samples"));
+    }
+  }
+  EvaluateOptions eval;
+  eval.executor.num_threads = config.threads;
+  eval.show_progress = config.show_progress;
+  eval.label = "evaluate fp32";
+  QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> fp32_outputs, RunOnDataset(*float_model.graph, *eval_data, eval));
+  if (fp32_outputs.empty() || fp32_outputs[0].dtype() != ir::DataType::kFloat32) {
+    return absl::InvalidArgumentError("the model's first output is not FLOAT");
+  }
+  if (!labels.empty()) {
+    QFUSE_ASSIGN_OR_RETURN(result.fp32_top1, Top1Accuracy(fp32_outputs[0], labels));
+  }
+  result.fp32_seconds = fp32_watch.Seconds();
+  result.calib_samples = config.calibration_table.empty() ? config.calib_samples : 0;
+  for (fusion::FusionLevel level : config.levels) {
+    absl::StatusOr<LevelResult> r = RunLevel(config, level, fp32_outputs, labels, *eval_data, result.eval_samples);
+    if (!r.ok()) {
+      return absl::Status(r.status().code(),
+                          absl::StrCat("fusion level ", fusion::FusionLevelName(level), ": ", r.status().message()));
+    }
+    result.levels.push_back(*std::move(r));
+  }
+  return result;
+}
+
+}  // namespace qfuse::tools

@@ -1,0 +1,77 @@
+// The quantize job: for each fusion level, fuse, calibrate (or reuse a table), convert to
+// int8 QDQ, write the model and its calibration table, and evaluate against fp32.
+#ifndef QFUSE_TOOLS_QUANTIZE_QUANTIZE_PIPELINE_H_
+#define QFUSE_TOOLS_QUANTIZE_QUANTIZE_PIPELINE_H_
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "calib/calibration_table.h"
+#include "calib/data_source.h"
+#include "calib/thresholds.h"
+#include "fusion/pipeline.h"
+#include "quant/qdq_converter.h"
+#include "tools/quantize/layer_analysis.h"
+
+namespace qfuse::tools {
+
+struct QuantizeConfig {
+  std::string model_path;
+  std::vector<calib::DataSource> calib_sources;
+  int64_t calib_samples = 512;
+  std::vector<calib::DataSource> eval_sources;
+  int64_t eval_samples = 0;  // 0: all
+  std::string labels_path;   // "" : accuracy is agreement with fp32
+  calib::ThresholdOptions threshold;
+  quant::ConvertOptions convert;
+  std::vector<fusion::FusionLevel> levels;
+  bool integer_kernels = true;           // evaluate with the integer runtime
+  bool fixed_point_requant = false;      // --requant fixed
+  std::string calibration_table;         // reuse this table (single level only)
+  bool force_calibration_table = false;  // even if made for another graph
+  std::string output_dir;
+  int threads = 2;
+  int64_t analysis_samples = 256;  // per-layer analysis inputs (0: skip the analysis)
+  int suggest_keep_float = 0;
+  bool show_progress = true;
+};
+
+struct PhaseSeconds {
+  double load = 0, fuse = 0, calibrate = 0, convert = 0, evaluate = 0, analyze = 0;
+};
+
+struct LevelResult {
+  fusion::FusionLevel level = fusion::FusionLevel::kFull;
+  std::string model_file;  // written int8 model
+  std::string table_file;  // written calibration table (JSON; a TensorRT cache beside it)
+  int64_t float_nodes = 0;  // nodes of the fused float graph
+  quant::ConversionStats conversion;
+  double top1 = -1;       // percent; -1 without labels
+  double agreement = 0;   // top-1 agreement with fp32, percent
+  double sqnr_db = 0;     // logits vs fp32
+  double cosine = 0;
+  // With the analysis' suggested layers kept float (when there is a suggestion).
+  double suggestion_top1 = -1;
+  double suggestion_agreement = 0;
+  PhaseSeconds seconds;
+  calib::CalibrationTable table;
+  LayerAnalysis analysis;
+};
+
+struct QuantizeResult {
+  std::string model_path;
+  int64_t calib_samples = 0;
+  int64_t eval_samples = 0;
+  double fp32_top1 = -1;
+  double fp32_seconds = 0;
+  std::vector<LevelResult> levels;
+};
+
+absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config);
+
+}  // namespace qfuse::tools
+
+#endif  // QFUSE_TOOLS_QUANTIZE_QUANTIZE_PIPELINE_H_

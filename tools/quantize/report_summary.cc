@@ -1,0 +1,70 @@
+#include "tools/quantize/report_summary.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "calib/thresholds.h"
+#include "fusion/pipeline.h"
+
+namespace qfuse::tools {
+namespace {
+
+constexpr char kNotApplicable[] = "-";
+
+std::string SecondsCell(double seconds) { return FormatFixed(seconds, 3); }
+
+}  // namespace
+
+std::string Top1Cell(double top1) { return top1 < 0 ? "n/a" : FormatFixed(top1, 2); }
+
+std::string FormatFixed(double value, int decimals) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return absl::StrFormat("%.*f", decimals, value);
+}
+
+std::string MethodDescription(const QuantizeConfig& config) {
+  std::string method(calib::CalibrationMethodName(config.threshold.method));
+  if (config.threshold.method == calib::CalibrationMethod::kPercentile) {
+    absl::StrAppend(&method, " ", absl::StrFormat("%g", config.threshold.percentile));
+  }
+  return method;
+}
+
+SummaryGrid BuildSummary(const QuantizeResult& result, const QuantizeConfig& config) {
+  SummaryGrid grid;
+  grid.header = {"level",  "top-1 %", "agree %", "SQNR dB", "cosine",  "nodes",    "q acts", "float ops",
+                 "load s", "fuse s",  "calib s", "conv s",  "eval s",  "analyze s"};
+  std::vector<std::string> fp32(grid.header.size(), kNotApplicable);
+  fp32[0] = "fp32";
+  fp32[1] = Top1Cell(result.fp32_top1);
+  grid.rows.push_back(fp32);
+  for (const LevelResult& level : result.levels) {
+    grid.rows.push_back({fusion::FusionLevelName(level.level), Top1Cell(level.top1), FormatFixed(level.agreement, 2),
+                         FormatFixed(level.sqnr_db, 2), FormatFixed(level.cosine, 5),
+                         absl::StrCat(level.float_nodes), absl::StrCat(level.conversion.quantized_activations),
+                         absl::StrCat(level.conversion.float_ops), SecondsCell(level.seconds.load),
+                         SecondsCell(level.seconds.fuse), SecondsCell(level.seconds.calibrate),
+                         SecondsCell(level.seconds.convert), SecondsCell(level.seconds.evaluate),
+                         SecondsCell(level.seconds.analyze)});
+  }
+  grid.notes.push_back(absl::StrFormat("fp32 evaluation: %s s (%d samples)", SecondsCell(result.fp32_seconds),
+                                       result.eval_samples));
+  if (result.fp32_top1 < 0) {
+    grid.notes.push_back("no labels: top-1 is n/a; accuracy is the top-1 agreement with fp32 (agree %)");
+  }
+  for (const LevelResult& level : result.levels) {
+    const LayerAnalysis& a = level.analysis;
+    if (a.suggested_keep_float.empty()) continue;
+    grid.notes.push_back(absl::StrFormat(
+        "%s: keep float %s -> output SQNR %s dB (all int8: %s dB), top-1 %s%%, agreement %s%%",
+        fusion::FusionLevelName(level.level), absl::StrJoin(a.suggested_keep_float, ", "),
+        FormatFixed(a.output_sqnr_with_suggestion_db, 2), FormatFixed(a.output_sqnr_db, 2),
+        Top1Cell(level.suggestion_top1), FormatFixed(level.suggestion_agreement, 2)));
+  }
+  return grid;
+}
+
+}  // namespace qfuse::tools

@@ -1,0 +1,28 @@
+// The shared main() of qfuse's command-line tools: parse absl flags, run the tool, and
+// on failure print one line "error: <message>" to stderr and exit 1.
+#ifndef QFUSE_TOOLS_TOOL_MAIN_H_
+#define QFUSE_TOOLS_TOOL_MAIN_H_
+
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+
+namespace qfuse::tools {
+
+inline int RunTool(int argc, char** argv, const char* usage, absl::Status (*tool)()) {
+  absl::SetProgramUsageMessage(usage);
+  absl::ParseCommandLine(argc, argv);
+  const absl::Status status = tool();
+  if (!status.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace qfuse::tools
+
+#endif  // QFUSE_TOOLS_TOOL_MAIN_H_
