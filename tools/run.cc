@@ -18,17 +18,25 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "calib/data_source.h"
+#include "calib/dataset.h"
 #include "fusion/pipeline.h"
+#include "ir/file_util.h"
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
 #include "runtime/executor.h"
 #include "runtime/random_inputs.h"
+#include "tools/quantize/evaluation.h"
 #include "tools/tool_main.h"
 #include "tools/workspace_path.h"
 
 ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "ONNX model to run");
 ABSL_FLAG(std::vector<std::string>, inputs, {}, "comma-separated TensorProto .pb files, one per graph input");
+ABSL_FLAG(std::string, data, "", "run over a dataset instead (path or input_name:path, as for calibration)");
+ABSL_FLAG(int64_t, data_samples, 0, "with --data: samples to run (0: all)");
+ABSL_FLAG(std::string, save_outputs, "", "with --data: write the first output as raw little-endian float32");
+ABSL_FLAG(bool, integer_kernels, true, "run Q/DQ models on integer kernels (false: simulated in float)");
 ABSL_FLAG(int, seed, 1, "seed for random inputs");
 ABSL_FLAG(int, batch, 1, "size of symbolic/unknown input dims for random inputs");
 ABSL_FLAG(int, threads, 2, "runtime threads (including the caller)");
@@ -107,6 +115,27 @@ absl::StatusOr<Timing> TimeRuns(runtime::Executor& exec, const std::vector<Named
   return Timing{ms[ms.size() / 2], ms.front(), ms.back()};
 }
 
+// --data mode: the model over a dataset, outputs summarised and optionally saved.
+absl::Status RunDataset(const ir::Graph& graph, const runtime::ExecutorOptions& executor) {
+  QFUSE_ASSIGN_OR_RETURN(auto sources, calib::ParseDataSources({ResolveUserPath(absl::GetFlag(FLAGS_data))}));
+  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset(sources, graph, absl::GetFlag(FLAGS_data_samples)));
+  EvaluateOptions options;
+  options.executor = executor;
+  QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, RunOnDataset(graph, *data, options));
+  std::vector<NamedTensor> named;
+  for (size_t i = 0; i < outputs.size(); ++i) named.push_back({graph.outputs()[i]->name(), outputs[i]});
+  PrintSummary(named);
+  const std::string save = absl::GetFlag(FLAGS_save_outputs);
+  if (!save.empty()) {
+    const ir::Tensor& first = outputs[0];
+    if (first.dtype() != ir::DataType::kFloat32) return absl::InvalidArgumentError("first output is not FLOAT");
+    QFUSE_RETURN_IF_ERROR(ir::WriteFileAtomically(
+        ResolveUserPath(save), std::string(static_cast<const char*>(first.raw_data()), first.byte_size())));
+    absl::PrintF("wrote %s: %s float32\n", save, ir::DimsToString(first.dims()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Main() {
   const std::string path = ResolveUserPath(absl::GetFlag(FLAGS_model));
   QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(path));
@@ -115,6 +144,8 @@ absl::Status Main() {
   runtime::ExecutorOptions options;
   options.num_threads = absl::GetFlag(FLAGS_threads);
   QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(*model.graph, options));
+  options.integer_kernels = absl::GetFlag(FLAGS_integer_kernels);
+  if (!absl::GetFlag(FLAGS_data).empty()) return RunDataset(*model.graph, options);
   if (!absl::GetFlag(FLAGS_bench)) {
     std::vector<NamedTensor> inputs;
     if (absl::GetFlag(FLAGS_inputs).empty()) {
