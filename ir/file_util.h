@@ -18,6 +18,23 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& con
 // True when both paths name the same existing file (or the same string when missing).
 bool SameFile(const std::string& a, const std::string& b);
 
+// Marks `path` as an unfinished temporary file for its lifetime: if the process is
+// interrupted meanwhile (after InstallInterruptCleanup), the file is removed.
+class TempFileGuard {
+ public:
+  explicit TempFileGuard(const std::string& path);
+  ~TempFileGuard();
+  TempFileGuard(const TempFileGuard&) = delete;
+  TempFileGuard& operator=(const TempFileGuard&) = delete;
+
+ private:
+  int slot_;
+};
+
+// On SIGINT, SIGTERM or SIGHUP: removes every guarded temporary file, then dies of the
+// same signal. So an interrupted run leaves no partial output file behind.
+void InstallInterruptCleanup();
+
 }  // namespace qfuse::ir
 
 #endif  // QFUSE_IR_FILE_UTIL_H_

@@ -1,5 +1,6 @@
-// The shared main() of qfuse's command-line tools: parse absl flags, run the tool, and
-// on failure print one line "error: <message>" to stderr and exit 1.
+// The shared main() of qfuse's command-line tools: parse absl flags, remove unfinished
+// output files if interrupted, run the tool, and on failure print one line
+// "error: <message>" to stderr and exit 1.
 #ifndef QFUSE_TOOLS_TOOL_MAIN_H_
 #define QFUSE_TOOLS_TOOL_MAIN_H_
 
@@ -9,12 +10,14 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "ir/file_util.h"
 
 namespace qfuse::tools {
 
 inline int RunTool(int argc, char** argv, const char* usage, absl::Status (*tool)()) {
   absl::SetProgramUsageMessage(usage);
   absl::ParseCommandLine(argc, argv);
+  ir::InstallInterruptCleanup();  // an interrupted run leaves no partial output file
   const absl::Status status = tool();
   if (!status.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
