@@ -2,6 +2,7 @@
 // the unfused model on the stored test images; plus pipeline plumbing.
 #include "fusion/pipeline.h"
 
+#include <cstdio>
 #include <map>
 
 #include "fusion/equivalence.h"
@@ -32,11 +33,19 @@ TEST_P(SampleModelPipelineTest, EveryLevelIsEqualOnTheTestImages) {
     model.opset = tc.model.opset;
     model.graph = tc.model.graph->Clone();
     QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<PassStats> stats, Fuse(&model, level));
+    std::printf("%s level %s: %zu passes\n", GetParam().c_str(), FusionLevelName(level).c_str(), stats.size());
+    for (const PassStats& s : stats) {
+      std::printf("  %-26s rewrites %4lld  nodes %4lld -> %4lld\n", s.pass.c_str(), static_cast<long long>(s.rewrites),
+                  static_cast<long long>(s.nodes_before), static_cast<long long>(s.nodes_after));
+    }
     const auto counts = OpCounts(*model.graph);
     EXPECT_LT(model.graph->num_nodes(), previous_nodes);
     previous_nodes = model.graph->num_nodes();
-    if (level == FusionLevel::kNone) EXPECT_EQ(counts, original);
-    if (level != FusionLevel::kNone) EXPECT_EQ(counts.count("BatchNormalization"), 0u);
+    if (level == FusionLevel::kNone) {
+      EXPECT_EQ(counts, original);
+    } else {
+      EXPECT_EQ(counts.count("BatchNormalization"), 0u);
+    }
     if (level == FusionLevel::kFull) {
       // Every Conv and Gemm is inside a unit.
       EXPECT_EQ(counts.count("Conv"), 0u);
