@@ -3,7 +3,7 @@
 // one output stage (runtime/int8/output_stage.h).
 //   Conv: each (image, group, block of 64 output pixels) is an im2col of int8/uint8 rows
 //   (padding filled with zp_x, so it contributes 0) times B_g[K, Cout/group] with the
-//   int8 GEMM; depthwise convs (Cin/group == 1 == Cout/group) accumulate
+//   int8 GEMM (kernels::quant::ForEachConvTile); depthwise convs (Cin/group == 1 == Cout/group) accumulate
 //   (x - zp_x) * (w - zp_w) per tap in int32 directly. Gemm / MatMul: rows of x times
 //   B[K, N] in blocks of 32 rows. Work items run in parallel on the executor's pool.
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "runtime/int8/output_stage.h"
 #include "runtime/int8/value_params.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
+#include "runtime/kernels/quant/conv_tiles.h"
 #include "runtime/kernels/quant/quant_util.h"
 
 namespace qfuse::runtime::int8 {
@@ -29,39 +30,9 @@ using kernels::linalg::ConvAttrs;
 using kernels::linalg::ConvGeometry;
 using kernels::quant::PreparedWeights;
 
-constexpr int64_t kPixelsPerTask = 64;
 constexpr int64_t kRowsPerTask = 32;
 
 enum class BaseOp { kConv, kGemm, kMatMul };
-
-// rows[r][c * taps + tap] = image[c][position of output pixel p0 + r and tap], or `pad`
-// outside the image; rows are `k` bytes apart (byte copies: int8 and uint8 alike).
-void Im2Rows(const ConvGeometry& g, int64_t channels, const uint8_t* image, uint8_t pad, int64_t p0, int64_t p1,
-             uint8_t* rows, int64_t k) {
-  const int64_t taps = g.kernel_size();
-  const int64_t image_size = g.image_size();
-  for (int64_t p = p0; p < p1; ++p, rows += k) {
-    const int64_t o2 = p % g.col[2], o1 = (p / g.col[2]) % g.col[1], o0 = p / (g.col[2] * g.col[1]);
-    for (int64_t t0 = 0; t0 < g.kernel[0]; ++t0) {
-      const int64_t i0 = o0 * g.stride[0] - g.pad_begin[0] + t0 * g.dilation[0];
-      const bool in0 = i0 >= 0 && i0 < g.image[0];
-      for (int64_t t1 = 0; t1 < g.kernel[1]; ++t1) {
-        const int64_t i1 = o1 * g.stride[1] - g.pad_begin[1] + t1 * g.dilation[1];
-        const bool in1 = in0 && i1 >= 0 && i1 < g.image[1];
-        for (int64_t t2 = 0; t2 < g.kernel[2]; ++t2) {
-          const int64_t i2 = o2 * g.stride[2] - g.pad_begin[2] + t2 * g.dilation[2];
-          const int64_t tap = (t0 * g.kernel[1] + t1) * g.kernel[2] + t2;
-          if (in1 && i2 >= 0 && i2 < g.image[2]) {
-            const uint8_t* src = image + (i0 * g.image[1] + i1) * g.image[2] + i2;
-            for (int64_t c = 0; c < channels; ++c) rows[c * taps + tap] = src[c * image_size];
-          } else {
-            for (int64_t c = 0; c < channels; ++c) rows[c * taps + tap] = pad;
-          }
-        }
-      }
-    }
-  }
-}
 
 // acc[col] = sum_tap (image[pos(col, tap)] - zp) * w[tap] over in-image taps (one channel).
 template <typename X>
@@ -217,18 +188,8 @@ class QLinearUnitKernel : public Kernel {
           }
         }
       } else {
-        for (int64_t g = 0; g < group; ++g) {
-          kernels::quant::WeightsView v;
-          v.tensor = &w;
-          v.offset = g * cout_g * k_;
-          v.k = k_;
-          v.n = cout_g;
-          v.stride_k = 1;
-          v.stride_n = k_;
-          v.zero_points = w_zps.size() == 1 ? absl::MakeConstSpan(w_zps) : absl::MakeConstSpan(w_zps).subspan(g * cout_g, cout_g);
-          weights_.push_back(kernels::quant::PrepareWeights(v));
-          max_abs_w = std::max(max_abs_w, weights_.back().max_abs);
-        }
+        weights_ = kernels::quant::PrepareConvGroups(w, group, w_zps);
+        for (const PreparedWeights& pw : weights_) max_abs_w = std::max(max_abs_w, pw.max_abs);
       }
     } else {
       kernels::quant::WeightsView v;
@@ -351,38 +312,28 @@ class QLinearUnitKernel : public Kernel {
       });
       return absl::OkStatus();
     }
-    const int64_t tasks_per_item = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-    const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
-    const uint8_t pad = static_cast<uint8_t>(x_.zero_point);
-    ctx.pool->ParallelFor(batch * group * tasks_per_item, 1, [&](int64_t begin, int64_t end) {
-      thread_local std::vector<uint8_t> rows;
-      thread_local std::vector<int32_t> acc, acc_t;
-      rows.resize(kPixelsPerTask * std::max<int64_t>(k_, 1));
-      acc.resize(kPixelsPerTask * cout_g);
-      acc_t.resize(kPixelsPerTask * cout_g);
-      for (int64_t task = begin; task < end; ++task) {
-        const int64_t item = task / tasks_per_item, n = item / group, gi = item % group;
-        const int64_t p0 = (task % tasks_per_item) * kPixelsPerTask, p1 = std::min(pixels, p0 + kPixelsPerTask);
-        Im2Rows(g, cin_g, xd + (n * cin + gi * cin_g) * image_size, pad, p0, p1, rows.data(), k_);
-        kernels::quant::Int8GemmArgs args;
-        args.m = p1 - p0;
-        args.a = rows.data();
-        args.a_signed = x_.type == DataType::kInt8;
-        args.lda = k_;
-        args.a_zero_point = x_.zero_point;
-        args.c = acc.data();
-        args.ldc = cout_g;
-        kernels::quant::IntegerGemm(args, weights_[gi]);
-        // acc is [pixel][oc]; the output is channel-major: transpose so each channel's
-        // row is contiguous for the output stage.
-        const int64_t rows_n = p1 - p0;
-        for (int64_t px = 0; px < rows_n; ++px) {
-          for (int64_t oc = 0; oc < cout_g; ++oc) acc_t[oc * rows_n + px] = acc[px * cout_g + oc];
-        }
-        for (int64_t oc = 0; oc < cout_g; ++oc) {
-          const int64_t c = gi * cout_g + oc;
-          Store(acc_t.data() + oc * rows_n, 1, c, r, y, (n * cout_ + c) * pixels + p0, rows_n);
-        }
+    kernels::quant::ConvTilesArgs tiles;
+    tiles.geometry = &g;
+    tiles.x = static_cast<const uint8_t*>(x.raw_data());
+    tiles.x_signed = x_.type == DataType::kInt8;
+    tiles.x_zero_point = x_.zero_point;
+    tiles.batch = batch;
+    tiles.cin = cin;
+    tiles.group = group;
+    tiles.weights = weights_;
+    tiles.pool = ctx.pool;
+    kernels::quant::ForEachConvTile(tiles, [&](int64_t n, int64_t gi, int64_t p0, int64_t p1, const int32_t* acc) {
+      thread_local std::vector<int32_t> acc_t;
+      acc_t.resize(kernels::quant::kConvTilePixels * cout_g);
+      // acc is [pixel][oc]; the output is channel-major: transpose so each channel's
+      // row is contiguous for the output stage.
+      const int64_t rows_n = p1 - p0;
+      for (int64_t px = 0; px < rows_n; ++px) {
+        for (int64_t oc = 0; oc < cout_g; ++oc) acc_t[oc * rows_n + px] = acc[px * cout_g + oc];
+      }
+      for (int64_t oc = 0; oc < cout_g; ++oc) {
+        const int64_t c = gi * cout_g + oc;
+        Store(acc_t.data() + oc * rows_n, 1, c, r, y, (n * cout_ + c) * pixels + p0, rows_n);
       }
     });
     return absl::OkStatus();

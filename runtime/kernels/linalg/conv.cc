@@ -25,6 +25,20 @@ absl::Status CheckFloat(const Tensor& t, const char* what) {
   return absl::OkStatus();
 }
 
+// Checks the input (inputs[0]) and weights (inputs[1]) are FLOAT of the same rank >= 3.
+absl::Status CheckInputAndWeights(absl::Span<const Tensor* const> inputs) {
+  QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 2));
+  const Tensor& x = *inputs[0];
+  const Tensor& w = *inputs[1];
+  QFUSE_RETURN_IF_ERROR(CheckFloat(x, "input"));
+  QFUSE_RETURN_IF_ERROR(CheckFloat(w, "weights"));
+  if (x.rank() < 3 || w.rank() != x.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat("input ", ir::DimsToString(x.dims()), " and weights ",
+                                                   ir::DimsToString(w.dims()), " must have the same rank >= 3"));
+  }
+  return absl::OkStatus();
+}
+
 // Checks the optional bias (inputs[2]) has `channels` elements; returns its data or null.
 absl::StatusOr<const float*> BiasData(absl::Span<const Tensor* const> inputs, int64_t channels) {
   if (inputs.size() < 3 || inputs[2] == nullptr) return nullptr;
@@ -49,21 +63,32 @@ std::vector<int64_t> OutputDims(int64_t batch, int64_t channels, const ConvGeome
   return dims;
 }
 
+// Runs run_item(item, col, gemm_pool) for item in [0, items), with `col` a scratch
+// buffer reused across items: items in parallel when there are enough to occupy the
+// pool (each GEMM then single-threaded, gemm_pool null), else one after the other with
+// the pool handed to each GEMM.
+template <typename RunItem>
+void ForEachGemmItem(const ThreadPool& pool, int64_t items, const RunItem& run_item) {
+  if (items >= pool.num_threads()) {
+    pool.ParallelFor(items, 1, [&](int64_t begin, int64_t end) {
+      std::vector<float> col;
+      for (int64_t item = begin; item < end; ++item) run_item(item, col, nullptr);
+    });
+  } else {
+    std::vector<float> col;
+    for (int64_t item = 0; item < items; ++item) run_item(item, col, &pool);
+  }
+}
+
 class ConvKernel : public Kernel {
  public:
   explicit ConvKernel(ConvAttrs attrs) : attrs_(std::move(attrs)) {}
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
-    QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 2));
+    QFUSE_RETURN_IF_ERROR(CheckInputAndWeights(inputs));
     const Tensor& x = *inputs[0];
     const Tensor& w = *inputs[1];
-    QFUSE_RETURN_IF_ERROR(CheckFloat(x, "input"));
-    QFUSE_RETURN_IF_ERROR(CheckFloat(w, "weights"));
-    if (x.rank() < 3 || w.rank() != x.rank()) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", ir::DimsToString(x.dims()), " and weights ",
-                                                     ir::DimsToString(w.dims()), " must have the same rank >= 3"));
-    }
     const int64_t batch = x.dims()[0], cin = x.dims()[1], cout = w.dims()[0];
     const int64_t group = attrs_.group;
     if (cin != w.dims()[1] * group || cout % group != 0) {
@@ -112,16 +137,7 @@ class ConvKernel : public Kernel {
       linalg::ParallelGemm(gemm_pool, false, false, cout_g, out_size, k, 1.0f, wd + gi * cout_g * k, k, b, out_size,
                            bias ? 1.0f : 0.0f, out, out_size);
     };
-    const int64_t items = batch * group;
-    if (items >= ctx.pool->num_threads()) {
-      ctx.pool->ParallelFor(items, 1, [&](int64_t begin, int64_t end) {
-        std::vector<float> col;
-        for (int64_t item = begin; item < end; ++item) run_item(item, col, nullptr);
-      });
-    } else {
-      std::vector<float> col;
-      for (int64_t item = 0; item < items; ++item) run_item(item, col, ctx.pool);
-    }
+    ForEachGemmItem(*ctx.pool, batch * group, run_item);
     return absl::OkStatus();
   }
 
@@ -135,15 +151,9 @@ class ConvTransposeKernel : public Kernel {
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
-    QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 2));
+    QFUSE_RETURN_IF_ERROR(CheckInputAndWeights(inputs));
     const Tensor& x = *inputs[0];
     const Tensor& w = *inputs[1];
-    QFUSE_RETURN_IF_ERROR(CheckFloat(x, "input"));
-    QFUSE_RETURN_IF_ERROR(CheckFloat(w, "weights"));
-    if (x.rank() < 3 || w.rank() != x.rank()) {
-      return absl::InvalidArgumentError(absl::StrCat("input ", ir::DimsToString(x.dims()), " and weights ",
-                                                     ir::DimsToString(w.dims()), " must have the same rank >= 3"));
-    }
     const int64_t batch = x.dims()[0], cin = x.dims()[1], group = attrs_.group;
     if (w.dims()[0] != cin || cin % group != 0) {
       return absl::InvalidArgumentError(absl::StrCat("input ", ir::DimsToString(x.dims()), ", weights ",
@@ -172,16 +182,7 @@ class ConvTransposeKernel : public Kernel {
       FillBias(bias ? bias + gi * cout_g : nullptr, cout_g, out_size, out);
       linalg::Col2ImAdd(g, cout_g, col.data(), out);
     };
-    const int64_t items = batch * group;
-    if (items >= ctx.pool->num_threads()) {
-      ctx.pool->ParallelFor(items, 1, [&](int64_t begin, int64_t end) {
-        std::vector<float> col;
-        for (int64_t item = begin; item < end; ++item) run_item(item, col, nullptr);
-      });
-    } else {
-      std::vector<float> col;
-      for (int64_t item = 0; item < items; ++item) run_item(item, col, ctx.pool);
-    }
+    ForEachGemmItem(*ctx.pool, batch * group, run_item);
     return absl::OkStatus();
   }
 

@@ -70,6 +70,25 @@ absl::Status CheckRank(size_t rank, absl::Span<const int64_t> kernel, const Conv
   return absl::OkStatus();
 }
 
+// The per-dim attributes shared by Conv and ConvTranspose, checked against the spatial
+// rank of `in` and the weights' spatial dims `kernel`, with their defaults filled in.
+struct PerDimAttrs {
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads;  // [begin..., end...]
+};
+
+absl::StatusOr<PerDimAttrs> ResolvePerDim(const ConvAttrs& attrs, absl::Span<const int64_t> in,
+                                          absl::Span<const int64_t> kernel) {
+  const size_t rank = in.size();
+  QFUSE_RETURN_IF_ERROR(CheckRank(rank, kernel, attrs));
+  PerDimAttrs d;
+  QFUSE_ASSIGN_OR_RETURN(d.strides, PerDim(attrs.strides, rank, 1, "strides"));
+  QFUSE_ASSIGN_OR_RETURN(d.dilations, PerDim(attrs.dilations, rank, 1, "dilations"));
+  QFUSE_ASSIGN_OR_RETURN(d.pads, PerDim(attrs.pads, 2 * rank, 0, "pads"));
+  return d;
+}
+
 }  // namespace
 
 absl::StatusOr<ConvAttrs> ParseConvAttrs(const ir::Node& node, bool transpose) {
@@ -122,16 +141,13 @@ bool ConvGeometry::IsPointwise() const {
 absl::StatusOr<ConvGeometry> ResolveConv(const ConvAttrs& attrs, absl::Span<const int64_t> in,
                                          absl::Span<const int64_t> kernel) {
   const size_t rank = in.size();
-  QFUSE_RETURN_IF_ERROR(CheckRank(rank, kernel, attrs));
-  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, PerDim(attrs.strides, rank, 1, "strides"));
-  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, PerDim(attrs.dilations, rank, 1, "dilations"));
-  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, PerDim(attrs.pads, 2 * rank, 0, "pads"));
+  QFUSE_ASSIGN_OR_RETURN(const PerDimAttrs d, ResolvePerDim(attrs, in, kernel));
   ConvGeometry g;
   g.spatial_rank = static_cast<int64_t>(rank);
   for (size_t i = 0; i < rank; ++i) {
-    const int64_t s = strides[i];
-    const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
-    int64_t begin = pads[i], end = pads[rank + i];
+    const int64_t s = d.strides[i];
+    const int64_t extent = (kernel[i] - 1) * d.dilations[i] + 1;
+    int64_t begin = d.pads[i], end = d.pads[rank + i];
     int64_t out = 0;
     switch (attrs.auto_pad) {
       case AutoPad::kNotSet:
@@ -151,7 +167,7 @@ absl::StatusOr<ConvGeometry> ResolveConv(const ConvAttrs& attrs, absl::Span<cons
         break;
       }
     }
-    Place(rank, i, in[i], out, kernel[i], s, dilations[i], begin, &g);
+    Place(rank, i, in[i], out, kernel[i], s, d.dilations[i], begin, &g);
   }
   return g;
 }
@@ -159,10 +175,7 @@ absl::StatusOr<ConvGeometry> ResolveConv(const ConvAttrs& attrs, absl::Span<cons
 absl::StatusOr<ConvGeometry> ResolveConvTranspose(const ConvAttrs& attrs, absl::Span<const int64_t> in,
                                                   absl::Span<const int64_t> kernel) {
   const size_t rank = in.size();
-  QFUSE_RETURN_IF_ERROR(CheckRank(rank, kernel, attrs));
-  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, PerDim(attrs.strides, rank, 1, "strides"));
-  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, PerDim(attrs.dilations, rank, 1, "dilations"));
-  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, PerDim(attrs.pads, 2 * rank, 0, "pads"));
+  QFUSE_ASSIGN_OR_RETURN(const PerDimAttrs d, ResolvePerDim(attrs, in, kernel));
   QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
                          PerDim(attrs.output_padding, rank, 0, "output_padding"));
   std::vector<int64_t> output_shape = attrs.output_shape;
@@ -174,10 +187,10 @@ absl::StatusOr<ConvGeometry> ResolveConvTranspose(const ConvAttrs& attrs, absl::
   ConvGeometry g;
   g.spatial_rank = static_cast<int64_t>(rank);
   for (size_t i = 0; i < rank; ++i) {
-    const int64_t s = strides[i];
-    const int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    const int64_t s = d.strides[i];
+    const int64_t extent = (kernel[i] - 1) * d.dilations[i] + 1;
     const int64_t natural = s * (in[i] - 1) + output_padding[i] + extent;
-    int64_t begin = pads[i], end = pads[rank + i];
+    int64_t begin = d.pads[i], end = d.pads[rank + i];
     int64_t out = 0;
     const bool same = attrs.auto_pad == AutoPad::kSameUpper || attrs.auto_pad == AutoPad::kSameLower;
     if (!output_shape.empty() || same) {
@@ -192,7 +205,7 @@ absl::StatusOr<ConvGeometry> ResolveConvTranspose(const ConvAttrs& attrs, absl::
     if (out < 1) {
       return absl::InvalidArgumentError(absl::StrCat("ConvTranspose output spatial dim ", i, " would be ", out));
     }
-    Place(rank, i, out, in[i], kernel[i], s, dilations[i], begin, &g);
+    Place(rank, i, out, in[i], kernel[i], s, d.dilations[i], begin, &g);
   }
   return g;
 }

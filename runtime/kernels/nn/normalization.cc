@@ -37,6 +37,27 @@ absl::Status RequirePerChannel(const Tensor& t, int64_t count, const std::string
   return absl::OkStatus();
 }
 
+// A FLOAT input X of rank >= min_rank (at least 2) seen as [N, C, spatial], spatial
+// being the product of the remaining dims.
+struct ChannelView {
+  int64_t n = 0;
+  int64_t c = 0;
+  int64_t spatial = 0;
+};
+
+absl::StatusOr<ChannelView> ViewChannels(const Tensor& x, int64_t min_rank) {
+  QFUSE_RETURN_IF_ERROR(RequireFloat(x, "input X"));
+  if (x.rank() < min_rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("input X of shape ", ir::DimsToString(x.dims()), " must have rank >= ", min_rank));
+  }
+  ChannelView v;
+  v.n = x.dims()[0];
+  v.c = x.dims()[1];
+  v.spatial = v.n * v.c > 0 ? x.num_elements() / (v.n * v.c) : 0;
+  return v;
+}
+
 // Mean and population variance of n floats.
 void MeanVariance(const float* x, int64_t n, double* mean, double* var) {
   const double m = n > 0 ? nn_internal::SumToDouble(x, n) / n : 0.0;
@@ -65,12 +86,8 @@ class BatchNormKernel : public Kernel {
                    absl::Span<Tensor> outputs) override {
     QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 5));
     const Tensor& x = *inputs[0];
-    QFUSE_RETURN_IF_ERROR(RequireFloat(x, "input X"));
-    if (x.rank() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat("input X of shape ", ir::DimsToString(x.dims()), " must have rank >= 2"));
-    }
-    const int64_t n = x.dims()[0], c = x.dims()[1];
-    const int64_t spatial = n * c > 0 ? x.num_elements() / (n * c) : 0;
+    QFUSE_ASSIGN_OR_RETURN(const ChannelView v, ViewChannels(x, 2));
+    const int64_t n = v.n, c = v.c, spatial = v.spatial;
     const char* names[] = {"scale", "B", "input_mean", "input_var"};
     for (int i = 0; i < 4; ++i) QFUSE_RETURN_IF_ERROR(RequirePerChannel(*inputs[i + 1], c, names[i]));
     const float* scale = inputs[1]->data<float>();
@@ -152,12 +169,8 @@ class InstanceNormKernel : public Kernel {
                    absl::Span<Tensor> outputs) override {
     QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 3));
     const Tensor& x = *inputs[0];
-    QFUSE_RETURN_IF_ERROR(RequireFloat(x, "input X"));
-    if (x.rank() < 3) {
-      return absl::InvalidArgumentError(absl::StrCat("input X of shape ", ir::DimsToString(x.dims()), " must have rank >= 3"));
-    }
-    const int64_t n = x.dims()[0], c = x.dims()[1];
-    const int64_t spatial = n * c > 0 ? x.num_elements() / (n * c) : 0;
+    QFUSE_ASSIGN_OR_RETURN(const ChannelView v, ViewChannels(x, 3));
+    const int64_t n = v.n, c = v.c, spatial = v.spatial;
     QFUSE_RETURN_IF_ERROR(RequirePerChannel(*inputs[1], c, "scale"));
     QFUSE_RETURN_IF_ERROR(RequirePerChannel(*inputs[2], c, "B"));
     const float* scale = inputs[1]->data<float>();
@@ -297,12 +310,8 @@ class LrnKernel : public Kernel {
                    absl::Span<Tensor> outputs) override {
     QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 1));
     const Tensor& x = *inputs[0];
-    QFUSE_RETURN_IF_ERROR(RequireFloat(x, "input X"));
-    if (x.rank() < 2) {
-      return absl::InvalidArgumentError(absl::StrCat("input X of shape ", ir::DimsToString(x.dims()), " must have rank >= 2"));
-    }
-    const int64_t n = x.dims()[0], c = x.dims()[1];
-    const int64_t spatial = n * c > 0 ? x.num_elements() / (n * c) : 0;
+    QFUSE_ASSIGN_OR_RETURN(const ChannelView v, ViewChannels(x, 2));
+    const int64_t n = v.n, c = v.c, spatial = v.spatial;
     const int64_t before = (p_.size - 1) / 2;
     const int64_t after = p_.size - 1 - before;
     outputs[0] = Tensor(DataType::kFloat32, x.dims());

@@ -1,8 +1,7 @@
 // QLinearConv-10 and ConvInteger-10: 1-3 spatial dims, groups, dilations, pads,
 // auto_pad; uint8/int8 activations and weights; weight zero points per tensor or per
-// output channel. Each (image, group) is an im2col into [output pixels, K] rows (padding
-// filled with the input zero point, so it contributes nothing) times the weights
-// prepared once as B[K, Cout/group], computed in blocks of output pixels in parallel.
+// output channel. The int32 accumulators come from quant::ForEachConvTile (im2row
+// tiles of output pixels times the weights prepared once per group, in parallel).
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "quant/numerics/requantize.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
+#include "runtime/kernels/quant/conv_tiles.h"
 #include "runtime/kernels/quant/quant_ops.h"
 #include "runtime/kernels/quant/quant_util.h"
 
@@ -23,10 +23,8 @@ namespace numerics = ::qfuse::quant::numerics;
 
 using linalg::ConvAttrs;
 using linalg::ConvGeometry;
+using quant::OptionalInput;
 using quant::PreparedWeights;
-
-// Output pixels per parallel task (rows of one GEMM).
-constexpr int64_t kPixelsPerTask = 64;
 
 // Input positions of the two conv operators.
 struct ConvInputs {
@@ -34,59 +32,6 @@ struct ConvInputs {
 };
 constexpr ConvInputs kQLinearConvInputs = {0, 1, 2, 3, 4, 5, 6, 7, 8};
 constexpr ConvInputs kConvIntegerInputs = {0, -1, 2, 1, -1, 3, -1, -1, -1};
-
-const Tensor* Input(absl::Span<const Tensor* const> inputs, int index) {
-  return index >= 0 && index < static_cast<int>(inputs.size()) ? inputs[index] : nullptr;
-}
-
-// rows[r][c * taps + tap] = image[c][position of output pixel p0 + r and tap], or `pad`
-// outside the image; rows are `k` bytes apart. Byte copies: the type does not matter.
-void Im2Rows(const ConvGeometry& g, int64_t channels, const uint8_t* image, uint8_t pad, int64_t p0, int64_t p1,
-             uint8_t* rows, int64_t k) {
-  const int64_t taps = g.kernel_size();
-  const int64_t image_size = g.image_size();
-  for (int64_t p = p0; p < p1; ++p, rows += k) {
-    const int64_t o2 = p % g.col[2], o1 = (p / g.col[2]) % g.col[1], o0 = p / (g.col[2] * g.col[1]);
-    for (int64_t t0 = 0; t0 < g.kernel[0]; ++t0) {
-      const int64_t i0 = o0 * g.stride[0] - g.pad_begin[0] + t0 * g.dilation[0];
-      const bool in0 = i0 >= 0 && i0 < g.image[0];
-      for (int64_t t1 = 0; t1 < g.kernel[1]; ++t1) {
-        const int64_t i1 = o1 * g.stride[1] - g.pad_begin[1] + t1 * g.dilation[1];
-        const bool in1 = in0 && i1 >= 0 && i1 < g.image[1];
-        for (int64_t t2 = 0; t2 < g.kernel[2]; ++t2) {
-          const int64_t i2 = o2 * g.stride[2] - g.pad_begin[2] + t2 * g.dilation[2];
-          const int64_t tap = (t0 * g.kernel[1] + t1) * g.kernel[2] + t2;
-          if (in1 && i2 >= 0 && i2 < g.image[2]) {
-            const uint8_t* src = image + (i0 * g.image[1] + i1) * g.image[2] + i2;
-            for (int64_t c = 0; c < channels; ++c) rows[c * taps + tap] = src[c * image_size];
-          } else {
-            for (int64_t c = 0; c < channels; ++c) rows[c * taps + tap] = pad;
-          }
-        }
-      }
-    }
-  }
-}
-
-// One PreparedWeights per group: B_g[k][oc] = W[g * cout_g + oc][k] - w_zp[oc].
-std::vector<PreparedWeights> PrepareGroups(const Tensor& w, int64_t group, absl::Span<const int32_t> w_zps) {
-  const int64_t cout = w.dims()[0];
-  const int64_t k = w.num_elements() / std::max<int64_t>(cout, 1);
-  const int64_t cout_g = cout / group;
-  std::vector<PreparedWeights> out;
-  for (int64_t g = 0; g < group; ++g) {
-    quant::WeightsView v;
-    v.tensor = &w;
-    v.offset = g * cout_g * k;
-    v.k = k;
-    v.n = cout_g;
-    v.stride_k = 1;
-    v.stride_n = k;
-    v.zero_points = w_zps.size() == 1 ? w_zps : w_zps.subspan(g * cout_g, cout_g);
-    out.push_back(quant::PrepareWeights(v));
-  }
-  return out;
-}
 
 class IntegerConvKernel : public Kernel {
  public:
@@ -114,18 +59,19 @@ class IntegerConvKernel : public Kernel {
                                                    x->type().dtype, "x_zero_point"));
       QFUSE_ASSIGN_OR_RETURN(int64_t max_abs_bias, MaxAbsBias(bias != nullptr ? bias->initializer() : nullptr,
                                                               w->initializer()->dims()[0]));
-      QFUSE_RETURN_IF_ERROR(CheckBound(x->type().dtype, x_zps[0], constant_weights_, max_abs_bias));
+      QFUSE_RETURN_IF_ERROR(
+          quant::CheckGemmAccumulatorBound(x->type().dtype, {x_zps[0]}, constant_weights_, max_abs_bias, name_));
     }
     return absl::OkStatus();
   }
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
-    const Tensor* x = Input(inputs, in_.x);
-    const Tensor* w = Input(inputs, in_.w);
+    const Tensor* x = OptionalInput(inputs, in_.x);
+    const Tensor* w = OptionalInput(inputs, in_.w);
     if (x == nullptr || w == nullptr) return absl::InvalidArgumentError("x and w are required");
     for (int i : {in_.x_scale, in_.w_scale, in_.y_scale}) {
-      if (i >= 0 && Input(inputs, i) == nullptr) return absl::InvalidArgumentError(absl::StrCat("input ", i, " is required"));
+      if (i >= 0 && OptionalInput(inputs, i) == nullptr) return absl::InvalidArgumentError(absl::StrCat("input ", i, " is required"));
     }
     if (!quant::IsQuantizedByteType(x->dtype())) {
       return absl::UnimplementedError(absl::StrCat("x has type ", ir::DataTypeName(x->dtype()), "; expected INT8 or UINT8"));
@@ -142,21 +88,20 @@ class IntegerConvKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(ConvGeometry g, linalg::ResolveConv(attrs_, absl::MakeConstSpan(x->dims()).subspan(2),
                                                                absl::MakeConstSpan(w->dims()).subspan(2)));
     QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> x_zp,
-                           quant::ReadZeroPoints(Input(inputs, in_.x_zp), 1, x->dtype(), "x_zero_point"));
+                           quant::ReadZeroPoints(OptionalInput(inputs, in_.x_zp), 1, x->dtype(), "x_zero_point"));
 
     std::vector<PreparedWeights> run_weights;
     const std::vector<PreparedWeights>* weights = &constant_weights_;
     if (constant_weights_.empty()) {
-      QFUSE_ASSIGN_OR_RETURN(run_weights, Prepare(*w, Input(inputs, in_.w_zp)));
+      QFUSE_ASSIGN_OR_RETURN(run_weights, Prepare(*w, OptionalInput(inputs, in_.w_zp)));
       weights = &run_weights;
     }
-    const int64_t cin_g = cin / group, cout_g = cout / group;
-    const int64_t k = cin_g * g.kernel_size();
+    const int64_t cout_g = cout / group;
 
-    const Tensor* bias_t = Input(inputs, in_.bias);
+    const Tensor* bias_t = OptionalInput(inputs, in_.bias);
     QFUSE_ASSIGN_OR_RETURN(const int64_t max_abs_bias, MaxAbsBias(bias_t, cout));
     const int32_t* bias = bias_t != nullptr ? bias_t->data<int32_t>() : nullptr;
-    QFUSE_RETURN_IF_ERROR(CheckBound(x->dtype(), x_zp[0], *weights, max_abs_bias));
+    QFUSE_RETURN_IF_ERROR(quant::CheckGemmAccumulatorBound(x->dtype(), {x_zp[0]}, *weights, max_abs_bias, name_));
 
     // Requantization parameters.
     std::vector<float> multipliers;
@@ -165,16 +110,12 @@ class IntegerConvKernel : public Kernel {
     if (qlinear_) {
       QFUSE_ASSIGN_OR_RETURN(std::vector<float> x_scale, quant::ReadScales(*inputs[in_.x_scale], 1, "x_scale"));
       QFUSE_ASSIGN_OR_RETURN(std::vector<float> w_scale, quant::ReadScales(*inputs[in_.w_scale], cout, "w_scale"));
-      QFUSE_ASSIGN_OR_RETURN(std::vector<float> y_scale, quant::ReadScales(*inputs[in_.y_scale], 1, "y_scale"));
-      const Tensor* y_zp_t = Input(inputs, in_.y_zp);
-      out_type = y_zp_t != nullptr ? y_zp_t->dtype() : DataType::kUint8;
-      if (!quant::IsQuantizedByteType(out_type)) {
-        return absl::UnimplementedError(absl::StrCat("y_zero_point has type ", ir::DataTypeName(out_type)));
-      }
-      QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> y_zps, quant::ReadZeroPoints(y_zp_t, 1, out_type, "y_zero_point"));
-      y_zp = y_zps[0];
+      QFUSE_ASSIGN_OR_RETURN(const quant::OutputQuant y_quant,
+                             quant::ReadOutputQuant(*inputs[in_.y_scale], OptionalInput(inputs, in_.y_zp)));
+      out_type = y_quant.type;
+      y_zp = y_quant.zero_point;
       multipliers.resize(w_scale.size());
-      numerics::OnnxMultipliers(x_scale[0], w_scale, y_scale[0], absl::MakeSpan(multipliers));
+      numerics::OnnxMultipliers(x_scale[0], w_scale, y_quant.scale, absl::MakeSpan(multipliers));
     }
 
     std::vector<int64_t> out_dims = {batch, cout};
@@ -182,54 +123,43 @@ class IntegerConvKernel : public Kernel {
     outputs[0] = Tensor(out_type, out_dims);
     if (outputs[0].num_elements() == 0) return absl::OkStatus();
 
-    const int64_t pixels = g.col_size(), image_size = g.image_size();
-    const int64_t tasks_per_item = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
-    const uint8_t* xd = static_cast<const uint8_t*>(x->raw_data());
-    const uint8_t pad = static_cast<uint8_t>(x_zp[0]);
+    const int64_t pixels = g.col_size();
+    quant::ConvTilesArgs tiles;
+    tiles.geometry = &g;
+    tiles.x = static_cast<const uint8_t*>(x->raw_data());
+    tiles.x_signed = x->dtype() == DataType::kInt8;
+    tiles.x_zero_point = x_zp[0];
+    tiles.batch = batch;
+    tiles.cin = cin;
+    tiles.group = group;
+    tiles.weights = *weights;
+    tiles.pool = ctx.pool;
     void* yd = outputs[0].raw_data();
-    ctx.pool->ParallelFor(batch * group * tasks_per_item, 1, [&](int64_t begin, int64_t end) {
-      thread_local std::vector<uint8_t> rows;
-      thread_local std::vector<int32_t> acc;
-      rows.resize(kPixelsPerTask * std::max<int64_t>(k, 1));
-      acc.resize(kPixelsPerTask * cout_g);
-      for (int64_t task = begin; task < end; ++task) {
-        const int64_t item = task / tasks_per_item, n = item / group, gi = item % group;
-        const int64_t p0 = (task % tasks_per_item) * kPixelsPerTask, p1 = std::min(pixels, p0 + kPixelsPerTask);
-        Im2Rows(g, cin_g, xd + (n * cin + gi * cin_g) * image_size, pad, p0, p1, rows.data(), k);
-        quant::Int8GemmArgs args;
-        args.m = p1 - p0;
-        args.a = rows.data();
-        args.a_signed = x->dtype() == DataType::kInt8;
-        args.lda = k;
-        args.a_zero_point = x_zp[0];
-        args.c = acc.data();
-        args.ldc = cout_g;
-        quant::IntegerGemm(args, (*weights)[gi]);
-        const int64_t oc0 = gi * cout_g;
-        for (int64_t oc = 0; oc < cout_g; ++oc) {
-          const int64_t out_offset = (n * cout + oc0 + oc) * pixels + p0;
-          const int32_t b = bias != nullptr ? bias[oc0 + oc] : 0;
-          const int32_t* col = acc.data() + oc;
-          if (out_type == DataType::kInt32) {
-            int32_t* y = static_cast<int32_t*>(yd) + out_offset;
-            for (int64_t r = 0; r < p1 - p0; ++r) y[r] = col[r * cout_g];
-            continue;
+    quant::ForEachConvTile(tiles, [&](int64_t n, int64_t gi, int64_t p0, int64_t p1, const int32_t* acc) {
+      const int64_t oc0 = gi * cout_g;
+      for (int64_t oc = 0; oc < cout_g; ++oc) {
+        const int64_t out_offset = (n * cout + oc0 + oc) * pixels + p0;
+        const int32_t b = bias != nullptr ? bias[oc0 + oc] : 0;
+        const int32_t* col = acc + oc;
+        if (out_type == DataType::kInt32) {
+          int32_t* y = static_cast<int32_t*>(yd) + out_offset;
+          for (int64_t r = 0; r < p1 - p0; ++r) y[r] = col[r * cout_g];
+          continue;
+        }
+        const float m = multipliers.size() == 1 ? multipliers[0] : multipliers[oc0 + oc];
+        // The bias is added in int32 with wrap-around, as onnxruntime does (the bound
+        // check above rules out overflow).
+        auto requantize = [&](auto* y) {
+          using T = std::remove_pointer_t<decltype(y)>;
+          for (int64_t r = 0; r < p1 - p0; ++r) {
+            const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(col[r * cout_g]) + static_cast<uint32_t>(b));
+            y[r] = numerics::RequantizeOnnx<T>(a, m, y_zp);
           }
-          const float m = multipliers.size() == 1 ? multipliers[0] : multipliers[oc0 + oc];
-          // The bias is added in int32 with wrap-around, as onnxruntime does (the bound
-          // check above rules out overflow).
-          auto requantize = [&](auto* y) {
-            using T = std::remove_pointer_t<decltype(y)>;
-            for (int64_t r = 0; r < p1 - p0; ++r) {
-              const int32_t a = static_cast<int32_t>(static_cast<uint32_t>(col[r * cout_g]) + static_cast<uint32_t>(b));
-              y[r] = numerics::RequantizeOnnx<T>(a, m, y_zp);
-            }
-          };
-          if (out_type == DataType::kInt8) {
-            requantize(static_cast<int8_t*>(yd) + out_offset);
-          } else {
-            requantize(static_cast<uint8_t*>(yd) + out_offset);
-          }
+        };
+        if (out_type == DataType::kInt8) {
+          requantize(static_cast<int8_t*>(yd) + out_offset);
+        } else {
+          requantize(static_cast<uint8_t*>(yd) + out_offset);
         }
       }
     });
@@ -249,19 +179,6 @@ class IntegerConvKernel : public Kernel {
     return max_abs;
   }
 
-  // K * max|x - x_zp| * max|w - w_zp| + max|bias| must fit int32 (numerics bound).
-  absl::Status CheckBound(DataType x_type, int32_t x_zp, const std::vector<PreparedWeights>& weights,
-                          int64_t max_abs_bias) const {
-    int64_t max_abs_w = 0, k = 0;
-    for (const PreparedWeights& pw : weights) {
-      max_abs_w = std::max(max_abs_w, pw.max_abs);
-      k = pw.k;
-    }
-    return numerics::CheckAccumulatorFitsInt32(
-        {k, numerics::MaxAbsCentered(quant::TypeMin(x_type), quant::TypeMax(x_type), x_zp), max_abs_w, max_abs_bias},
-        name_);
-  }
-
   absl::StatusOr<std::vector<PreparedWeights>> Prepare(const Tensor& w, const Tensor* w_zp_t) const {
     if (!quant::IsQuantizedByteType(w.dtype()) || w.rank() < 3) {
       return absl::UnimplementedError(absl::StrCat("w has type ", ir::DataTypeName(w.dtype()), " and shape ",
@@ -272,7 +189,7 @@ class IntegerConvKernel : public Kernel {
       return absl::InvalidArgumentError(absl::StrCat("w has ", cout, " output channels for group ", attrs_.group));
     }
     QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> w_zps, quant::ReadZeroPoints(w_zp_t, cout, w.dtype(), "w_zero_point"));
-    return PrepareGroups(w, attrs_.group, w_zps);
+    return quant::PrepareConvGroups(w, attrs_.group, w_zps);
   }
 
   const std::string name_;

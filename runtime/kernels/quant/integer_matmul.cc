@@ -19,6 +19,7 @@ namespace {
 
 namespace numerics = ::qfuse::quant::numerics;
 
+using quant::OptionalInput;
 using quant::PreparedWeights;
 
 struct MatMulInputs {
@@ -26,10 +27,6 @@ struct MatMulInputs {
 };
 constexpr MatMulInputs kQLinearMatMulInputs = {0, 1, 2, 3, 4, 5, 6, 7};
 constexpr MatMulInputs kMatMulIntegerInputs = {0, -1, 2, 1, -1, 3, -1, -1};
-
-const Tensor* Input(absl::Span<const Tensor* const> inputs, int index) {
-  return index >= 0 && index < static_cast<int>(inputs.size()) ? inputs[index] : nullptr;
-}
 
 // B as [batch..., K, N] (a 1-D B is [K, 1]).
 std::vector<int64_t> MatrixDimsB(const Tensor& b) {
@@ -80,18 +77,18 @@ class IntegerMatMulKernel : public Kernel {
       const Tensor* zp_t = a_zp != nullptr ? a_zp->initializer() : nullptr;
       QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> zps, quant::ReadZeroPoints(zp_t, zp_t != nullptr ? zp_t->num_elements() : 1,
                                                                              a->type().dtype, "a_zero_point"));
-      QFUSE_RETURN_IF_ERROR(CheckBound(a->type().dtype, zps, constant_b_));
+      QFUSE_RETURN_IF_ERROR(quant::CheckGemmAccumulatorBound(a->type().dtype, zps, constant_b_, 0, name_));
     }
     return absl::OkStatus();
   }
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
-    const Tensor* a = Input(inputs, in_.a);
-    const Tensor* b = Input(inputs, in_.b);
+    const Tensor* a = OptionalInput(inputs, in_.a);
+    const Tensor* b = OptionalInput(inputs, in_.b);
     if (a == nullptr || b == nullptr) return absl::InvalidArgumentError("A and B are required");
     for (int i : {in_.a_scale, in_.b_scale, in_.y_scale}) {
-      if (i >= 0 && Input(inputs, i) == nullptr) return absl::InvalidArgumentError(absl::StrCat("input ", i, " is required"));
+      if (i >= 0 && OptionalInput(inputs, i) == nullptr) return absl::InvalidArgumentError(absl::StrCat("input ", i, " is required"));
     }
     if (!quant::IsQuantizedByteType(a->dtype()) || a->rank() < 1 || b->rank() < 1) {
       return absl::UnimplementedError(absl::StrCat("A has type ", ir::DataTypeName(a->dtype()), " and shape ",
@@ -109,14 +106,14 @@ class IntegerMatMulKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> batch, BroadcastShapes(a_batch, b_batch));
 
     QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> a_zp,
-                           quant::ReadZeroPoints(Input(inputs, in_.a_zp), m, a->dtype(), "a_zero_point"));
+                           quant::ReadZeroPoints(OptionalInput(inputs, in_.a_zp), m, a->dtype(), "a_zero_point"));
     std::vector<PreparedWeights> run_b;
     const std::vector<PreparedWeights>* weights = &constant_b_;
     if (!has_constant_b_) {
-      QFUSE_ASSIGN_OR_RETURN(run_b, PrepareB(*b, Input(inputs, in_.b_zp)));
+      QFUSE_ASSIGN_OR_RETURN(run_b, PrepareB(*b, OptionalInput(inputs, in_.b_zp)));
       weights = &run_b;
     }
-    QFUSE_RETURN_IF_ERROR(CheckBound(a->dtype(), a_zp, *weights));
+    QFUSE_RETURN_IF_ERROR(quant::CheckGemmAccumulatorBound(a->dtype(), a_zp, *weights, 0, name_));
 
     // Multipliers: mult[r * cols + c] for a_scale row r (1 or M) and b_scale column c (1 or N).
     std::vector<float> mult;
@@ -128,16 +125,12 @@ class IntegerMatMulKernel : public Kernel {
       mult_cols = inputs[in_.b_scale]->num_elements();
       QFUSE_ASSIGN_OR_RETURN(std::vector<float> a_scale, quant::ReadScales(*inputs[in_.a_scale], m, "a_scale"));
       QFUSE_ASSIGN_OR_RETURN(std::vector<float> b_scale, quant::ReadScales(*inputs[in_.b_scale], n, "b_scale"));
-      QFUSE_ASSIGN_OR_RETURN(std::vector<float> y_scale, quant::ReadScales(*inputs[in_.y_scale], 1, "y_scale"));
-      const Tensor* y_zp_t = Input(inputs, in_.y_zp);
-      out_type = y_zp_t != nullptr ? y_zp_t->dtype() : DataType::kUint8;
-      if (!quant::IsQuantizedByteType(out_type)) {
-        return absl::UnimplementedError(absl::StrCat("y_zero_point has type ", ir::DataTypeName(out_type)));
-      }
-      QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> y_zps, quant::ReadZeroPoints(y_zp_t, 1, out_type, "y_zero_point"));
-      y_zp = y_zps[0];
+      QFUSE_ASSIGN_OR_RETURN(const quant::OutputQuant y_quant,
+                             quant::ReadOutputQuant(*inputs[in_.y_scale], OptionalInput(inputs, in_.y_zp)));
+      out_type = y_quant.type;
+      y_zp = y_quant.zero_point;
       for (float as : a_scale) {
-        for (float bs : b_scale) mult.push_back(numerics::OnnxMultiplier(as, bs, y_scale[0]));
+        for (float bs : b_scale) mult.push_back(numerics::OnnxMultiplier(as, bs, y_quant.scale));
       }
     }
 
@@ -190,20 +183,6 @@ class IntegerMatMulKernel : public Kernel {
   }
 
  private:
-  // K * max|a - a_zp| * max|b - b_zp| must fit int32 (numerics bound).
-  absl::Status CheckBound(DataType a_type, absl::Span<const int32_t> a_zps,
-                          const std::vector<PreparedWeights>& weights) const {
-    int64_t max_abs_a = 0, max_abs_w = 0, k = 0;
-    for (int32_t zp : a_zps) {
-      max_abs_a = std::max(max_abs_a, numerics::MaxAbsCentered(quant::TypeMin(a_type), quant::TypeMax(a_type), zp));
-    }
-    for (const PreparedWeights& w : weights) {
-      max_abs_w = std::max(max_abs_w, w.max_abs);
-      k = w.k;
-    }
-    return numerics::CheckAccumulatorFitsInt32({k, max_abs_a, max_abs_w, 0}, name_);
-  }
-
   const std::string name_;
   const bool qlinear_;
   const MatMulInputs in_;

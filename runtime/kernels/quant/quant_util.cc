@@ -1,10 +1,13 @@
 #include "runtime/kernels/quant/quant_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "quant/numerics/requantize.h"
 
 namespace qfuse::runtime::kernels::quant {
 
@@ -37,6 +40,10 @@ absl::Status CheckCount(const Tensor& t, int64_t count, const std::string& what)
 }
 
 }  // namespace
+
+const Tensor* OptionalInput(absl::Span<const Tensor* const> inputs, int index) {
+  return index >= 0 && index < static_cast<int>(inputs.size()) ? inputs[index] : nullptr;
+}
 
 absl::StatusOr<std::vector<float>> ReadScales(const Tensor& t, int64_t count, const std::string& what) {
   if (t.dtype() != DataType::kFloat32) {
@@ -75,6 +82,19 @@ absl::StatusOr<std::vector<int32_t>> ReadZeroPoints(const Tensor* t, int64_t cou
       return absl::UnimplementedError(absl::StrCat(what, " has unsupported type ", ir::DataTypeName(t->dtype())));
   }
   return out;
+}
+
+absl::StatusOr<OutputQuant> ReadOutputQuant(const Tensor& y_scale, const Tensor* y_zero_point) {
+  OutputQuant y;
+  QFUSE_ASSIGN_OR_RETURN(const std::vector<float> scale, ReadScales(y_scale, 1, "y_scale"));
+  y.scale = scale[0];
+  y.type = y_zero_point != nullptr ? y_zero_point->dtype() : DataType::kUint8;
+  if (!IsQuantizedByteType(y.type)) {
+    return absl::UnimplementedError(absl::StrCat("y_zero_point has type ", ir::DataTypeName(y.type)));
+  }
+  QFUSE_ASSIGN_OR_RETURN(const std::vector<int32_t> zps, ReadZeroPoints(y_zero_point, 1, y.type, "y_zero_point"));
+  y.zero_point = zps[0];
+  return y;
 }
 
 namespace {
@@ -147,6 +167,19 @@ void IntegerGemm(const Int8GemmArgs& args, const PreparedWeights& w) {
   } else {
     WideGemm<uint8_t>(args, w);
   }
+}
+
+absl::Status CheckGemmAccumulatorBound(DataType a_type, absl::Span<const int32_t> a_zps,
+                                       absl::Span<const PreparedWeights> weights, int64_t max_abs_bias,
+                                       const std::string& what) {
+  namespace numerics = ::qfuse::quant::numerics;
+  int64_t max_abs_a = 0, max_abs_w = 0, k = 0;
+  for (int32_t zp : a_zps) max_abs_a = std::max(max_abs_a, numerics::MaxAbsCentered(TypeMin(a_type), TypeMax(a_type), zp));
+  for (const PreparedWeights& w : weights) {
+    max_abs_w = std::max(max_abs_w, w.max_abs);
+    k = w.k;
+  }
+  return numerics::CheckAccumulatorFitsInt32({k, max_abs_a, max_abs_w, max_abs_bias}, what);
 }
 
 }  // namespace qfuse::runtime::kernels::quant

@@ -1,7 +1,7 @@
 // Shared pieces of the integer kernels: reading scale / zero-point inputs, weights
-// centred on their zero points and prepared once for the int8 GEMM, and the GEMM over
+// centred on their zero points and prepared once for the int8 GEMM, the GEMM over
 // such weights (fast int8 path, or a portable int32 path for weights that do not fit
-// int8 after centring, e.g. uint8 weights with zero point 0).
+// int8 after centring, e.g. uint8 weights with zero point 0) and its overflow bound.
 #ifndef QFUSE_RUNTIME_KERNELS_QUANT_QUANT_UTIL_H_
 #define QFUSE_RUNTIME_KERNELS_QUANT_QUANT_UTIL_H_
 
@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/tensor.h"
@@ -25,6 +26,9 @@ bool IsQuantizedByteType(DataType t);
 int64_t TypeMin(DataType t);
 int64_t TypeMax(DataType t);
 
+// inputs[index], or null when `index` is -1 (not an input of this op) or past the end.
+const Tensor* OptionalInput(absl::Span<const Tensor* const> inputs, int index);
+
 // The values of a FLOAT scale input: `count` values (per axis) or one (per tensor);
 // InvalidArgument naming `what` otherwise, or when a scale is not positive and finite.
 absl::StatusOr<std::vector<float>> ReadScales(const Tensor& t, int64_t count, const std::string& what);
@@ -33,6 +37,15 @@ absl::StatusOr<std::vector<float>> ReadScales(const Tensor& t, int64_t count, co
 // a null tensor means one zero. `dtype` must match when not kUndefined.
 absl::StatusOr<std::vector<int32_t>> ReadZeroPoints(const Tensor* t, int64_t count, DataType dtype,
                                                     const std::string& what);
+
+// Output of a QLinear op: y_scale (one value) and the optional y_zero_point, whose
+// type (UINT8 when absent; INT8 or UINT8, else Unimplemented) is the output type.
+struct OutputQuant {
+  DataType type = DataType::kUint8;
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+};
+absl::StatusOr<OutputQuant> ReadOutputQuant(const Tensor& y_scale, const Tensor* y_zero_point);
 
 // Weights W[k][n] = w[offset + k * stride_k + n * stride_n] - zero_points[n or 0] with w
 // an INT8 or UINT8 tensor, prepared for IntegerGemm.
@@ -59,6 +72,13 @@ PreparedWeights PrepareWeights(const WeightsView& view);
 // C = (A - a_zp) * W with the Int8Gemm contract (A rows as in args; args.isa and pool
 // are used on the fast path only).
 void IntegerGemm(const Int8GemmArgs& args, const PreparedWeights& w);
+
+// numerics::CheckAccumulatorFitsInt32 for (A - a_zp) * W + bias: K and max |W| from
+// `weights` (the last one's k), max |A - a_zp| over the `a_zps` for A of type `a_type`,
+// and `max_abs_bias`; the error names `what`.
+absl::Status CheckGemmAccumulatorBound(DataType a_type, absl::Span<const int32_t> a_zps,
+                                       absl::Span<const PreparedWeights> weights, int64_t max_abs_bias,
+                                       const std::string& what);
 
 }  // namespace qfuse::runtime::kernels::quant
 

@@ -1,16 +1,19 @@
 // Private helpers of the data-movement kernels: dispatch on element size (these
-// kernels move bits, never interpret them), output-row iteration and dim products.
+// kernels move bits, never interpret them), output-row iteration, strided row copies
+// and dim products.
 #ifndef QFUSE_RUNTIME_KERNELS_SHAPE_SHAPE_UTIL_H_
 #define QFUSE_RUNTIME_KERNELS_SHAPE_SHAPE_UTIL_H_
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "ir/tensor.h"
+#include "runtime/thread_pool.h"
 
 namespace qfuse::runtime::kernels {
 
@@ -72,6 +75,33 @@ class RowWalker {
 inline int64_t MinRowsPerChunk(int64_t row_bytes) {
   constexpr int64_t kChunkBytes = 64 * 1024;
   return row_bytes <= 0 ? 1 : std::max<int64_t>(1, kChunkBytes / row_bytes);
+}
+
+// out[i...] = in[sum_d i[d] * in_strides[d]] over the row-major shape out_dims (rank >= 1),
+// a row per parallel step: memcpy when the last axis has stride 1, a strided gather
+// otherwise.
+template <typename U>
+void CopyStridedRows(const ThreadPool& pool, absl::Span<const int64_t> out_dims, absl::Span<const int64_t> in_strides,
+                     const U* in, U* out) {
+  const size_t rank = out_dims.size();
+  const int64_t inner = out_dims.back();
+  const int64_t inner_stride = in_strides.back();
+  const int64_t rows = DimProduct(out_dims, 0, rank - 1);
+  std::vector<int64_t> outer_dims(out_dims.begin(), out_dims.end() - 1);
+  std::vector<int64_t> outer_strides(in_strides.begin(), in_strides.end() - 1);
+  pool.ParallelFor(rows, MinRowsPerChunk(inner * sizeof(U)), [&](int64_t begin, int64_t end) {
+    RowWalker walker(outer_dims, outer_strides);
+    walker.Seek(begin);
+    for (int64_t r = begin; r < end; ++r, walker.Next()) {
+      const U* src = in + walker.offset();
+      U* dst = out + r * inner;
+      if (inner_stride == 1) {
+        std::memcpy(dst, src, inner * sizeof(U));
+      } else {
+        for (int64_t j = 0; j < inner; ++j) dst[j] = src[j * inner_stride];
+      }
+    }
+  });
 }
 
 }  // namespace qfuse::runtime::kernels

@@ -78,26 +78,8 @@ class SliceKernel : public Kernel {
       } else {
         QFUSE_RETURN_IF_ERROR(DispatchElementSize(ir::ElementSize(x.dtype()), [&](auto tag) {
           using U = decltype(tag);
-          const U* in = static_cast<const U*>(x.raw_data()) + base;
-          U* out = static_cast<U*>(y.raw_data());
-          const int64_t inner = out_dims.back();
-          const int64_t inner_stride = strides.back();
-          const int64_t rows = y.num_elements() / inner;
-          std::vector<int64_t> outer_dims(out_dims.begin(), out_dims.end() - 1);
-          std::vector<int64_t> outer_strides(strides.begin(), strides.end() - 1);
-          ctx.pool->ParallelFor(rows, MinRowsPerChunk(inner * sizeof(U)), [&](int64_t r0, int64_t r1) {
-            RowWalker walker(outer_dims, outer_strides);
-            walker.Seek(r0);
-            for (int64_t r = r0; r < r1; ++r, walker.Next()) {
-              const U* src = in + walker.offset();
-              U* dst = out + r * inner;
-              if (inner_stride == 1) {
-                std::memcpy(dst, src, inner * sizeof(U));
-              } else {
-                for (int64_t j = 0; j < inner; ++j) dst[j] = src[j * inner_stride];
-              }
-            }
-          });
+          CopyStridedRows(*ctx.pool, out_dims, strides, static_cast<const U*>(x.raw_data()) + base,
+                          static_cast<U*>(y.raw_data()));
           return absl::OkStatus();
         }));
       }

@@ -39,29 +39,6 @@ CollapsedTranspose Collapse(absl::Span<const int64_t> dims, absl::Span<const int
   return c;
 }
 
-template <typename U>
-void TransposeRows(const ThreadPool& pool, const CollapsedTranspose& c, const U* in, U* out) {
-  const int64_t rank = static_cast<int64_t>(c.out_dims.size());
-  const int64_t inner = c.out_dims.back();
-  const int64_t inner_stride = c.in_strides.back();
-  const int64_t rows = DimProduct(c.out_dims, 0, rank - 1);
-  std::vector<int64_t> outer_dims(c.out_dims.begin(), c.out_dims.end() - 1);
-  std::vector<int64_t> outer_strides(c.in_strides.begin(), c.in_strides.end() - 1);
-  pool.ParallelFor(rows, MinRowsPerChunk(inner * sizeof(U)), [&](int64_t begin, int64_t end) {
-    RowWalker walker(outer_dims, outer_strides);
-    walker.Seek(begin);
-    for (int64_t r = begin; r < end; ++r, walker.Next()) {
-      const U* src = in + walker.offset();
-      U* dst = out + r * inner;
-      if (inner_stride == 1) {
-        std::memcpy(dst, src, inner * sizeof(U));
-      } else {
-        for (int64_t j = 0; j < inner; ++j) dst[j] = src[j * inner_stride];
-      }
-    }
-  });
-}
-
 // Tiled path for the common "last output axis comes from a strided input axis" case
 // when the second-to-last output axis is the input's innermost (stride 1): copies
 // kTile x kTile blocks so both reads and writes stay within a few cache lines.
@@ -139,7 +116,7 @@ class TransposeKernel : public Kernel {
         if (c.in_strides[r - 1] != 1 && c.in_strides[r - 2] == 1 && c.out_dims[r - 1] >= 8) {
           TransposeTiled(*ctx.pool, c, in, out);
         } else {
-          TransposeRows(*ctx.pool, c, in, out);
+          CopyStridedRows(*ctx.pool, c.out_dims, c.in_strides, in, out);
         }
         return absl::OkStatus();
       }));
