@@ -1,5 +1,9 @@
 #include "runtime/int8/output_stage.h"
 
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -14,7 +18,215 @@ void Bounds(const OutputStageSpec& spec, int32_t* lo, int32_t* hi) {
   *hi = numerics::QuantizeLinear<T>(spec.act_max, spec.output_scale, zp);
 }
 
+// ---------------------------------------------------------------------------------------
+// Vectorised rows. Every kernel reproduces the scalar OutputStage::Quantize bit for bit:
+//   kOnnx: int32 -> float32 (cvtdq2ps = cvtsi2ss), separate float32 multiplies and add
+//          (no FMA: this file is built with -ffp-contract=off and the targets carry no
+//          "fma"), MAXPS/MINPS = ClampLikeMlas, cvtps2dq under the default MXCSR rounding
+//          = lrintf (round half to even).
+//   kFixed: the gemmlowp operations in int32 lanes (products in 64-bit halves).
+// Results lie in [lo, hi], inside int8 / uint8, so the low byte of each lane is stored.
+
+__attribute__((target("avx2"))) inline __m256i LoadA8(const int32_t* a, __m256i bias) {
+  return _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)), bias);
+}
+
+__attribute__((target("avx2"))) inline __m256i LoadB8(const uint8_t* b, bool b_signed, __m256i b_zp) {
+  const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b));
+  return _mm256_sub_epi32(b_signed ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v), b_zp);
+}
+
+__attribute__((target("avx2"))) inline void StoreLowBytes8(__m256i q, uint8_t* out) {
+  const __m256i shuffle = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                           0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m256i p = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(q, shuffle), _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(p));
+}
+
+struct OnnxRow {
+  float ma, mb, flo, fhi;
+  int32_t zp;
+};
+
+__attribute__((target("avx2"))) int64_t OnnxRowAvx2(const OnnxRow& r, const int32_t* a, int32_t bias, const uint8_t* b,
+                                                     bool b_signed, int32_t b_zp, int64_t n, uint8_t* out) {
+  const __m256i vbias = _mm256_set1_epi32(bias), vbzp = _mm256_set1_epi32(b_zp), vzp = _mm256_set1_epi32(r.zp);
+  const __m256 ma = _mm256_set1_ps(r.ma), mb = _mm256_set1_ps(r.mb), lo = _mm256_set1_ps(r.flo), hi = _mm256_set1_ps(r.fhi);
+  int64_t i = 0;
+  if (b == nullptr) {
+    for (; i + 8 <= n; i += 8) {
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadA8(a + i, vbias)), ma);
+      f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+      StoreLowBytes8(_mm256_add_epi32(_mm256_cvtps_epi32(f), vzp), out + i);
+    }
+  } else {
+    for (; i + 8 <= n; i += 8) {
+      const __m256 fa = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadA8(a + i, vbias)), ma);
+      const __m256 fb = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadB8(b + i, b_signed, vbzp)), mb);
+      const __m256 f = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(fa, fb), lo), hi);
+      StoreLowBytes8(_mm256_add_epi32(_mm256_cvtps_epi32(f), vzp), out + i);
+    }
+  }
+  return i;
+}
+
+// GCC 12 warns that the _mm512_undefined_* pass-through operands of the unmasked
+// intrinsics may be uninitialized (a known false positive).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("avx512f"))) int64_t OnnxRowAvx512(const OnnxRow& r, const int32_t* a, int32_t bias,
+                                                          const uint8_t* b, bool b_signed, int32_t b_zp, int64_t n,
+                                                          uint8_t* out) {
+  const __m512i vbias = _mm512_set1_epi32(bias), vbzp = _mm512_set1_epi32(b_zp), vzp = _mm512_set1_epi32(r.zp);
+  const __m512 ma = _mm512_set1_ps(r.ma), mb = _mm512_set1_ps(r.mb), lo = _mm512_set1_ps(r.flo), hi = _mm512_set1_ps(r.fhi);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i va = _mm512_add_epi32(_mm512_loadu_si512(a + i), vbias);
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(va), ma);
+    if (b != nullptr) {
+      const __m128i bv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
+      const __m512i vb = _mm512_sub_epi32(b_signed ? _mm512_cvtepi8_epi32(bv) : _mm512_cvtepu8_epi32(bv), vbzp);
+      f = _mm512_add_ps(f, _mm512_mul_ps(_mm512_cvtepi32_ps(vb), mb));
+    }
+    f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+    const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vzp);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(q));
+  }
+  return i;
+}
+#pragma GCC diagnostic pop
+
+// numerics::MultiplyByQuantizedMultiplier per int32 lane (multiplier in [2^30, 2^31)).
+struct FixedLanes {
+  int left = 0, right = 0;
+  int32_t multiplier = 0;
+};
+
+__attribute__((target("avx2"))) inline __m256i RoundingDivideByPOT8(__m256i h, int exponent) {
+  const __m256i mask = _mm256_set1_epi32(static_cast<int32_t>((int64_t{1} << exponent) - 1));
+  const __m256i remainder = _mm256_and_si256(h, mask);
+  const __m256i threshold = _mm256_sub_epi32(_mm256_srli_epi32(mask, 1), _mm256_srai_epi32(h, 31));
+  const __m256i shifted = _mm256_sra_epi32(h, _mm_cvtsi32_si128(exponent));
+  return _mm256_sub_epi32(shifted, _mm256_cmpgt_epi32(remainder, threshold));
+}
+
+__attribute__((target("avx2"))) inline __m256i MultiplyByQuantizedMultiplier8(__m256i x, const FixedLanes& m) {
+  if (m.left > 0) {  // saturating left shift
+    const __m256i over = _mm256_cmpgt_epi32(x, _mm256_set1_epi32(std::numeric_limits<int32_t>::max() >> m.left));
+    const __m256i under = _mm256_cmpgt_epi32(_mm256_set1_epi32(std::numeric_limits<int32_t>::min() >> m.left), x);
+    x = _mm256_sll_epi32(x, _mm_cvtsi32_si128(m.left));
+    x = _mm256_blendv_epi8(x, _mm256_set1_epi32(std::numeric_limits<int32_t>::max()), over);
+    x = _mm256_blendv_epi8(x, _mm256_set1_epi32(std::numeric_limits<int32_t>::min()), under);
+  }
+  // SaturatingRoundingDoublingHighMul(x, M) with M > 0: sign(x) * ((|x| M + 2^30 - [x < 0]) >> 31)
+  // (|INT32_MIN| = 2^31 as an unsigned lane).
+  const __m256i neg = _mm256_srai_epi32(x, 31);
+  const __m256i negbit = _mm256_srli_epi32(x, 31);
+  const __m256i ax = _mm256_abs_epi32(x);
+  const __m256i mult = _mm256_set1_epi64x(static_cast<int64_t>(m.multiplier));
+  const __m256i nudge = _mm256_set1_epi64x(int64_t{1} << 30);
+  const __m256i low32 = _mm256_set1_epi64x(0xffffffffLL);
+  __m256i even = _mm256_mul_epu32(ax, mult);
+  __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(ax, 32), mult);
+  even = _mm256_sub_epi64(_mm256_add_epi64(even, nudge), _mm256_and_si256(negbit, low32));
+  odd = _mm256_sub_epi64(_mm256_add_epi64(odd, nudge), _mm256_srli_epi64(negbit, 32));
+  even = _mm256_srli_epi64(even, 31);
+  odd = _mm256_slli_epi64(_mm256_srli_epi64(odd, 31), 32);
+  __m256i h = _mm256_blend_epi32(even, odd, 0xAA);
+  h = _mm256_sub_epi32(_mm256_xor_si256(h, neg), neg);
+  return m.right > 0 ? RoundingDivideByPOT8(h, m.right) : h;
+}
+
+__attribute__((target("avx2"))) inline __m256i SaturatingAdd8(__m256i x, __m256i y) {
+  const __m256i s = _mm256_add_epi32(x, y);
+  const __m256i overflow = _mm256_srai_epi32(_mm256_and_si256(_mm256_xor_si256(s, x), _mm256_xor_si256(s, y)), 31);
+  const __m256i saturated = _mm256_xor_si256(_mm256_srai_epi32(x, 31), _mm256_set1_epi32(std::numeric_limits<int32_t>::max()));
+  return _mm256_blendv_epi8(s, saturated, overflow);
+}
+
+struct FixedRow {
+  FixedLanes a, b;
+  int32_t zp, lo, hi;
+};
+
+__attribute__((target("avx2"))) int64_t FixedRowAvx2(const FixedRow& r, const int32_t* a, int32_t bias, const uint8_t* b,
+                                                      bool b_signed, int32_t b_zp, int64_t n, uint8_t* out) {
+  const __m256i vbias = _mm256_set1_epi32(bias), vbzp = _mm256_set1_epi32(b_zp), vzp = _mm256_set1_epi32(r.zp);
+  // clamp(q + zp, lo, hi) == clamp(q, lo - zp, hi - zp) + zp without int32 overflow.
+  const __m256i lo = _mm256_set1_epi32(r.lo - r.zp), hi = _mm256_set1_epi32(r.hi - r.zp);
+  int64_t i = 0;
+  if (b == nullptr) {
+    for (; i + 8 <= n; i += 8) {
+      __m256i q = MultiplyByQuantizedMultiplier8(LoadA8(a + i, vbias), r.a);
+      q = _mm256_min_epi32(_mm256_max_epi32(q, lo), hi);
+      StoreLowBytes8(_mm256_add_epi32(q, vzp), out + i);
+    }
+  } else {
+    for (; i + 8 <= n; i += 8) {
+      const __m256i ta = MultiplyByQuantizedMultiplier8(LoadA8(a + i, vbias), r.a);
+      const __m256i tb = MultiplyByQuantizedMultiplier8(LoadB8(b + i, b_signed, vbzp), r.b);
+      __m256i q = RoundingDivideByPOT8(SaturatingAdd8(ta, tb), kTwoTermFractionBits);
+      q = _mm256_min_epi32(_mm256_max_epi32(q, lo), hi);
+      StoreLowBytes8(_mm256_add_epi32(q, vzp), out + i);
+    }
+  }
+  return i;
+}
+
+FixedLanes Lanes(numerics::FixedMultiplier m) {
+  FixedLanes l;
+  l.left = m.shift > 0 ? m.shift : 0;
+  l.right = m.shift > 0 ? 0 : -m.shift;
+  l.multiplier = m.multiplier;
+  return l;
+}
+
+RequantizeIsa DetectIsa() {
+  if (__builtin_cpu_supports("avx512f")) return RequantizeIsa::kAvx512;
+  if (__builtin_cpu_supports("avx2")) return RequantizeIsa::kAvx2;
+  return RequantizeIsa::kScalar;
+}
+
+std::atomic<int>& IsaLevel() {
+  static std::atomic<int> level{static_cast<int>(MaxRequantizeIsa())};
+  return level;
+}
+
 }  // namespace
+
+RequantizeIsa MaxRequantizeIsa() {
+  static const RequantizeIsa isa = DetectIsa();
+  return isa;
+}
+
+void SetRequantizeIsa(RequantizeIsa isa) {
+  IsaLevel().store(std::min(static_cast<int>(isa), static_cast<int>(MaxRequantizeIsa())), std::memory_order_relaxed);
+}
+
+RequantizeIsa CurrentRequantizeIsa() { return static_cast<RequantizeIsa>(IsaLevel().load(std::memory_order_relaxed)); }
+
+int64_t OutputStage::QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp,
+                                     int64_t c, int64_t n, uint8_t* out) const {
+  const RequantizeIsa isa = CurrentRequantizeIsa();
+  if (isa == RequantizeIsa::kScalar || output_type_ == ir::DataType::kFloat32) return 0;
+  const size_t i = onnx_a_.size() == 1 ? 0 : static_cast<size_t>(c);
+  if (mode_ == numerics::RequantizeMode::kOnnx) {
+    const OnnxRow r{onnx_a_[i], onnx_b_, flo_, fhi_, zp_};
+    int64_t done = 0;
+    if (isa == RequantizeIsa::kAvx512) done = OnnxRowAvx512(r, a, bias, b, b_signed, b_zp, n, out);
+    if (n - done >= 8) {
+      done += OnnxRowAvx2(r, a + done, bias, b == nullptr ? nullptr : b + done, b_signed, b_zp, n - done, out + done);
+    }
+    return done;
+  }
+  FixedRow r;
+  r.a = Lanes(fixed_a_[i]);
+  if (has_b_) r.b = Lanes(fixed_b_);
+  r.zp = zp_;
+  r.lo = lo_;
+  r.hi = hi_;
+  return FixedRowAvx2(r, a, bias, b, b_signed, b_zp, n, out);
+}
 
 absl::StatusOr<OutputStage> OutputStage::Create(const OutputStageSpec& spec) {
   OutputStage s;

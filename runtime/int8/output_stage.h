@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -53,6 +54,16 @@ namespace numerics = ::qfuse::quant::numerics;
 
 // Fraction bits of the common intermediate scale of two-term kFixed requantization.
 inline constexpr int kTwoTermFractionBits = 16;
+
+// Instruction sets of the vectorised QuantizeRow (chosen at run time; every level gives
+// the same bytes as the scalar code).
+enum class RequantizeIsa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+// The best level this CPU supports.
+RequantizeIsa MaxRequantizeIsa();
+// Caps the level used by QuantizeRow (process-wide; for tests and benchmarks). Levels
+// above MaxRequantizeIsa() are lowered to it.
+void SetRequantizeIsa(RequantizeIsa isa);
+RequantizeIsa CurrentRequantizeIsa();
 
 // One term's scale: the real multiplier is input_scale * weight_scales[c] / output_scale
 // (weight_scales = {1} for a plain input).
@@ -125,6 +136,17 @@ class OutputStage {
   template <typename T, typename B>
   void QuantizeRow(const int32_t* a, int64_t a_stride, int32_t bias, const B* b, int32_t b_zp, int64_t c, int64_t n,
                    T* out) const {
+    static_assert(sizeof(T) == 1 && sizeof(B) == 1, "int8 / uint8 rows");
+    if (a_stride == 1 && n >= 8) {
+      // Vectorised prefix: the results lie in [lo, hi] (within T), so the low byte of the
+      // int32 result is the T value for int8 and uint8 alike.
+      const int64_t done = QuantizeRowSimd(a, bias, reinterpret_cast<const uint8_t*>(b), std::is_signed<B>::value,
+                                           b_zp, c, n, reinterpret_cast<uint8_t*>(out));
+      a += done;
+      if (b != nullptr) b += done;
+      out += done;
+      n -= done;
+    }
     if (b != nullptr) {
       for (int64_t i = 0; i < n; ++i) {
         out[i] = static_cast<T>(Quantize(a[i * a_stride] + bias, static_cast<int32_t>(b[i]) - b_zp, c));
@@ -154,6 +176,11 @@ class OutputStage {
   }
 
  private:
+  // Vectorised QuantizeRow over a prefix of the row (a_stride 1; b == nullptr for one
+  // term); returns how many elements it wrote (0 at RequantizeIsa::kScalar).
+  int64_t QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t c,
+                          int64_t n, uint8_t* out) const;
+
   numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
   ir::DataType output_type_ = ir::DataType::kInt8;
   bool has_b_ = false;

@@ -1,0 +1,162 @@
+// The vectorised OutputStage::QuantizeRow (AVX2 / AVX-512, chosen at run time) must give
+// the same bytes as the scalar code, for one and two terms, both modes, int8 / uint8
+// outputs and residuals, on random data including exact ties and saturation.
+#include "runtime/int8/output_stage.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace qfuse::runtime::int8 {
+namespace {
+
+class IsaGuard {
+ public:
+  IsaGuard() : saved_(CurrentRequantizeIsa()) {}
+  ~IsaGuard() { SetRequantizeIsa(saved_); }
+
+ private:
+  RequantizeIsa saved_;
+};
+
+struct Case {
+  numerics::RequantizeMode mode;
+  ir::DataType out_type;
+  bool two_term;
+  bool residual_signed;
+  bool per_channel;
+};
+
+template <typename T, typename B>
+void CheckCase(const Case& cs, std::mt19937& rng, int* compared) {
+  std::uniform_real_distribution<float> log_scale(-12.f, 2.f);
+  std::uniform_int_distribution<int> zp_dist(std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());
+  std::uniform_int_distribution<int> act(0, 3);
+  OutputStageSpec spec;
+  spec.mode = cs.mode;
+  spec.output_type = cs.out_type;
+  spec.output_scale = std::exp2(log_scale(rng) / 4);
+  spec.output_zero_point = zp_dist(rng);
+  spec.a.input_scale = std::exp2(log_scale(rng) / 2);
+  const int channels = cs.per_channel ? 5 : 1;
+  spec.a.weight_scales.clear();
+  for (int c = 0; c < channels; ++c) {
+    // Powers of two make exact ties (x.5) common; other scales exercise general rounding.
+    spec.a.weight_scales.push_back(c % 2 == 0 ? std::exp2(std::round(log_scale(rng))) : std::exp2(log_scale(rng)));
+  }
+  spec.has_b = cs.two_term;
+  spec.b.input_scale = cs.two_term ? spec.output_scale * std::exp2(std::round(log_scale(rng) / 4)) : 1.f;
+  switch (act(rng)) {
+    case 1: spec.act_min = 0.f; break;
+    case 2: spec.act_min = 0.f; spec.act_max = 6.f; break;
+    default: break;
+  }
+  absl::StatusOr<OutputStage> stage = OutputStage::Create(spec);
+  if (!stage.ok()) return;  // multiplier out of the kFixed range: nothing to compare
+  ++*compared;
+  const int64_t n = 8 + static_cast<int64_t>(rng() % 90);
+  std::vector<int32_t> a(n);
+  std::vector<B> b(n);
+  std::uniform_int_distribution<int32_t> small(-2000, 2000), any(std::numeric_limits<int32_t>::min() / 2,
+                                                                   std::numeric_limits<int32_t>::max() / 2);
+  std::uniform_int_distribution<int> bd(std::numeric_limits<B>::lowest(), std::numeric_limits<B>::max());
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t kind = rng() % 8;
+    a[i] = kind == 0 ? any(rng) : kind == 1 ? std::numeric_limits<int32_t>::max() / 2 - 1 : small(rng) * (kind == 2 ? 64 : 1);
+    b[i] = static_cast<B>(bd(rng));
+  }
+  const int32_t bias = small(rng);
+  const int32_t b_zp = bd(rng);
+  for (int64_t c = 0; c < channels; ++c) {
+    std::vector<T> scalar(n), vec(n);
+    {
+      IsaGuard guard;
+      SetRequantizeIsa(RequantizeIsa::kScalar);
+      stage->QuantizeRow(a.data(), 1, bias, cs.two_term ? b.data() : nullptr, b_zp, c, n, scalar.data());
+    }
+    // Reference: element by element.
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t ref = cs.two_term ? stage->Quantize(a[i] + bias, static_cast<int32_t>(b[i]) - b_zp, c)
+                                      : stage->Quantize(a[i] + bias, c);
+      ASSERT_EQ(static_cast<T>(ref), scalar[i]) << i;
+    }
+    for (RequantizeIsa isa : {RequantizeIsa::kAvx2, RequantizeIsa::kAvx512}) {
+      if (static_cast<int>(isa) > static_cast<int>(MaxRequantizeIsa())) continue;
+      IsaGuard guard;
+      SetRequantizeIsa(isa);
+      std::fill(vec.begin(), vec.end(), T{0});
+      stage->QuantizeRow(a.data(), 1, bias, cs.two_term ? b.data() : nullptr, b_zp, c, n, vec.data());
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(static_cast<int>(scalar[i]), static_cast<int>(vec[i]))
+            << "isa " << static_cast<int>(isa) << " i " << i << " a " << a[i] << " b " << static_cast<int>(b[i]);
+      }
+    }
+  }
+}
+
+TEST(OutputStageTest, VectorRowsMatchScalar) {
+  std::mt19937 rng(1234);
+  int compared = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    for (auto mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
+      for (bool two : {false, true}) {
+        for (bool pc : {false, true}) {
+          Case cs{mode, ir::DataType::kInt8, two, true, pc};
+          CheckCase<int8_t, int8_t>(cs, rng, &compared);
+          cs.out_type = ir::DataType::kUint8;
+          cs.residual_signed = false;
+          CheckCase<uint8_t, uint8_t>(cs, rng, &compared);
+          CheckCase<uint8_t, int8_t>(cs, rng, &compared);
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 4000);  // of 9600 stages
+}
+
+TEST(OutputStageTest, ExactTiesAndSaturation) {
+  // Multiplier 1/2: odd accumulators are exact ties (onnx: half to even; fixed: away from 0).
+  for (auto mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
+    for (bool two : {false, true}) {
+      OutputStageSpec spec;
+      spec.mode = mode;
+      spec.output_scale = 2.f;
+      spec.output_zero_point = 3;
+      spec.has_b = two;
+      spec.b.input_scale = 1.f;
+      absl::StatusOr<OutputStage> stage = OutputStage::Create(spec);
+      ASSERT_TRUE(stage.ok());
+      std::vector<int32_t> a;
+      std::vector<int8_t> b;
+      for (int32_t v = -300; v <= 300; ++v) {
+        a.push_back(v);
+        b.push_back(static_cast<int8_t>(v % 128));
+      }
+      for (int32_t v : {std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(), 1 << 30, -(1 << 30)}) {
+        a.push_back(v);
+        b.push_back(-128);
+      }
+      const int64_t n = static_cast<int64_t>(a.size());
+      std::vector<int8_t> scalar(n), vec(n);
+      {
+        IsaGuard guard;
+        SetRequantizeIsa(RequantizeIsa::kScalar);
+        stage->QuantizeRow(a.data(), 1, 0, two ? b.data() : nullptr, 0, 0, n, scalar.data());
+      }
+      for (RequantizeIsa isa : {RequantizeIsa::kAvx2, RequantizeIsa::kAvx512}) {
+        if (static_cast<int>(isa) > static_cast<int>(MaxRequantizeIsa())) continue;
+        IsaGuard guard;
+        SetRequantizeIsa(isa);
+        stage->QuantizeRow(a.data(), 1, 0, two ? b.data() : nullptr, 0, 0, n, vec.data());
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(scalar[i], vec[i]) << "a " << a[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qfuse::runtime::int8
