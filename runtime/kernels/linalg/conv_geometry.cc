@@ -1,6 +1,9 @@
 #include "runtime/kernels/linalg/conv_geometry.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -210,8 +213,31 @@ absl::StatusOr<ConvGeometry> ResolveConvTranspose(const ConvAttrs& attrs, absl::
   return g;
 }
 
-void Im2Col(const ConvGeometry& g, int64_t channels, const float* image, float* col) {
-  const int64_t col_size = g.col_size();
+namespace {
+
+// Lanes [0, n) of a 16-lane mask (n clamped to [0, 16]).
+__attribute__((always_inline)) inline uint32_t LowLanes(int64_t n) {
+  return n <= 0 ? 0u : (n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+}
+
+// dst[x] = src[x + off] for x in [lo, hi), 0 elsewhere in [0, width): whole rows in
+// a few masked 16-lane moves (masked-off lanes are never read, so no out-of-row access).
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,fma"))) inline void CopyRowAvx512(
+    float* dst, const float* src, int64_t off, int64_t lo, int64_t hi, int64_t width) {
+  for (int64_t x = 0; x < width; x += 16) {
+    const __mmask16 load = static_cast<__mmask16>(LowLanes(hi - x) & ~LowLanes(lo - x));
+    const __m512 v = _mm512_maskz_loadu_ps(load, reinterpret_cast<const float*>(
+                                                     reinterpret_cast<uintptr_t>(src) + sizeof(float) * (x + off)));
+    _mm512_mask_storeu_ps(dst + x, static_cast<__mmask16>(LowLanes(width - x)), v);
+  }
+}
+
+// The Im2Col loop, inlined into a baseline and an AVX-512 variant (masked row copies
+// instead of short memcpy/memset calls for unit horizontal stride).
+template <bool kAvx512>
+__attribute__((always_inline)) inline void Im2ColBody(const ConvGeometry& g, int64_t channels, const float* image,
+                                                      int64_t row_begin, int64_t row_end, float* col) {
+  const int64_t col_size = (row_end - row_begin) * g.col[2];
   const int64_t plane = g.image[1] * g.image[2];
   float* dst_row = col;
   for (int64_t c = 0; c < channels; ++c) {
@@ -223,30 +249,64 @@ void Im2Col(const ConvGeometry& g, int64_t channels, const float* image, float* 
           int64_t lo, hi;
           ValidRange(off_w, g.stride[2], g.image[2], g.col[2], &lo, &hi);
           float* dst = dst_row;
-          for (int64_t z = 0; z < g.col[0]; ++z) {
+          for (int64_t row = row_begin; row < row_end; ++row, dst += g.col[2]) {
+            const int64_t z = row / g.col[1], y = row % g.col[1];
             const int64_t iz = z * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
-            const bool z_ok = iz >= 0 && iz < g.image[0];
-            for (int64_t y = 0; y < g.col[1]; ++y, dst += g.col[2]) {
-              const int64_t iy = y * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
-              if (!z_ok || iy < 0 || iy >= g.image[1]) {
-                std::memset(dst, 0, sizeof(float) * g.col[2]);
+            const int64_t iy = y * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+            if (iz < 0 || iz >= g.image[0] || iy < 0 || iy >= g.image[1]) {
+              std::memset(dst, 0, sizeof(float) * g.col[2]);
+              continue;
+            }
+            const float* src = chan + iz * plane + iy * g.image[2];
+            if constexpr (kAvx512) {
+              if (g.stride[2] == 1) {
+                CopyRowAvx512(dst, src, off_w, lo, hi, g.col[2]);
                 continue;
               }
-              const float* src = chan + iz * plane + iy * g.image[2];
-              if (lo > 0) std::memset(dst, 0, sizeof(float) * lo);
-              if (g.stride[2] == 1) {
-                std::memcpy(dst + lo, src + lo + off_w, sizeof(float) * (hi - lo));
-              } else {
-                const int64_t s = g.stride[2];
-                for (int64_t x = lo; x < hi; ++x) dst[x] = src[x * s + off_w];
-              }
-              if (hi < g.col[2]) std::memset(dst + hi, 0, sizeof(float) * (g.col[2] - hi));
             }
+            if (lo > 0) std::memset(dst, 0, sizeof(float) * lo);
+            if (g.stride[2] == 1) {
+              std::memcpy(dst + lo, src + lo + off_w, sizeof(float) * (hi - lo));
+            } else {
+              const int64_t s = g.stride[2];
+              for (int64_t x = lo; x < hi; ++x) dst[x] = src[x * s + off_w];
+            }
+            if (hi < g.col[2]) std::memset(dst + hi, 0, sizeof(float) * (g.col[2] - hi));
           }
         }
       }
     }
   }
+}
+
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,fma"))) void Im2ColAvx512(const ConvGeometry& g,
+                                                                                   int64_t channels,
+                                                                                   const float* image,
+                                                                                   int64_t row_begin,
+                                                                                   int64_t row_end, float* col) {
+  Im2ColBody<true>(g, channels, image, row_begin, row_end, col);
+}
+
+void Im2ColBaseline(const ConvGeometry& g, int64_t channels, const float* image, int64_t row_begin,
+                    int64_t row_end, float* col) {
+  Im2ColBody<false>(g, channels, image, row_begin, row_end, col);
+}
+
+}  // namespace
+
+void Im2ColRows(const ConvGeometry& g, int64_t channels, const float* image, int64_t row_begin, int64_t row_end,
+                float* col) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+  if (avx512) {
+    Im2ColAvx512(g, channels, image, row_begin, row_end, col);
+  } else {
+    Im2ColBaseline(g, channels, image, row_begin, row_end, col);
+  }
+}
+
+void Im2Col(const ConvGeometry& g, int64_t channels, const float* image, float* col) {
+  Im2ColRows(g, channels, image, 0, g.col[0] * g.col[1], col);
 }
 
 void Col2ImAdd(const ConvGeometry& g, int64_t channels, const float* col, float* image) {
@@ -396,11 +456,94 @@ void DepthwiseBaseline(const ConvGeometry& g, const float* image, const float* w
   DepthwiseBody(g, image, w, bias, out);
 }
 
+// The AVX-512 depthwise loop: each output row in blocks of 16 lanes with one ZMM
+// accumulator pair held across all taps; a tap's lanes that fall into the padding are
+// masked off (neither read nor accumulated), which covers the borders without a
+// scalar loop. Strided convs gather. Kernels wider than kMaxTaps taps per row, with more
+// than kMaxRows rows, or output rows longer than kMaxBlocks blocks use DepthwiseBody.
+constexpr int64_t kMaxTaps = 16, kMaxRows = 64, kMaxBlocks = 32;
+
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,fma"))) void DepthwiseAvx512(const ConvGeometry& g,
+                                                                                      const float* image,
+                                                                                      const float* w, float bias,
+                                                                                      float* out) {
+  const int64_t kw_count = g.kernel[2];
+  const int64_t width_out = g.col[2];
+  const int64_t blocks = (width_out + 15) / 16;
+  if (kw_count > kMaxTaps || g.kernel[0] * g.kernel[1] > kMaxRows || blocks > kMaxBlocks) {
+    DepthwiseBody(g, image, w, bias, out);
+    return;
+  }
+  const int64_t plane = g.image[1] * g.image[2];
+  const int64_t s = g.stride[2];
+  const int64_t width = g.image[2];
+  int64_t off[kMaxTaps];
+  // tap_mask[b][kw]: lanes of block b whose input column for tap kw is inside the image.
+  __mmask16 tap_mask[kMaxBlocks][kMaxTaps];
+  __mmask16 store_mask[kMaxBlocks];
+  const auto lanes = [](int64_t n) -> uint32_t { return n <= 0 ? 0u : (n >= 16 ? 0xFFFFu : (1u << n) - 1u); };
+  for (int64_t b = 0; b < blocks; ++b) store_mask[b] = static_cast<__mmask16>(lanes(width_out - b * 16));
+  for (int64_t kw = 0; kw < kw_count; ++kw) {
+    off[kw] = kw * g.dilation[2] - g.pad_begin[2];
+    int64_t lo, hi;
+    ValidRange(off[kw], s, width, width_out, &lo, &hi);
+    for (int64_t b = 0; b < blocks; ++b) {
+      tap_mask[b][kw] = static_cast<__mmask16>(lanes(hi - b * 16) & ~lanes(lo - b * 16));
+    }
+  }
+  const __m512i lane_index = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(static_cast<int>(s)));
+  const float* rows[kMaxRows];
+  const float* row_taps[kMaxRows];
+  float* dst = out;
+  for (int64_t z = 0; z < g.col[0]; ++z) {
+    for (int64_t y = 0; y < g.col[1]; ++y, dst += width_out) {
+      int64_t num_rows = 0;
+      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+        const int64_t iz = z * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+        if (iz < 0 || iz >= g.image[0]) continue;
+        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+          const int64_t iy = y * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+          if (iy < 0 || iy >= g.image[1]) continue;
+          rows[num_rows] = image + iz * plane + iy * width;
+          row_taps[num_rows++] = w + (kd * g.kernel[1] + kh) * kw_count;
+        }
+      }
+      for (int64_t b = 0; b < blocks; ++b) {
+        const int64_t x = b * 16;
+        const __mmask16* masks = tap_mask[b];
+        __m512 acc = _mm512_set1_ps(bias), acc2 = _mm512_setzero_ps();
+        for (int64_t r = 0; r < num_rows; ++r) {
+          const float* taps = row_taps[r];
+          // Addresses of masked-off lanes may lie outside the row; they are not accessed.
+          const uintptr_t row = reinterpret_cast<uintptr_t>(rows[r]);
+          for (int64_t kw = 0; kw < kw_count; ++kw) {
+            const float* src = reinterpret_cast<const float*>(row + sizeof(float) * (x * s + off[kw]));
+            const __m512 v = s == 1 ? _mm512_maskz_loadu_ps(masks[kw], src)
+                                    : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), masks[kw], lane_index, src, 4);
+            // Padding lanes keep their sum (no w * 0 term, as in the scalar loop).
+            if (kw & 1) {
+              acc2 = _mm512_mask3_fmadd_ps(_mm512_set1_ps(taps[kw]), v, acc2, masks[kw]);
+            } else {
+              acc = _mm512_mask3_fmadd_ps(_mm512_set1_ps(taps[kw]), v, acc, masks[kw]);
+            }
+          }
+        }
+        _mm512_mask_storeu_ps(dst + x, store_mask[b], _mm512_add_ps(acc, acc2));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void DepthwiseChannel(const ConvGeometry& g, const float* image, const float* w, float bias, float* out) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2) {
+  if (avx512) {
+    DepthwiseAvx512(g, image, w, bias, out);
+  } else if (avx2) {
     DepthwiseAvx2(g, image, w, bias, out);
   } else {
     DepthwiseBaseline(g, image, w, bias, out);

@@ -63,10 +63,15 @@ absl::StatusOr<ConvGeometry> ResolveConvTranspose(const ConvAttrs& attrs, absl::
 // col[c * kernel_size + tap][col_pos] = image[c][pos(col_pos, tap)] or 0 in padding,
 // for `channels` consecutive channels of one image.
 void Im2Col(const ConvGeometry& g, int64_t channels, const float* image, float* col);
+// The same for the output rows [row_begin, row_end) only (a row is one (z, y) pair,
+// numbered z * col[1] + y, holding col[2] positions): col is then
+// [channels * kernel_size][(row_end - row_begin) * col[2]].
+void Im2ColRows(const ConvGeometry& g, int64_t channels, const float* image, int64_t row_begin, int64_t row_end,
+                float* col);
 // The adjoint: image[c][pos(col_pos, tap)] += col[c * kernel_size + tap][col_pos].
 void Col2ImAdd(const ConvGeometry& g, int64_t channels, const float* col, float* image);
 // Direct per-channel convolution: out[col] = bias + sum_tap w[tap] * image[pos(col, tap)]
-// for one channel (depthwise convolution); AVX2/FMA when the CPU has it.
+// for one channel (depthwise convolution); AVX-512 or AVX2/FMA when the CPU has it.
 void DepthwiseChannel(const ConvGeometry& g, const float* image, const float* w, float bias, float* out);
 
 }  // namespace qfuse::runtime::kernels::linalg

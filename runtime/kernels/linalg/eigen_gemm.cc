@@ -3,6 +3,7 @@
 #include <eigen3/Eigen/Core>
 
 #include "runtime/kernels/linalg/avx2_sgemm.h"
+#include "runtime/kernels/linalg/avx512_sgemm.h"
 
 namespace qfuse::runtime::kernels::linalg {
 namespace {
@@ -62,6 +63,10 @@ void GemmImpl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alp
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (Avx512SgemmAvailable()) {
+    Avx512Sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
   if (Avx2SgemmAvailable()) {
     Avx2Sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;

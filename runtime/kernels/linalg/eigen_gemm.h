@@ -1,6 +1,7 @@
-// Row-major GEMM for the linalg kernels: the packed AVX2/FMA kernel of avx2_sgemm.h for
-// float when the CPU has it, Eigen otherwise (this is the only translation unit of the
-// package that includes Eigen, which dominates build time).
+// Row-major GEMM for the linalg kernels: for float the packed AVX-512 kernel of
+// avx512_sgemm.h or the AVX2/FMA kernel of avx2_sgemm.h when the CPU has them, Eigen
+// otherwise (eigen_gemm.cc is the only translation unit of the package that includes
+// Eigen, which dominates build time).
 #ifndef QFUSE_RUNTIME_KERNELS_LINALG_EIGEN_GEMM_H_
 #define QFUSE_RUNTIME_KERNELS_LINALG_EIGEN_GEMM_H_
 

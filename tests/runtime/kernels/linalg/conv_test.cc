@@ -1,6 +1,7 @@
 // Conv and ConvTranspose kernels: hand-computed cases and a naive reference.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -149,6 +150,34 @@ TEST(ConvTest, WideDepthwiseAndDenseRows) {
     Tensor b = Random({c.cout}, seed++);
     QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y, RunNode("Conv", {In("x", x), Const("w", w), Const("b", b)}, Attrs(c.spec)));
     ExpectNear(y, ReferenceConv2d(x, w, &b, c.spec));
+  }
+}
+
+TEST(ConvTest, LargeImagesInRowBlocks) {
+  // Images large enough that each (image, group) GEMM is split into several blocks of
+  // output rows (unit-stride convs without an im2col matrix on AVX-512 CPUs, im2col per
+  // block otherwise), at batch 1 (blocks spread over the pool) and batch 2.
+  const std::vector<ConvCase> cases = {
+      {"dense3x3", 16, 24, 3, {1, {1, 1}, {1, 1}, {1, 1, 1, 1}}},
+      {"grouped_dilated_asymmetric", 16, 24, 3, {2, {1, 1}, {2, 1}, {0, 2, 1, 0}}},
+      {"wide_pads_5x5", 8, 12, 5, {1, {1, 1}, {1, 3}, {3, 4, 0, 5}}},
+      {"valid_2x2", 12, 8, 2, {1, {1, 1}, {1, 1}, {0, 0, 0, 0}}},
+      {"strided", 16, 24, 3, {1, {2, 1}, {1, 1}, {1, 1, 1, 1}}},
+      {"pointwise", 16, 24, 1, {}},
+  };
+  uint32_t seed = 300;
+  for (const int64_t batch : {1, 2}) {
+    for (const ConvCase& c : cases) {
+      SCOPED_TRACE(std::string(c.name) + " batch " + std::to_string(batch));
+      Tensor x = Random({batch, c.cin, 40, 50}, seed++);
+      Tensor w = Random({c.cout, c.cin / c.spec.group, c.k, c.k}, seed++);
+      Tensor b = Random({c.cout}, seed++);
+      QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y,
+                                 RunNode("Conv", {In("x", x), Const("w", w), Const("b", b)}, Attrs(c.spec)));
+      ExpectNear(y, ReferenceConv2d(x, w, &b, c.spec));
+      QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y_nobias, RunNode("Conv", {In("x", x), Const("w", w)}, Attrs(c.spec)));
+      ExpectNear(y_nobias, ReferenceConv2d(x, w, nullptr, c.spec));
+    }
   }
 }
 

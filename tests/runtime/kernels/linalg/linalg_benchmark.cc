@@ -1,5 +1,6 @@
 // Times Conv / Gemm kernels on batch-64 layers of small ResNet / MobileNetV2-style
 // CNNs on 28x28 inputs, 2 threads. Run by hand: bazel run //tests/runtime/kernels/linalg:linalg_benchmark
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -12,6 +13,8 @@
 
 #include "ir/graph.h"
 #include "runtime/kernel.h"
+#include "runtime/kernels/linalg/avx2_sgemm.h"
+#include "runtime/kernels/linalg/avx512_sgemm.h"
 #include "runtime/kernels/linalg/linalg.h"
 #include "runtime/thread_pool.h"
 
@@ -36,7 +39,49 @@ struct Layer {
   double macs = 0;  // multiply-adds per run
 };
 
+// Single-threaded raw SGEMM (no im2col, no threads) on the conv layers' GEMM shapes,
+// C[M,N] = W[M,K] * col[K,N] + C, for each available kernel.
+void BenchSgemm(int reps) {
+  using Fn = void (*)(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                      float, float*, int64_t);
+  struct Impl {
+    const char* name;
+    bool available;
+    Fn fn;
+  };
+  const Impl impls[] = {{"avx2", kernels::linalg::Avx2SgemmAvailable(), &kernels::linalg::Avx2Sgemm},
+                        {"avx512", kernels::linalg::Avx512SgemmAvailable(), &kernels::linalg::Avx512Sgemm}};
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{16, 784, 144}, {32, 196, 288}, {32, 196, 144}, {96, 784, 16},
+                          {24, 196, 96},  {64, 128, 784}, {256, 256, 256}};
+  for (const Shape& s : shapes) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
+    for (float& v : a) v = dist(rng);
+    for (float& v : b) v = dist(rng);
+    for (const Impl& impl : impls) {
+      if (!impl.available) continue;
+      const int inner = std::max<int64_t>(1, 200000000 / (s.m * s.n * s.k * reps));
+      impl.fn(false, false, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n, 1.0f, c.data(), s.n);
+      const std::clock_t cpu_start = std::clock();
+      for (int i = 0; i < reps * inner; ++i) {
+        impl.fn(false, false, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.n, 1.0f, c.data(), s.n);
+      }
+      const double sec = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC / (reps * inner);
+      std::printf("sgemm %-6s M=%-4lld N=%-4lld K=%-4lld %8.2f GFLOP/s\n", impl.name, static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), static_cast<long long>(s.k), 2.0 * s.m * s.n * s.k / sec / 1e9);
+    }
+  }
+}
+
 int Main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "sgemm") {
+    BenchSgemm(argc > 2 ? std::atoi(argv[2]) : 20);
+    return 0;
+  }
   ThreadPool pool(2);
   KernelContext ctx{&pool};
   std::vector<Layer> layers = {
@@ -107,5 +152,5 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace qfuse::runtime
 
-// Optional argument: run only layers whose name contains it.
+// Optional argument: run only layers whose name contains it ("sgemm": raw SGEMM kernels instead).
 int main(int argc, char** argv) { return qfuse::runtime::Main(argc, argv); }
