@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/kernels/linalg/gemm_prologue.h"
+
 namespace qfuse::runtime::kernels::linalg {
 namespace {
 
@@ -125,16 +127,7 @@ void Avx2Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   const bool no_product = k <= 0 || alpha == 0.0f;
-  if (beta != 1.0f && (beta != 0.0f || no_product)) {
-    for (int64_t i = 0; i < m; ++i) {
-      float* row = c + i * ldc;
-      if (beta == 0.0f) {
-        std::fill(row, row + n, 0.0f);
-      } else {
-        for (int64_t j = 0; j < n; ++j) row[j] *= beta;
-      }
-    }
-  }
+  ApplyBetaBeforeProduct(m, n, beta, no_product, c, ldc);
   if (no_product) return;
   thread_local std::vector<float> a_pack, b_pack;
   const int64_t nc_max = std::min(kNc, (n + kNr - 1) / kNr * kNr);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/kernels/linalg/gemm_prologue.h"
+
 #define QFUSE_AVX512_TARGET __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,fma")))
 
 namespace qfuse::runtime::kernels::linalg {
@@ -212,16 +214,7 @@ void Driver(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float a
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, row_bias[i]);
     return;
   }
-  if (beta != 1.0f && (beta != 0.0f || no_product)) {
-    for (int64_t i = 0; i < m; ++i) {
-      float* row = c + i * ldc;
-      if (beta == 0.0f) {
-        std::fill(row, row + n, 0.0f);
-      } else {
-        for (int64_t j = 0; j < n; ++j) row[j] *= beta;
-      }
-    }
-  }
+  ApplyBetaBeforeProduct(m, n, beta, no_product, c, ldc);
   if (no_product) return;
   thread_local std::vector<float> a_pack, b_pack;
   const int64_t mc_max = std::min(kMc, (m + kMr - 1) / kMr * kMr);

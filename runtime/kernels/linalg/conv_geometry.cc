@@ -215,6 +215,25 @@ absl::StatusOr<ConvGeometry> ResolveConvTranspose(const ConvAttrs& attrs, absl::
 
 namespace {
 
+// The image rows output row (z, y) of a depthwise convolution reads, with the weight taps
+// for each; rows outside the image (padding) are skipped. Returns how many were written.
+inline int64_t DepthwiseRows(const ConvGeometry& g, int64_t z, int64_t y, const float* image, int64_t plane,
+                             int64_t width, const float* w, int64_t kw_count, const float** rows,
+                             const float** row_taps) {
+  int64_t num_rows = 0;
+  for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+    const int64_t iz = z * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+    if (iz < 0 || iz >= g.image[0]) continue;
+    for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+      const int64_t iy = y * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+      if (iy < 0 || iy >= g.image[1]) continue;
+      rows[num_rows] = image + iz * plane + iy * width;
+      row_taps[num_rows++] = w + (kd * g.kernel[1] + kh) * kw_count;
+    }
+  }
+  return num_rows;
+}
+
 // Lanes [0, n) of a 16-lane mask (n clamped to [0, 16]).
 __attribute__((always_inline)) inline uint32_t LowLanes(int64_t n) {
   return n <= 0 ? 0u : (n >= 16 ? 0xFFFFu : (1u << n) - 1u);
@@ -399,17 +418,8 @@ __attribute__((always_inline)) inline void DepthwiseBody(const ConvGeometry& g, 
     for (int64_t y = 0; y < g.col[1]; ++y, dst += g.col[2]) {
       std::fill(dst, dst + g.col[2], bias);
       // The image rows (and their taps) this output row reads.
-      int64_t num_rows = 0;
-      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-        const int64_t iz = z * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
-        if (iz < 0 || iz >= g.image[0]) continue;
-        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-          const int64_t iy = y * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
-          if (iy < 0 || iy >= g.image[1]) continue;
-          rows[num_rows] = image + iz * plane + iy * width;
-          row_taps[num_rows++] = w + (kd * g.kernel[1] + kh) * kw_count;
-        }
-      }
+      const int64_t num_rows =
+          DepthwiseRows(g, z, y, image, plane, width, w, kw_count, rows.data(), row_taps.data());
       if (s == 1) {
         int64_t x = inner_lo;
         for (; x + 16 <= inner_hi; x += 16) {
@@ -498,17 +508,8 @@ __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,fma"))) void Depthwise
   float* dst = out;
   for (int64_t z = 0; z < g.col[0]; ++z) {
     for (int64_t y = 0; y < g.col[1]; ++y, dst += width_out) {
-      int64_t num_rows = 0;
-      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-        const int64_t iz = z * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
-        if (iz < 0 || iz >= g.image[0]) continue;
-        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-          const int64_t iy = y * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
-          if (iy < 0 || iy >= g.image[1]) continue;
-          rows[num_rows] = image + iz * plane + iy * width;
-          row_taps[num_rows++] = w + (kd * g.kernel[1] + kh) * kw_count;
-        }
-      }
+      const int64_t num_rows =
+          DepthwiseRows(g, z, y, image, plane, width, w, kw_count, rows, row_taps);
       for (int64_t b = 0; b < blocks; ++b) {
         const int64_t x = b * 16;
         const __mmask16* masks = tap_mask[b];
