@@ -45,7 +45,9 @@ TEST(CalibratorTest, FusedResnetOnFashionMnist) {
       EXPECT_GT(r->threshold, 0) << v->name();
       // Saturated thresholds never exceed the range; max is the range (to a bin).
       EXPECT_LE(r->threshold, max_abs * 1.001f) << v->name();
-      if (method == CalibrationMethod::kMax) EXPECT_NEAR(r->threshold, max_abs, max_abs * 1e-3) << v->name();
+      if (method == CalibrationMethod::kMax) {
+        EXPECT_NEAR(r->threshold, max_abs, max_abs * 1e-3) << v->name();
+      }
       EXPECT_EQ(r->scale, r->threshold / 127.f);
       saturated += r->threshold < 0.9f * max_abs;
     }
@@ -54,7 +56,9 @@ TEST(CalibratorTest, FusedResnetOnFashionMnist) {
       const TensorRange* r = run.table.Find(v->name());
       EXPECT_NEAR(r->threshold, std::max(std::fabs(r->min), std::fabs(r->max)), 1e-3 * r->max) << v->name();
     }
-    if (method == CalibrationMethod::kEntropy) EXPECT_GT(saturated, 0);
+    if (method == CalibrationMethod::kEntropy) {
+      EXPECT_GT(saturated, 0);
+    }
     // The input is pixel/255: exactly [0, 1].
     EXPECT_EQ(run.table.Find("input")->min, 0.f);
     EXPECT_EQ(run.table.Find("input")->max, 1.f);

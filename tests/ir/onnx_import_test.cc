@@ -137,8 +137,12 @@ TEST(OnnxImportTest, Opset9RoundTripsAtNineAndAtThirteen) {
     EXPECT_EQ(proto.opset_import(0).version(), opset);
     // Written in the target opset's own forms.
     for (const auto& n : proto.graph().node()) {
-      if (n.op_type() == "Clip") EXPECT_EQ(n.input_size(), opset < 11 ? 1 : 3);
-      if (n.op_type() == "Unsqueeze") EXPECT_EQ(n.input_size(), opset < 13 ? 1 : 2);
+      if (n.op_type() == "Clip") {
+        EXPECT_EQ(n.input_size(), opset < 11 ? 1 : 3);
+      }
+      if (n.op_type() == "Unsqueeze") {
+        EXPECT_EQ(n.input_size(), opset < 13 ? 1 : 2);
+      }
       EXPECT_NE(n.op_type(), opset < 10 ? "Resize" : "Upsample");
     }
     QFUSE_ASSERT_OK_AND_ASSIGN(Model again, ImportModel(proto, "", "re-imported"));
