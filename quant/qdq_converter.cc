@@ -42,7 +42,10 @@ bool HasInt8Form(const Node& n) {
 
 // The base op whose weights are quantized ("" when `n` has no quantizable weights).
 std::string WeightOp(const Node& n) {
-  if (ir::IsUnit(n)) return ir::ReadUnitSpec(n).ok() ? ir::ReadUnitSpec(n)->base_op : "";
+  if (ir::IsUnit(n)) {
+    absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(n);
+    return spec.ok() ? spec->base_op : "";
+  }
   for (const char* op : {"Conv", "ConvTranspose", "Gemm", "MatMul"}) {
     if (Is(n, op)) return op;
   }
@@ -102,17 +105,17 @@ class Converter {
       return absl::NotFoundError(absl::StrCat("tensor '", v.name(),
                                               "' is not in the calibration table (was it made for another graph?)"));
     }
-    // An all-zero tensor gets scale 1: every value quantizes to exactly 0.
-    const float threshold = range->threshold > 0 ? range->threshold : 127.f;
+    // An all-zero tensor (threshold 0) gets scale 1: every value quantizes to exactly 0.
+    const bool all_zero = !(range->threshold > 0);
     QuantParams params;
     if (options_.activation_type == ActivationType::kInt8) {
-      params.scales = {threshold == range->threshold ? range->scale : 1.f};
+      params.scales = {all_zero ? 1.f : range->scale};  // the table's scale, bit for bit
       params.zero_points = {0};
     } else if (range->min >= 0) {
-      params.scales = {threshold / 255.f};
+      params.scales = {all_zero ? 1.f : range->threshold / 255.f};
       params.zero_points = {0};
     } else {
-      params.scales = {threshold / 127.f};
+      params.scales = {all_zero ? 1.f : range->threshold / 127.f};
       params.zero_points = {128};
     }
     return params;

@@ -33,7 +33,9 @@ class QuantUnitKernel : public Kernel {
         return absl::InvalidArgumentError(absl::StrCat("bias has ", bias->num_elements(), " values for ", cols, " columns"));
       }
       const float* b = bias->data<float>();
-      for (int64_t i = 0; i < n; ++i) y[i] += b[i % cols];
+      for (float* row = y; row < y + n; row += cols) {
+        for (int64_t j = 0; j < cols; ++j) row[j] += b[j];
+      }
     }
     float lo = std::numeric_limits<float>::lowest();
     float hi = std::numeric_limits<float>::max();
@@ -50,10 +52,14 @@ class QuantUnitKernel : public Kernel {
       }
       r = residual->data<float>();
     }
+    // One branch-free pass (vectorisable), skipped when there is neither residual nor clamp.
+    const bool clamp = spec_.activation != ir::UnitActivation::kNone;
+    if (r == nullptr && !clamp) return absl::OkStatus();
     ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        float v = r != nullptr ? y[i] + r[i] : y[i];
-        y[i] = std::min(std::max(v, lo), hi);
+      if (r != nullptr) {
+        for (int64_t i = begin; i < end; ++i) y[i] = std::min(std::max(y[i] + r[i], lo), hi);
+      } else {
+        for (int64_t i = begin; i < end; ++i) y[i] = std::min(std::max(y[i], lo), hi);
       }
     });
     return absl::OkStatus();
