@@ -184,10 +184,11 @@ class QLinearAveragePoolKernel : public Kernel {
     if (x.rank() < 3) return absl::InvalidArgumentError(absl::StrCat("X ", ir::DimsToString(x.dims()), " has no spatial dims"));
     const int64_t planes = x.dims()[0] * x.dims()[1];
     kernels::linalg::ConvGeometry g;
-    std::vector<int64_t> out_dims = {x.dims()[0], x.dims()[1]};
+    std::vector<int64_t> out_dims;
     if (global_) {
       g.image = {1, 1, x.num_elements() / std::max<int64_t>(planes, 1)};
       g.kernel = g.image;
+      out_dims = {x.dims()[0], x.dims()[1]};
       out_dims.resize(x.rank(), 1);
     } else {
       if (x.rank() != static_cast<int64_t>(attrs_.kernel_shape.size()) + 2) {
@@ -195,9 +196,7 @@ class QLinearAveragePoolKernel : public Kernel {
       }
       QFUSE_ASSIGN_OR_RETURN(g, kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x.dims()).subspan(2),
                                                              attrs_.kernel_shape));
-      for (int64_t i = kernels::linalg::kMaxSpatial - g.spatial_rank; i < kernels::linalg::kMaxSpatial; ++i) {
-        out_dims.push_back(g.col[i]);
-      }
+      out_dims = kernels::linalg::ConvOutputDims(x.dims()[0], x.dims()[1], g, /*image_side=*/false);
     }
     // |sum| <= window * 255 must fit int32.
     if (g.kernel_size() > (int64_t{1} << 23)) return absl::UnimplementedError("pooling window too large for int32 sums");

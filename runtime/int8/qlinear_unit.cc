@@ -282,22 +282,19 @@ class QLinearUnitKernel : public Kernel {
                            kernels::linalg::ResolveConv(conv_, absl::MakeConstSpan(x.dims()).subspan(2),
                                                         absl::MakeConstSpan(w_dims_).subspan(2)));
     const int64_t batch = x.dims()[0], cin = x.dims()[1];
-    std::vector<int64_t> out_dims = {batch, cout_};
-    for (int64_t i = kernels::linalg::kMaxSpatial - g.spatial_rank; i < kernels::linalg::kMaxSpatial; ++i) {
-      out_dims.push_back(g.col[i]);
-    }
+    const std::vector<int64_t> out_dims = kernels::linalg::ConvOutputDims(batch, cout_, g, /*image_side=*/false);
     QFUSE_RETURN_IF_ERROR(CheckResidual(r, out_dims));
     *y = Tensor(stage_.output_type(), out_dims);
     if (y->num_elements() == 0) return absl::OkStatus();
     const int64_t pixels = g.col_size(), image_size = g.image_size();
     if (depthwise_) {
+      const bool plain_2d = g.image[0] == 1 && g.kernel[0] == 1 && g.dilation[1] == 1 && g.dilation[2] == 1;
       ctx.pool->ParallelFor(batch * cout_, 1, [&](int64_t begin, int64_t end) {
         thread_local std::vector<int32_t> acc;
         acc.resize(pixels);
         for (int64_t item = begin; item < end; ++item) {
           const int64_t c = item % cout_;
           const int32_t* w = dw_weights_.data() + c * k_;
-          const bool plain_2d = g.image[0] == 1 && g.kernel[0] == 1 && g.dilation[1] == 1 && g.dilation[2] == 1;
           if (x_.type == DataType::kInt8) {
             const int8_t* image = x.data<int8_t>() + item * image_size;
             plain_2d ? DepthwiseAccumulate2d(g, image, x_.zero_point, w, acc.data())

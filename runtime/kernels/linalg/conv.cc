@@ -60,13 +60,6 @@ void FillBias(const float* bias, int64_t channels, int64_t size, float* out) {
   for (int64_t c = 0; c < channels; ++c) std::fill(out + c * size, out + (c + 1) * size, bias ? bias[c] : 0.0f);
 }
 
-std::vector<int64_t> OutputDims(int64_t batch, int64_t channels, const ConvGeometry& g, bool image_side) {
-  std::vector<int64_t> dims = {batch, channels};
-  const auto& spatial = image_side ? g.image : g.col;
-  for (int64_t i = linalg::kMaxSpatial - g.spatial_rank; i < linalg::kMaxSpatial; ++i) dims.push_back(spatial[i]);
-  return dims;
-}
-
 // Runs run_item(item, col, gemm_pool) for item in [0, items), with `col` a scratch
 // buffer reused across items: items in parallel when there are enough to occupy the
 // pool (each GEMM then single-threaded, gemm_pool null), else one after the other with
@@ -184,7 +177,7 @@ class ConvKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(
         ConvGeometry g, linalg::ResolveConv(attrs_, absl::MakeConstSpan(x.dims()).subspan(2),
                                             absl::MakeConstSpan(w.dims()).subspan(2)));
-    outputs[0] = Tensor(DataType::kFloat32, OutputDims(batch, cout, g, /*image_side=*/false));
+    outputs[0] = Tensor(DataType::kFloat32, linalg::ConvOutputDims(batch, cout, g, /*image_side=*/false));
     float* y = outputs[0].data<float>();
     if (outputs[0].num_elements() == 0) return absl::OkStatus();
     const float* xd = x.data<float>();
@@ -312,7 +305,7 @@ class ConvTransposeKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(
         ConvGeometry g, linalg::ResolveConvTranspose(attrs_, absl::MakeConstSpan(x.dims()).subspan(2),
                                                      absl::MakeConstSpan(w.dims()).subspan(2)));
-    outputs[0] = Tensor(DataType::kFloat32, OutputDims(batch, cout, g, /*image_side=*/true));
+    outputs[0] = Tensor(DataType::kFloat32, linalg::ConvOutputDims(batch, cout, g, /*image_side=*/true));
     float* y = outputs[0].data<float>();
     if (outputs[0].num_elements() == 0) return absl::OkStatus();
     const float* xd = x.data<float>();

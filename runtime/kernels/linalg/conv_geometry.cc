@@ -141,6 +141,13 @@ bool ConvGeometry::IsPointwise() const {
   return true;
 }
 
+std::vector<int64_t> ConvOutputDims(int64_t batch, int64_t channels, const ConvGeometry& g, bool image_side) {
+  std::vector<int64_t> dims = {batch, channels};
+  const auto& spatial = image_side ? g.image : g.col;
+  for (int64_t i = kMaxSpatial - g.spatial_rank; i < kMaxSpatial; ++i) dims.push_back(spatial[i]);
+  return dims;
+}
+
 absl::StatusOr<ConvGeometry> ResolveConv(const ConvAttrs& attrs, absl::Span<const int64_t> in,
                                          absl::Span<const int64_t> kernel) {
   const size_t rank = in.size();

@@ -56,6 +56,9 @@ struct ConvGeometry {
 // (the kernel_shape attribute must agree with the weights when present).
 absl::StatusOr<ConvGeometry> ResolveConv(const ConvAttrs& attrs, absl::Span<const int64_t> in,
                                          absl::Span<const int64_t> kernel);
+// [batch, channels, spatial...] of the col side (Conv output) or, with image_side,
+// the image side (ConvTranspose output), at g's spatial rank.
+std::vector<int64_t> ConvOutputDims(int64_t batch, int64_t channels, const ConvGeometry& g, bool image_side);
 // Geometry of a ConvTranspose; `image` becomes the output spatial dims.
 absl::StatusOr<ConvGeometry> ResolveConvTranspose(const ConvAttrs& attrs, absl::Span<const int64_t> in,
                                                   absl::Span<const int64_t> kernel);

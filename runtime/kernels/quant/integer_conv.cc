@@ -118,9 +118,7 @@ class IntegerConvKernel : public Kernel {
       numerics::OnnxMultipliers(x_scale[0], w_scale, y_quant.scale, absl::MakeSpan(multipliers));
     }
 
-    std::vector<int64_t> out_dims = {batch, cout};
-    for (int64_t i = linalg::kMaxSpatial - g.spatial_rank; i < linalg::kMaxSpatial; ++i) out_dims.push_back(g.col[i]);
-    outputs[0] = Tensor(out_type, out_dims);
+    outputs[0] = Tensor(out_type, linalg::ConvOutputDims(batch, cout, g, /*image_side=*/false));
     if (outputs[0].num_elements() == 0) return absl::OkStatus();
 
     const int64_t pixels = g.col_size();

@@ -64,21 +64,27 @@ class QuantizeLinearKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(AxisLayout layout, Layout(x, axis_, params));
     outputs[0] = Tensor(out_type, x.dims());
     const int64_t n = x.num_elements();
-    auto run = [&](auto* y) {
+    auto run = [&](const auto* xd, auto* y) {
       using T = std::remove_pointer_t<decltype(y)>;
       ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
           const int64_t c = (i / layout.inner) % layout.channels;
-          const float v = x.dtype() == DataType::kFloat32 ? x.data<float>()[i]
-                                                          : static_cast<float>(x.data<int32_t>()[i]);
-          y[i] = numerics::QuantizeLinear<T>(v, scales[c], zps[c]);
+          y[i] = numerics::QuantizeLinear<T>(static_cast<float>(xd[i]), scales[c], zps[c]);
         }
       });
     };
+    // The input and output types are chosen once, outside the element loop.
+    auto with_input = [&](auto* y) {
+      if (x.dtype() == DataType::kFloat32) {
+        run(x.data<float>(), y);
+      } else {
+        run(x.data<int32_t>(), y);
+      }
+    };
     if (out_type == DataType::kInt8) {
-      run(outputs[0].data<int8_t>());
+      with_input(outputs[0].data<int8_t>());
     } else {
-      run(outputs[0].data<uint8_t>());
+      with_input(outputs[0].data<uint8_t>());
     }
     return absl::OkStatus();
   }
