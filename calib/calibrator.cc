@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -78,16 +79,15 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, 
   if (options.show_progress) progress = std::make_unique<ProgressBar>("calibrate", total);
   int64_t peak = 0;
   const int64_t batch_size = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
+  absl::flat_hash_map<std::string, const ir::Value*> inputs_by_name;
+  for (const ir::Value* gi : graph.inputs()) inputs_by_name.emplace(gi->name(), gi);
   for (batch_start = 0; batch_start < total; batch_start += batch_count) {
     batch_count = std::min(batch_size, total - batch_start);
     QFUSE_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> inputs, data.ReadBatch(batch_start, batch_count));
     // Graph inputs are observed too; the executor reports only node outputs.
     for (const runtime::NamedTensor& in : inputs) {
-      const ir::Value* v = nullptr;
-      for (const ir::Value* gi : graph.inputs()) {
-        if (gi->name() == in.name) v = gi;
-      }
-      if (v != nullptr) run_options.observer(*v, in.tensor);
+      auto it = inputs_by_name.find(in.name);
+      if (it != inputs_by_name.end()) run_options.observer(*it->second, in.tensor);
     }
     absl::StatusOr<std::vector<runtime::NamedTensor>> outputs = exec->Run(inputs, run_options);
     if (!outputs.ok()) {

@@ -10,6 +10,15 @@
 #include "ir/status_macros.h"
 
 namespace qfuse::tools {
+namespace {
+
+// Index of the largest value in row `i` of a [rows, classes] span.
+int64_t ArgMaxRow(absl::Span<const float> values, int64_t i, int64_t classes) {
+  auto row = values.subspan(i * classes, classes);
+  return std::max_element(row.begin(), row.end()) - row.begin();
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, calib::Dataset& data,
                                                      const EvaluateOptions& options) {
@@ -61,11 +70,9 @@ absl::StatusOr<double> Top1Accuracy(const ir::Tensor& logits, const std::vector<
   if (static_cast<int64_t>(labels.size()) < n) {
     return absl::InvalidArgumentError(absl::StrCat(labels.size(), " labels for ", n, " samples"));
   }
+  const absl::Span<const float> values = logits.values<float>();
   int64_t correct = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    auto row = logits.values<float>().subspan(i * classes, classes);
-    correct += (std::max_element(row.begin(), row.end()) - row.begin()) == labels[i];
-  }
+  for (int64_t i = 0; i < n; ++i) correct += ArgMaxRow(values, i, classes) == labels[i];
   return 100.0 * correct / n;
 }
 
@@ -112,11 +119,7 @@ absl::StatusOr<OutputAgreement> CompareOutputs(const ir::Tensor& reference, cons
     const int64_t n = reference.dims()[0];
     const int64_t c = reference.dims()[1];
     int64_t same = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      auto rr = r.subspan(i * c, c);
-      auto xr = x.subspan(i * c, c);
-      same += (std::max_element(rr.begin(), rr.end()) - rr.begin()) == (std::max_element(xr.begin(), xr.end()) - xr.begin());
-    }
+    for (int64_t i = 0; i < n; ++i) same += ArgMaxRow(r, i, c) == ArgMaxRow(x, i, c);
     a.top1_agreement = 100.0 * same / n;
   }
   return a;

@@ -1,7 +1,11 @@
 #include "tools/quantize/layer_analysis.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "ir/fused_unit.h"
@@ -13,27 +17,28 @@ namespace {
 
 using ValueMap = std::map<std::string, ir::Tensor>;
 
-// Runs `graph` and keeps every FLOAT node output named in `wanted` (all when empty).
+// Runs `graph` and keeps its outputs plus every FLOAT node output named in `wanted`
+// (every one when `wanted` is null): each kept activation is a deep copy.
 absl::StatusOr<ValueMap> RunAndCollect(const ir::Graph& graph, const std::vector<runtime::NamedTensor>& inputs,
-                                       const runtime::ExecutorOptions& options) {
+                                       const runtime::ExecutorOptions& options,
+                                       const std::set<std::string>* wanted = nullptr) {
   QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, options));
   ValueMap values;
   runtime::RunOptions run;
   run.observer = [&](const ir::Value& v, const ir::Tensor& t) {
-    if (t.dtype() == ir::DataType::kFloat32) values[v.name()] = t;
+    if (t.dtype() != ir::DataType::kFloat32 || (wanted != nullptr && wanted->count(v.name()) == 0)) return;
+    values[v.name()] = t;
   };
   QFUSE_ASSIGN_OR_RETURN(auto outputs, exec->Run(inputs, run));
-  for (const auto& out : outputs) values[out.name] = out.tensor;
+  for (auto& out : outputs) values[out.name] = std::move(out.tensor);
   return values;
 }
 
-absl::StatusOr<ir::Model> Converted(const ir::Model& fused, const calib::CalibrationTable& table,
-                                    const quant::ConvertOptions& convert) {
-  ir::Model model;
-  model.opset = fused.opset;
-  model.graph = fused.graph->Clone();
-  QFUSE_RETURN_IF_ERROR(quant::ConvertToQdq(&model, table, convert).status());
-  return model;
+// Runs `graph` and keeps only its outputs.
+absl::StatusOr<ValueMap> RunOutputs(const ir::Graph& graph, const std::vector<runtime::NamedTensor>& inputs,
+                                    const runtime::ExecutorOptions& options) {
+  const std::set<std::string> none;
+  return RunAndCollect(graph, inputs, options, &none);
 }
 
 double OutputSqnr(const ir::Graph& graph, const ValueMap& reference, const ValueMap& actual) {
@@ -48,6 +53,15 @@ double OutputSqnr(const ir::Graph& graph, const ValueMap& reference, const Value
 }
 
 }  // namespace
+
+absl::StatusOr<ir::Model> QuantizedCopy(const ir::Model& fused, const calib::CalibrationTable& table,
+                                        const quant::ConvertOptions& convert) {
+  ir::Model model;
+  model.opset = fused.opset;
+  model.graph = fused.graph->Clone();
+  QFUSE_RETURN_IF_ERROR(quant::ConvertToQdq(&model, table, convert).status());
+  return model;
+}
 
 std::string LayerKind(const ir::Node& node) {
   if (!ir::IsUnit(node)) return node.op_type();
@@ -70,7 +84,7 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
                                             const std::vector<runtime::NamedTensor>& inputs,
                                             const LayerAnalysisOptions& options) {
   QFUSE_ASSIGN_OR_RETURN(ValueMap reference, RunAndCollect(*fused.graph, inputs, options.executor));
-  QFUSE_ASSIGN_OR_RETURN(ir::Model all_int8, Converted(fused, table, convert));
+  QFUSE_ASSIGN_OR_RETURN(ir::Model all_int8, QuantizedCopy(fused, table, convert));
   QFUSE_ASSIGN_OR_RETURN(ValueMap accumulated, RunAndCollect(*all_int8.graph, inputs, options.executor));
   LayerAnalysis analysis;
   analysis.output_sqnr_db = OutputSqnr(*fused.graph, reference, accumulated);
@@ -85,6 +99,8 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
     }
     layers.push_back(n);
   }
+  quant::ConvertOptions all_float = convert;  // every layer kept float
+  for (const ir::Node* n : layers) all_float.keep_float.insert(n->name());
   std::vector<std::pair<double, std::string>> fallback_gain;
   for (const ir::Node* n : layers) {
     LayerError e;
@@ -97,21 +113,21 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
     e.sqnr_accumulated = SqnrDb(ref.values<float>(), acc->second.values<float>());
     e.cosine_accumulated = Cosine(ref.values<float>(), acc->second.values<float>());
     // Isolated: only this layer quantized.
-    quant::ConvertOptions only = convert;
-    for (const ir::Node* other : layers) {
-      if (other != n) only.keep_float.insert(other->name());
-    }
-    QFUSE_ASSIGN_OR_RETURN(ir::Model isolated_model, Converted(fused, table, only));
-    QFUSE_ASSIGN_OR_RETURN(ValueMap isolated, RunAndCollect(*isolated_model.graph, inputs, options.executor));
-    e.sqnr_isolated = SqnrDb(ref.values<float>(), isolated.at(e.output).values<float>());
-    e.cosine_isolated = Cosine(ref.values<float>(), isolated.at(e.output).values<float>());
+    quant::ConvertOptions only = all_float;
+    only.keep_float.erase(n->name());
+    QFUSE_ASSIGN_OR_RETURN(ir::Model isolated_model, QuantizedCopy(fused, table, only));
+    const std::set<std::string> wanted = {e.output};
+    QFUSE_ASSIGN_OR_RETURN(ValueMap isolated, RunAndCollect(*isolated_model.graph, inputs, options.executor, &wanted));
+    const ir::Tensor& iso = isolated.at(e.output);
+    e.sqnr_isolated = SqnrDb(ref.values<float>(), iso.values<float>());
+    e.cosine_isolated = Cosine(ref.values<float>(), iso.values<float>());
     analysis.layers.push_back(e);
     if (options.suggest_keep_float > 0) {
       // This layer alone in float, the rest int8.
       quant::ConvertOptions fallback = convert;
       fallback.keep_float.insert(n->name());
-      QFUSE_ASSIGN_OR_RETURN(ir::Model fallback_model, Converted(fused, table, fallback));
-      QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunAndCollect(*fallback_model.graph, inputs, options.executor));
+      QFUSE_ASSIGN_OR_RETURN(ir::Model fallback_model, QuantizedCopy(fused, table, fallback));
+      QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunOutputs(*fallback_model.graph, inputs, options.executor));
       fallback_gain.emplace_back(OutputSqnr(*fused.graph, reference, values) - analysis.output_sqnr_db, n->name());
     }
   }
@@ -128,8 +144,8 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
       suggested.keep_float.insert(fallback_gain[k].second);
     }
     // Only layers whose fallback alone raised the output SQNR are suggested.
-    QFUSE_ASSIGN_OR_RETURN(ir::Model suggested_model, Converted(fused, table, suggested));
-    QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunAndCollect(*suggested_model.graph, inputs, options.executor));
+    QFUSE_ASSIGN_OR_RETURN(ir::Model suggested_model, QuantizedCopy(fused, table, suggested));
+    QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunOutputs(*suggested_model.graph, inputs, options.executor));
     analysis.output_sqnr_with_suggestion_db = OutputSqnr(*fused.graph, reference, values);
   }
   return analysis;

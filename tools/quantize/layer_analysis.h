@@ -46,6 +46,10 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
                                             const std::vector<runtime::NamedTensor>& inputs,
                                             const LayerAnalysisOptions& options);
 
+// A copy of `fused` (graph and opset) converted to Q/DQ with `convert`.
+absl::StatusOr<ir::Model> QuantizedCopy(const ir::Model& fused, const calib::CalibrationTable& table,
+                                        const quant::ConvertOptions& convert);
+
 // A short human-readable kind of a node: "Conv+Add+Relu unit", "MaxPool".
 std::string LayerKind(const ir::Node& node);
 

@@ -74,9 +74,11 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
   r.seconds.calibrate = calibrate.Seconds();
 
   Stopwatch convert;
-  ir::Model fused_float;
-  fused_float.opset = model.opset;
-  fused_float.graph = model.graph->Clone();
+  ir::Model fused_float;  // the float graph the layer analysis needs (conversion is in place)
+  if (config.analysis_samples > 0) {
+    fused_float.opset = model.opset;
+    fused_float.graph = model.graph->Clone();
+  }
   QFUSE_ASSIGN_OR_RETURN(r.conversion, quant::ConvertToQdq(&model, r.table, config.convert));
   r.model_file = (fs::path(config.output_dir) / absl::StrCat("model_int8_", name, ".onnx")).string();
   r.table_file = (fs::path(config.output_dir) / absl::StrCat("calibration_", name, ".json")).string();
@@ -119,12 +121,9 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
   }
   if (!r.analysis.suggested_keep_float.empty()) {
     // The accuracy with the suggested layers kept float, on the whole evaluation set.
-    ir::Model suggested;
-    suggested.opset = fused_float.opset;
-    suggested.graph = fused_float.graph->Clone();
     quant::ConvertOptions options = config.convert;
     options.keep_float.insert(r.analysis.suggested_keep_float.begin(), r.analysis.suggested_keep_float.end());
-    QFUSE_RETURN_IF_ERROR(quant::ConvertToQdq(&suggested, r.table, options).status());
+    QFUSE_ASSIGN_OR_RETURN(ir::Model suggested, QuantizedCopy(fused_float, r.table, options));
     const std::string label_text = absl::StrCat("evaluate int8 ", name, " with keep-float suggestion");
     eval.label = label_text.c_str();
     QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> with, RunOnDataset(*suggested.graph, eval_data, eval));
