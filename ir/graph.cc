@@ -31,6 +31,14 @@ std::string Graph::UniqueValueName(const std::string& base) const {
   }
 }
 
+std::string Graph::UniqueNodeName(const std::string& base) const {
+  if (base.empty() || !node_names_.contains(base)) return base;
+  for (int64_t i = 1;; ++i) {
+    std::string candidate = absl::StrCat(base, "_", i);
+    if (!node_names_.contains(candidate)) return candidate;
+  }
+}
+
 absl::StatusOr<Value*> Graph::AddInput(const std::string& name, TensorType type) {
   if (name.empty() || values_by_name_.contains(name)) {
     return absl::InvalidArgumentError(absl::StrCat("graph input name '", name, "' is empty or already used"));
@@ -69,7 +77,8 @@ absl::StatusOr<Node*> Graph::AddNode(const std::string& op_type, const std::stri
   }
   auto node = std::make_unique<Node>();
   node->id_ = next_id_++;
-  node->name_ = name;
+  node->name_ = UniqueNodeName(name);
+  if (!node->name_.empty()) node_names_.insert(node->name_);
   node->op_type_ = op_type;
   node->domain_ = domain;
   node->attrs_ = std::move(attrs);
@@ -149,6 +158,7 @@ absl::Status Graph::RemoveNode(Node* node) {
   values_.erase(std::remove_if(values_.begin(), values_.end(),
                                [&](const std::unique_ptr<Value>& v) { return dead.contains(v.get()); }),
                 values_.end());
+  node_names_.erase(node->name_);
   nodes_.erase(std::find_if(nodes_.begin(), nodes_.end(),
                             [&](const std::unique_ptr<Node>& n) { return n.get() == node; }));
   return absl::OkStatus();
@@ -313,8 +323,12 @@ absl::Status Graph::Verify() const {
     }
   }
   if (values_by_name_.size() != values_.size()) return absl::InternalError("name index out of sync");
+  absl::flat_hash_set<std::string> node_names;
   for (const auto& n : nodes_) {
     if (!ids.insert(n->id_).second) return absl::InternalError(absl::StrCat("duplicate id ", n->id_));
+    if (!n->name_.empty() && !node_names.insert(n->name_).second) {
+      return absl::InvalidArgumentError(absl::StrCat("two nodes are named '", n->name_, "'"));
+    }
     for (size_t i = 0; i < n->inputs_.size(); ++i) {
       const Value* in = n->inputs_[i];
       if (in == nullptr) continue;
@@ -371,6 +385,7 @@ std::unique_ptr<Graph> Graph::Clone() const {
     auto nn = std::make_unique<Node>();
     nn->id_ = n->id_;
     nn->name_ = n->name_;
+    if (!nn->name_.empty()) copy->node_names_.insert(nn->name_);
     nn->op_type_ = n->op_type_;
     nn->domain_ = n->domain_;
     nn->attrs_ = n->attrs_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -101,7 +102,9 @@ class Graph {
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
 
-  // --- Construction. Names must be unique among values; an empty node name is allowed.
+  // --- Construction. Names must be unique among values. Node names are unique too (ONNX
+  // Runtime refuses a model with two nodes of one name): a name already taken by another node
+  // gets a "_N" suffix; an empty node name is allowed and stays empty.
   absl::StatusOr<Value*> AddInput(const std::string& name, TensorType type);
   absl::StatusOr<Value*> AddConstant(const std::string& name, Tensor tensor);
   // Adds a node whose outputs are new values named `output_names` (types unknown
@@ -113,6 +116,8 @@ class Graph {
   absl::Status MarkOutput(Value* value);
   // A value name not used yet, derived from `base`.
   std::string UniqueValueName(const std::string& base) const;
+  // A node name not used yet, derived from `base` ("" stays "").
+  std::string UniqueNodeName(const std::string& base) const;
 
   // --- Mutation.
   void SetInput(Node* node, int index, Value* value);  // grows inputs with nullptr if needed.
@@ -162,6 +167,7 @@ class Graph {
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   absl::flat_hash_map<std::string, Value*> values_by_name_;
+  absl::flat_hash_set<std::string> node_names_;  // non-empty node names
 };
 
 }  // namespace qfuse::ir

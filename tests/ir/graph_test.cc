@@ -106,6 +106,27 @@ TEST(GraphTest, DuplicateNamesAreRefused) {
   EXPECT_EQ(g.UniqueValueName("x"), "x_1");
 }
 
+// onnxruntime refuses two nodes of one name, so the graph never makes them: a taken name gets
+// a suffix (and a removed node's name is free again); Verify checks it.
+TEST(GraphTest, NodeNamesStayUnique) {
+  Graph g;
+  Value* x = *g.AddInput("x", FloatType({1}));
+  Node* a = *g.AddNode("Relu", "act", {x}, {"a"});
+  Node* b = *g.AddNode("Relu", "act", {a->output(0)}, {"b"});
+  Node* c = *g.AddNode("Relu", "act", {b->output(0)}, {"c"});
+  Node* unnamed = *g.AddNode("Relu", "", {c->output(0)}, {"d"});
+  EXPECT_EQ(a->name(), "act");
+  EXPECT_EQ(b->name(), "act_1");
+  EXPECT_EQ(c->name(), "act_2");
+  EXPECT_EQ(unnamed->name(), "");
+  QFUSE_ASSERT_OK(g.MarkOutput(unnamed->output(0)));
+  QFUSE_EXPECT_OK(g.Verify());
+  EXPECT_EQ(g.Clone()->UniqueNodeName("act"), "act_3");
+  g.ReplaceAllUsesWith(b->output(0), a->output(0));
+  QFUSE_ASSERT_OK(g.RemoveNode(b));
+  EXPECT_EQ(g.UniqueNodeName("act_1"), "act_1");
+}
+
 TEST(GraphTest, CloneIsDeepAndEqual) {
   Fixture f;
   Build(&f);
