@@ -120,14 +120,16 @@ absl::Status NormalizeBatchNorm(Graph* graph, Node* node) {
 absl::Status NormalizeSoftmax(Graph* graph, Node* node) {
   QFUSE_ASSIGN_OR_RETURN(int64_t axis, node->attrs().GetInt("axis", 1));
   const Value* x = node->input(0);
-  if (!x->type().shape.rank_known) {
-    return Unsupported(node, "opset<13 Softmax needs a known input rank to normalise");
-  }
-  const int64_t rank = x->type().shape.rank();
-  if (axis < 0) axis += rank;
-  if (axis == rank - 1) {
-    node->mutable_attrs().Set("axis", int64_t{-1});
-    return absl::OkStatus();
+  // With the rank known, the last axis needs no rewrite. Otherwise (rank unknown, as behind a
+  // Reshape whose shape is computed at run time) the rewrite below works for any rank: Flatten
+  // resolves a negative axis against the run-time rank, as the old Softmax did.
+  if (x->type().shape.rank_known) {
+    const int64_t rank = x->type().shape.rank();
+    if (axis < 0) axis += rank;
+    if (axis == rank - 1) {
+      node->mutable_attrs().Set("axis", int64_t{-1});
+      return absl::OkStatus();
+    }
   }
   // Flatten(axis) -> Op(axis=-1) -> Reshape(Shape(x)) keeps the old semantics.
   Value* out = node->output(0);
