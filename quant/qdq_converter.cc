@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "ir/fused_unit.h"
 #include "ir/status_macros.h"
+#include "quant/numerics/requantize.h"
 #include "quant/weight_quantizer.h"
 
 namespace qfuse::quant {
@@ -61,10 +64,19 @@ class Converter {
     QFUSE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph_.TopologicalOrder());
     for (Node* node : order) {
       if (options_.keep_float.count(node->name()) > 0) continue;
-      if (!HasInt8Form(*node)) ++stats_.float_ops;
       const std::string weight_op = WeightOp(*node);
       const bool quantize_weights = !weight_op.empty() && node->input(1) != nullptr && node->input(1)->is_constant() &&
-                                    node->input(1)->type().dtype == DataType::kFloat32;
+                                    node->input(1)->type().dtype == DataType::kFloat32 &&
+                                    node->input(0) != nullptr && !node->input(0)->is_constant();
+      std::optional<QuantizedWeights> weights;
+      if (quantize_weights) {
+        QFUSE_ASSIGN_OR_RETURN(weights, PlanWeights(*node, weight_op));
+        if (!weights.has_value()) {  // kept float: its bias cannot fit at an acceptable cost
+          ++stats_.bias_float_layers;
+          continue;
+        }
+      }
+      if (!HasInt8Form(*node)) ++stats_.float_ops;
       for (int i = 0; i < static_cast<int>(node->inputs().size()); ++i) {
         Value* in = node->input(i);
         if (in == nullptr || in->is_constant() || in->type().dtype != DataType::kFloat32) continue;
@@ -72,7 +84,7 @@ class Converter {
         QFUSE_ASSIGN_OR_RETURN(Value * dq, Dequantized(in));
         graph_.SetInput(node, i, dq);
       }
-      if (quantize_weights) QFUSE_RETURN_IF_ERROR(QuantizeWeights(node, weight_op));
+      if (quantize_weights) QFUSE_RETURN_IF_ERROR(InsertWeights(node, std::move(*weights)));
     }
     return stats_;
   }
@@ -153,28 +165,66 @@ class Converter {
     return dq->output(0);
   }
 
-  absl::Status QuantizeWeights(Node* node, const std::string& op) {
-    const Value* x = node->input(0);
-    auto it = params_.find(x);
-    if (it == params_.end()) {
-      return absl::InternalError(absl::StrCat(node->Describe(), ": input is not quantized"));
-    }
+  // The node's quantized weights and bias, or nullopt when its bias fits beside the worst-case
+  // accumulation only at a weight-SQNR cost above options_.max_bias_widening_db (kept float).
+  absl::StatusOr<std::optional<QuantizedWeights>> PlanWeights(const Node& node, const std::string& op) {
+    QFUSE_ASSIGN_OR_RETURN(QuantParams x_params, ActivationParams(*node.input(0)));
+    const ir::Tensor& w_data = *node.input(1)->initializer();
     WeightQuantizeRequest request;
-    request.weights = node->input(1)->initializer();
-    request.bias = node->input(ir::kUnitBias) != nullptr && node->input(ir::kUnitBias)->is_constant()
-                       ? node->input(ir::kUnitBias)->initializer()
+    request.weights = &w_data;
+    request.bias = node.input(ir::kUnitBias) != nullptr && node.input(ir::kUnitBias)->is_constant()
+                       ? node.input(ir::kUnitBias)->initializer()
                        : nullptr;
-    request.input_scale = it->second.scales[0];
+    request.input_scale = x_params.scales[0];
     request.per_channel = options_.per_channel_weights;
-    QFUSE_ASSIGN_OR_RETURN(request.channel_axis, OutputChannelAxis(*node, op));
+    QFUSE_ASSIGN_OR_RETURN(request.channel_axis, OutputChannelAxis(node, op));
+    QFUSE_ASSIGN_OR_RETURN(request.num_products, ProductsPerOutput(node, op, w_data));
+    const bool uint8 = options_.activation_type == ActivationType::kUint8;
+    request.max_abs_input = uint8 ? numerics::MaxAbsCentered(0, 255, x_params.zero_points[0])
+                                  : numerics::MaxAbsCentered(-128, 127, x_params.zero_points[0]);
     QFUSE_ASSIGN_OR_RETURN(QuantizedWeights w, QuantizeWeightsAndBias(request));
+    if (w.max_widening > 1) {
+      const double cost = WideningCostDb(w.max_widening);
+      const bool keep_float = !(cost <= options_.max_bias_widening_db);
+      stats_.notes.push_back(absl::StrCat(
+          node.Describe(), ": bias does not fit beside K=", request.num_products, " products in int32; ",
+          keep_float ? absl::StrCat("kept float (widening the weight scale would cost ",
+                                    std::isfinite(cost) ? absl::StrFormat("%.1f dB", cost) : "more than any", " > ",
+                                    absl::StrFormat("%.1f", options_.max_bias_widening_db), " dB budget)")
+                     : absl::StrFormat("widened the weight scale of %d channel(s) by up to %.2fx (-%.1f dB weight SQNR)",
+                                       w.widened_channels, w.max_widening, cost)));
+      if (keep_float) return std::optional<QuantizedWeights>();
+    }
+    return std::optional<QuantizedWeights>(std::move(w));
+  }
+
+  // K: products summed into one accumulator (an upper bound for ConvTranspose).
+  static absl::StatusOr<int64_t> ProductsPerOutput(const Node& node, const std::string& op, const ir::Tensor& w) {
+    const auto& d = w.dims();
+    if (op == "Conv" || op == "ConvTranspose") {  // [Cout, Cin/g, k...] or [Cin, Cout/g, k...]
+      int64_t k = op == "Conv" ? 1 : d[0];
+      if (op == "ConvTranspose") {
+        QFUSE_ASSIGN_OR_RETURN(int64_t group, node.attrs().GetInt("group", 1));
+        k /= std::max<int64_t>(group, 1);
+      }
+      for (size_t i = op == "Conv" ? 1 : 2; i < d.size(); ++i) k *= d[i];
+      return k;
+    }
+    if (op == "Gemm") {
+      QFUSE_ASSIGN_OR_RETURN(int64_t trans_b, node.attrs().GetInt("transB", 0));
+      return d.size() == 2 ? d[trans_b ? 1 : 0] : 0;
+    }
+    return d.size() >= 2 ? d[d.size() - 2] : d.empty() ? 0 : d[0];  // MatMul: [..., K, N]
+  }
+
+  absl::Status InsertWeights(Node* node, QuantizedWeights w) {
     stats_.widened_bias_channels += w.widened_channels;
     const std::string base = node->input(1)->name();
     QFUSE_ASSIGN_OR_RETURN(Value * wq, DequantizedConstant(base, std::move(w.weights), w.weight_scales,
                                                            Tensor(DataType::kInt8, {w.weight_scales.num_elements()}),
                                                            w.axis));
     graph_.SetInput(node, ir::kUnitW, wq);
-    if (request.bias != nullptr) {
+    if (w.bias.num_elements() > 0) {
       const std::string bias_name = node->input(ir::kUnitBias)->name();
       QFUSE_ASSIGN_OR_RETURN(Value * bq, DequantizedConstant(bias_name, std::move(w.bias), w.bias_scales,
                                                              Tensor(DataType::kInt32, {w.bias_scales.num_elements()}),

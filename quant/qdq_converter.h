@@ -14,6 +14,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "calib/calibration_table.h"
@@ -30,6 +31,11 @@ struct ConvertOptions {
   ActivationType activation_type = ActivationType::kInt8;
   bool per_channel_weights = true;     // per output channel; false: one scale per weight tensor
   std::set<std::string> keep_float;    // node names left in float
+  // A layer whose bias does not fit beside its worst-case accumulation gets wider weight scales
+  // on the offending channels (weight_quantizer.h); when that costs more than this many dB of a
+  // channel's weight SQNR (or cannot fit at all), the layer is kept float instead. Either way
+  // the layer is listed in ConversionStats::notes. The default, 12 dB, allows scales up to 4x.
+  double max_bias_widening_db = 12.0;
 };
 
 struct ConversionStats {
@@ -37,6 +43,9 @@ struct ConversionStats {
   int64_t quantized_weights = 0;
   int64_t widened_bias_channels = 0;  // weight scales raised so the int32 bias fits
   int64_t float_ops = 0;              // ops left in float between DQ and Q
+  int64_t bias_float_layers = 0;      // layers kept float because their bias could not fit
+  // One line per layer whose weight scales were widened for its bias, or that was kept float.
+  std::vector<std::string> notes;
 };
 
 // `model` is modified in place. Every quantized activation must be in `table`.

@@ -11,6 +11,7 @@ namespace qfuse::quant {
 namespace {
 
 constexpr double kInt32Limit = 2147483647.0;
+constexpr double kMaxAbsWeight = 127.0;  // weights clamp to [-127, 127]
 
 // Weight element (o, c, i) of a tensor viewed as [outer, channels, inner].
 struct ChannelView {
@@ -30,6 +31,8 @@ ChannelView ViewAlong(const ir::Tensor& t, int64_t axis) {
 }
 
 }  // namespace
+
+double WideningCostDb(double factor) { return 20.0 * std::log10(factor); }
 
 absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequest& request) {
   const ir::Tensor& w = *request.weights;
@@ -54,6 +57,12 @@ absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequ
   float* scales = out.weight_scales.data<float>();
   for (int64_t c = 0; c < view.channels; ++c) scales[c] = max_abs[c] > 0 ? static_cast<float>(max_abs[c] / 127.0) : 1.f;
 
+  const double products = static_cast<double>(request.num_products) * request.max_abs_input * kMaxAbsWeight;
+  const double bias_budget = kInt32Limit - 1 - products;
+  if (!(bias_budget > 0)) {  // the products alone can overflow: no scale helps
+    out.max_widening = std::numeric_limits<double>::infinity();
+    return out;
+  }
   if (request.bias != nullptr) {
     const ir::Tensor& b = *request.bias;
     if (b.dtype() != ir::DataType::kFloat32) return absl::InvalidArgumentError("bias is not FLOAT");
@@ -61,13 +70,15 @@ absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequ
       return absl::InvalidArgumentError(absl::StrCat("bias has ", b.num_elements(), " values for ", view.channels,
                                                      " weight channels"));
     }
-    // Widen a channel's weight scale until its bias fits int32.
+    // Widen a channel's weight scale until its bias fits in what the products leave of int32.
     for (int64_t i = 0; i < b.num_elements(); ++i) {
       const int64_t c = view.channels > 1 ? i : 0;
-      const double needed = std::fabs(static_cast<double>(b.data<float>()[i])) /
-                            (static_cast<double>(request.input_scale) * (kInt32Limit - 1));
+      const double needed =
+          std::fabs(static_cast<double>(b.data<float>()[i])) / (static_cast<double>(request.input_scale) * bias_budget);
       if (needed > scales[c]) {
-        scales[c] = static_cast<float>(needed * (1.0 + 1e-6));
+        const double widened = needed * (1.0 + 1e-6);
+        out.max_widening = std::max(out.max_widening, widened / scales[c]);
+        scales[c] = static_cast<float>(widened);
         ++out.widened_channels;
       }
     }

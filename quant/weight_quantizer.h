@@ -1,8 +1,10 @@
 // Weight and bias quantization: int8 symmetric weights with a non-saturated max-abs
 // scale per output channel (or per tensor), int32 bias at scale input_scale *
 // weight_scale. Rounding: half to even (as ONNX QuantizeLinear); weights clamp to
-// [-127, 127]. A bias that would not fit int32 widens its channel's weight scale
-// (onnxruntime's remedy) instead of saturating.
+// [-127, 127]. A bias that would not fit widens its channel's weight scale (onnxruntime's
+// remedy) instead of saturating: with K products per accumulator and inputs of at most
+// max|x - zp_x|, the integer kernels need K * max|x - zp_x| * 127 + |bias_q| <= 2^31 - 1
+// (numerics::CheckAccumulatorFitsInt32), so the bias gets what the products leave.
 #ifndef QFUSE_QUANT_WEIGHT_QUANTIZER_H_
 #define QFUSE_QUANT_WEIGHT_QUANTIZER_H_
 
@@ -19,6 +21,10 @@ struct WeightQuantizeRequest {
   float input_scale = 1.f;              // scale of the op's quantized input
   bool per_channel = true;
   int64_t channel_axis = 0;             // axis of `weights` indexing output channels; -1: per tensor only
+  // Products summed into one accumulator (K) and max|x_q - zp_x| of the input type; with
+  // num_products = 0 the bias only has to fit int32.
+  int64_t num_products = 0;
+  int64_t max_abs_input = 128;
 };
 
 struct QuantizedWeights {
@@ -28,7 +34,14 @@ struct QuantizedWeights {
   ir::Tensor bias_scales;    // FLOAT, input_scale * weight_scale, one per bias element or [1]
   int64_t axis = 0;
   int64_t widened_channels = 0;
+  // Largest factor by which a channel's weight scale grew so that its bias fits (1: none);
+  // each doubling costs about 6 dB of that channel's weight SQNR. +inf when no scale can make
+  // the accumulator fit (K * max|x - zp_x| * 127 alone exceeds 2^31 - 1).
+  double max_widening = 1;
 };
+
+// The weight-SQNR cost in dB of widening a scale by `factor` (20 log10 factor).
+double WideningCostDb(double factor);
 
 // An all-zero channel gets scale 1 (all its weights quantize to 0).
 absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequest& request);

@@ -3,6 +3,7 @@
 // and that (simulated) int8 inference stays close to float.
 #include "quant/qdq_converter.h"
 
+#include <cmath>
 #include <map>
 
 #include "calib/calibrator.h"
@@ -130,6 +131,64 @@ TEST(QdqConverterTest, KeepFloatAndMissingTensorsAndUnknownNodes) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(missing.status().message().find("'input' is not in the calibration table"), std::string::npos)
       << missing.status();
+}
+
+// A unit whose bias does not fit beside its worst-case accumulation (the failure seen on a real
+// detector: K * 128 * 127 + |bias| > 2^31 - 1 with |bias| near 2^31) no longer aborts the level:
+// within the SQNR budget its weight scales widen; beyond it the unit stays float. One note each.
+TEST(QdqConverterTest, OversizedBiasWidensOrKeepsTheUnitFloat) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
+  QFUSE_ASSERT_OK(fusion::Fuse(&model, fusion::FusionLevel::kFull).status());
+  calib::DataSource source;
+  source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, calib::OpenDataset({source}, *model.graph, 16));
+  calib::CalibrateOptions calibrate;
+  calibrate.num_samples = 16;
+  calibrate.show_progress = false;
+  QFUSE_ASSERT_OK_AND_ASSIGN(calib::CalibrationRun run, calib::Calibrate(*model.graph, *data, calibrate));
+  // The first unit with a bias: scale its bias so the unwidened int32 bias is about 2^31 - 2^21.
+  ir::Node* unit = nullptr;
+  for (ir::Node* n : model.graph->nodes()) {
+    if (ir::IsUnit(*n) && n->input(ir::kUnitBias) != nullptr && unit == nullptr) unit = n;
+  }
+  ASSERT_NE(unit, nullptr);
+  const float x_scale = run.table.Find(unit->input(0)->name())->scale;
+  const ir::Tensor& w = *unit->input(ir::kUnitW)->initializer();
+  float w_max = 0;
+  for (float v : w.values<float>()) w_max = std::max(w_max, std::fabs(v));
+  ir::Tensor bias = *unit->input(ir::kUnitBias)->initializer();
+  for (float& b : bias.mutable_values<float>()) b = 0;
+  const double s_w = w_max / 127.0;  // channel 0's scale is at most this
+  bias.mutable_values<float>()[0] = static_cast<float>((2147483648.0 - 2097152.0) * x_scale * s_w);
+  model.graph->SetConstantData(unit->input(ir::kUnitBias), bias);
+  const std::string name = unit->name();
+  for (double budget : {100.0, 1.0}) {
+    SCOPED_TRACE(budget);
+    ir::Model copy;
+    copy.opset = model.opset;
+    copy.graph = model.graph->Clone();
+    ConvertOptions options;
+    options.max_bias_widening_db = budget;
+    QFUSE_ASSERT_OK_AND_ASSIGN(ConversionStats stats, ConvertToQdq(&copy, run.table, options));
+    ASSERT_EQ(stats.notes.size(), 1u);
+    EXPECT_NE(stats.notes[0].find(name), std::string::npos) << stats.notes[0];
+    const ir::Node* converted = nullptr;
+    for (const ir::Node* n : copy.graph->nodes()) {
+      if (n->name() == name) converted = n;
+    }
+    ASSERT_NE(converted, nullptr);
+    if (budget > 10) {  // widened: quantized weights, and the integer runtime accepts the bound
+      EXPECT_EQ(stats.bias_float_layers, 0);
+      EXPECT_GE(stats.widened_bias_channels, 1);
+      EXPECT_EQ(converted->input(ir::kUnitW)->producer()->op_type(), "DequantizeLinear");
+      QFUSE_EXPECT_OK(runtime::Executor::Create(*copy.graph).status());
+    } else {  // kept float: its weights stay FLOAT constants
+      EXPECT_EQ(stats.bias_float_layers, 1);
+      EXPECT_NE(stats.notes[0].find("kept float"), std::string::npos) << stats.notes[0];
+      EXPECT_TRUE(converted->input(ir::kUnitW)->is_constant());
+      QFUSE_EXPECT_OK(runtime::Executor::Create(*copy.graph).status());
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Weight and bias quantization on hand-computed cases.
 #include "quant/weight_quantizer.h"
 
+#include <cmath>
+
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -60,6 +62,30 @@ TEST(WeightQuantizerTest, BiasThatWouldOverflowInt32WidensItsChannel) {
   EXPECT_LE(std::abs(static_cast<int64_t>(q.bias.data<int32_t>()[0])), int64_t{2147483647});
   EXPECT_GT(q.bias.data<int32_t>()[0], 2000000000);
   EXPECT_EQ(q.weight_scales.data<float>()[1], 1.f / 127);
+}
+
+// The integer kernels need K * max|x - zp| * 127 + |bias_q| <= 2^31 - 1, not only |bias_q| <=
+// 2^31 - 1: a bias that fits int32 alone (the real detector's 2147481532 with K = 192) widens.
+TEST(WeightQuantizerTest, BiasLeavesRoomForTheWorstCaseAccumulation) {
+  Tensor w = Tensor::FromVector<float>({2, 1}, std::vector<float>{1.f, 1.f});
+  const float s = 1.f / 127;  // both channels' max-abs scale
+  Tensor b = Tensor::FromVector<float>({2}, std::vector<float>{2147481532.f * s, 1000.f * s});
+  WeightQuantizeRequest req{&w, &b, 1.f, true, 0};
+  req.num_products = 192;
+  req.max_abs_input = 128;
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights q, QuantizeWeightsAndBias(req));
+  EXPECT_EQ(q.widened_channels, 1);
+  const int64_t products = int64_t{192} * 128 * 127;
+  EXPECT_LE(products + std::abs(static_cast<int64_t>(q.bias.data<int32_t>()[0])), int64_t{2147483647});
+  EXPECT_GT(q.max_widening, 1.0);
+  EXPECT_LT(q.max_widening, 1.01);  // 3.1M of 2.1G: under 1% wider
+  EXPECT_NEAR(WideningCostDb(q.max_widening), 20 * std::log10(q.max_widening), 1e-12);
+  EXPECT_EQ(q.weight_scales.data<float>()[1], s);  // the small bias leaves its channel alone
+  EXPECT_EQ(q.bias.data<int32_t>()[1], 1000);
+  // When the products alone can exceed int32 no scale helps.
+  req.num_products = 200000;
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights none, QuantizeWeightsAndBias(req));
+  EXPECT_TRUE(std::isinf(none.max_widening));
 }
 
 }  // namespace
