@@ -104,6 +104,7 @@ std::string ToJson(const CalibrationTable& table) {
     t["scale_bits"] = absl::StrFormat("%08x", FloatBits(r.scale));
     if (std::isfinite(r.min)) t["min"] = r.min;
     if (std::isfinite(r.max)) t["max"] = r.max;
+    if (!r.method.empty() && r.method != table.method) t["method"] = r.method;  // auto's pick, or max for residuals
     tensors[r.name] = t;
   }
   j["tensors"] = tensors;
@@ -136,6 +137,7 @@ absl::StatusOr<CalibrationTable> ParseJson(const std::string& text, const std::s
     r.threshold = t["threshold"].get<float>();
     r.min = t.contains("min") ? t["min"].get<float>() : std::numeric_limits<float>::quiet_NaN();
     r.max = t.contains("max") ? t["max"].get<float>() : std::numeric_limits<float>::quiet_NaN();
+    r.method = t.contains("method") && t["method"].is_string() ? t["method"].get<std::string>() : table.method;
     table.tensors.push_back(r);
   }
   std::sort(table.tensors.begin(), table.tensors.end(),

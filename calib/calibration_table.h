@@ -18,10 +18,11 @@ struct TensorRange {
   float scale = 0;      // int8 symmetric scale, threshold / 127, as TensorRT stores it
   float min = 0;        // observed (NaN when unknown, e.g. read from a TensorRT cache)
   float max = 0;
+  std::string method;   // the method that chose the threshold ("" when unknown, e.g. a TensorRT cache)
 };
 
 struct CalibrationTable {
-  std::string method;       // "entropy", "percentile", "mse" or "max"
+  std::string method;       // "auto", "entropy", "percentile", "mse" or "max"
   double percentile = 0;    // for "percentile"
   int64_t samples = 0;
   std::string fingerprint;  // of the calibrated graph ("" when unknown)

@@ -117,12 +117,13 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, 
     range.max = histogram.max();
     ThresholdOptions threshold_options = options.threshold;
     if (residuals.contains(value)) threshold_options.method = CalibrationMethod::kMax;
-    absl::StatusOr<float> threshold = ComputeThreshold(histogram, threshold_options);
-    if (!threshold.ok()) {
-      return absl::Status(threshold.status().code(),
-                          absl::StrCat("tensor '", value->name(), "': ", threshold.status().message()));
+    absl::StatusOr<ThresholdChoice> choice = ChooseThreshold(histogram, threshold_options);
+    if (!choice.ok()) {
+      return absl::Status(choice.status().code(),
+                          absl::StrCat("tensor '", value->name(), "': ", choice.status().message()));
     }
-    range.threshold = *threshold;
+    range.threshold = choice->threshold;
+    range.method = std::string(CalibrationMethodName(choice->method));
     range.scale = range.threshold > 0 ? range.threshold / 127.f : 1.f;
     run.table.tensors.push_back(range);
     run.histogram_bytes += static_cast<int64_t>(histogram.num_bins() * sizeof(int64_t));

@@ -27,6 +27,7 @@ constexpr MethodName kMethodNames[] = {
     {CalibrationMethod::kPercentile, "percentile"},
     {CalibrationMethod::kMse, "mse"},
     {CalibrationMethod::kMax, "max"},
+    {CalibrationMethod::kAuto, "auto"},
 };
 
 absl::Status Validate(const AbsHistogram& histogram, const ThresholdOptions& options) {
@@ -122,24 +123,34 @@ int EntropyEdge(absl::Span<const int64_t> bins, int num_levels, bool skip_zero_s
   return best_edge;
 }
 
+// The kMse score of threshold t (in units of the bin width) over the occupied bins.
+double ErrorAt(absl::Span<const int64_t> c, const std::vector<int>& occupied, double levels, double t) {
+  double error = 0;
+  for (const int b : occupied) {
+    const double x = b + 0.5;
+    const double k = std::min(std::nearbyint(x * levels / t), levels);  // Half to even (default FE mode).
+    const double d = x - k * t / levels;
+    error += static_cast<double>(c[b]) * (d * d);
+  }
+  return error;
+}
+
+std::vector<int> OccupiedBins(absl::Span<const int64_t> c) {
+  std::vector<int> occupied;
+  for (int b = 0; b < static_cast<int>(c.size()); ++b) {
+    if (c[b] > 0) occupied.push_back(b);
+  }
+  return occupied;
+}
+
 int MseEdge(absl::Span<const int64_t> c, int num_levels) {
   const int n = static_cast<int>(c.size());
   const double levels = num_levels - 1;  // L: quantized |x| takes k * T / L, k = 0..L.
-  std::vector<int> occupied;
-  for (int b = 0; b < n; ++b) {
-    if (c[b] > 0) occupied.push_back(b);
-  }
+  const std::vector<int> occupied = OccupiedBins(c);
   double best_error = kInf;
   int best_edge = n;
   for (int j = num_levels; j <= n; ++j) {
-    const double t = j;  // In units of the bin width.
-    double error = 0;
-    for (const int b : occupied) {
-      const double x = b + 0.5;
-      const double k = std::min(std::nearbyint(x * levels / t), levels);  // Half to even (default FE mode).
-      const double d = x - k * t / levels;
-      error += static_cast<double>(c[b]) * (d * d);
-    }
+    const double error = ErrorAt(c, occupied, levels, j);  // T = e_j, in units of the bin width.
     if (error <= best_error) {
       best_error = error;
       best_edge = j;
@@ -155,7 +166,7 @@ absl::StatusOr<CalibrationMethod> ParseCalibrationMethod(absl::string_view name)
     if (m.name == name) return m.method;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown calibration method \"", name, "\" (expected entropy, percentile, mse or max)"));
+      absl::StrCat("unknown calibration method \"", name, "\" (expected auto, entropy, percentile, mse or max)"));
 }
 
 absl::string_view CalibrationMethodName(CalibrationMethod method) {
@@ -165,21 +176,56 @@ absl::string_view CalibrationMethodName(CalibrationMethod method) {
   return "unknown";
 }
 
+double QuantizationError(const AbsHistogram& histogram, double threshold, int num_quantized_bins) {
+  const absl::Span<const int64_t> c = histogram.bins();
+  const double w = histogram.bin_width();
+  if (!(w > 0) || !(threshold > 0)) return kInf;
+  return ErrorAt(c, OccupiedBins(c), num_quantized_bins - 1, threshold / w);
+}
+
+namespace {
+
+ThresholdChoice ChooseSingle(const AbsHistogram& histogram, const ThresholdOptions& options, CalibrationMethod method) {
+  const absl::Span<const int64_t> c = histogram.bins();
+  int edge = 0;
+  switch (method) {
+    case CalibrationMethod::kMax:
+      edge = MaxEdge(c);
+      break;
+    case CalibrationMethod::kPercentile:
+      edge = PercentileEdge(c, histogram.count(), options.percentile);
+      break;
+    case CalibrationMethod::kEntropy:
+      edge = EntropyEdge(c, options.num_quantized_bins, options.entropy_skip_zero_spike);
+      break;
+    case CalibrationMethod::kMse:
+    case CalibrationMethod::kAuto:
+      edge = MseEdge(c, options.num_quantized_bins);
+      break;
+  }
+  ThresholdChoice choice = AtEdge(histogram, edge);
+  choice.method = method;
+  return choice;
+}
+
+}  // namespace
+
 absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, const ThresholdOptions& options) {
   QFUSE_RETURN_IF_ERROR(Validate(histogram, options));
-  if (histogram.max_abs() == 0) return ThresholdChoice{kZeroRangeThreshold, 0};
-  const absl::Span<const int64_t> c = histogram.bins();
-  switch (options.method) {
-    case CalibrationMethod::kMax:
-      return AtEdge(histogram, MaxEdge(c));
-    case CalibrationMethod::kPercentile:
-      return AtEdge(histogram, PercentileEdge(c, histogram.count(), options.percentile));
-    case CalibrationMethod::kEntropy:
-      return AtEdge(histogram, EntropyEdge(c, options.num_quantized_bins, options.entropy_skip_zero_spike));
-    case CalibrationMethod::kMse:
-      return AtEdge(histogram, MseEdge(c, options.num_quantized_bins));
+  if (histogram.max_abs() == 0) return ThresholdChoice{kZeroRangeThreshold, 0, options.method};
+  if (options.method != CalibrationMethod::kAuto) return ChooseSingle(histogram, options, options.method);
+  ThresholdChoice best;
+  double best_error = kInf;
+  for (CalibrationMethod m : {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile, CalibrationMethod::kMse,
+                              CalibrationMethod::kMax}) {
+    const ThresholdChoice choice = ChooseSingle(histogram, options, m);
+    const double error = QuantizationError(histogram, choice.threshold, options.num_quantized_bins);
+    if (best_error == kInf || error < best_error || (error == best_error && choice.threshold > best.threshold)) {
+      best = choice;
+      best_error = error;
+    }
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown calibration method ", static_cast<int>(options.method)));
+  return best;
 }
 
 absl::StatusOr<float> ComputeThreshold(const AbsHistogram& histogram, const ThresholdOptions& options) {

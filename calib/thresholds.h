@@ -11,14 +11,14 @@
 
 namespace qfuse::calib {
 
-enum class CalibrationMethod { kEntropy, kPercentile, kMse, kMax };
+enum class CalibrationMethod { kEntropy, kPercentile, kMse, kMax, kAuto };
 
-// "entropy", "percentile", "mse", "max" (exact, lower case).
+// "entropy", "percentile", "mse", "max", "auto" (exact, lower case).
 absl::StatusOr<CalibrationMethod> ParseCalibrationMethod(absl::string_view name);
 absl::string_view CalibrationMethodName(CalibrationMethod method);
 
 struct ThresholdOptions {
-  CalibrationMethod method = CalibrationMethod::kEntropy;
+  CalibrationMethod method = CalibrationMethod::kAuto;
   // kPercentile: share of all |x| (in percent, in (0, 100]) that must lie at or below T.
   double percentile = 99.99;
   // Quantized levels of |x|, >= 2 and <= the histogram's bin count: 128 for int8 symmetric
@@ -47,6 +47,8 @@ struct ThresholdChoice {
   // Bin edge the method chose: T = min(edge * bin_width, max|x|) (computed in double, rounded
   // to float; clamping to max|x| never clips a value). 0 for an all-zero histogram.
   int edge = 0;
+  // The method whose threshold this is: options.method, or for kAuto the one it picked.
+  CalibrationMethod method = CalibrationMethod::kMax;
 };
 
 // All methods work on the histogram of n bins of width w with counts c[0..n-1], N = sum c and
@@ -83,6 +85,13 @@ struct ThresholdChoice {
 //                remainder bins (floor(i / M) per group), marks empty bins on the clipped P,
 //                truncates Q to integers, and smooths both P and Q (zeros get 1e-4, taken off
 //                the non-zero bins) instead of rejecting; it breaks ties to the smaller i.
+// kAuto:       the threshold of entropy, percentile, mse and max with the smallest expected
+//              squared quantization error on the histogram (QuantizationError below): TensorRT's
+//              entropy where it is good, and never a threshold that clips a large share of the
+//              values, such as entropy's answer on a tensor with a big non-zero spike (a
+//              normalised image background). Ties go to the larger threshold, then to the
+//              earlier method in that list. In practice it picks mse or entropy (which often
+//              agree to a bin); the table records the pick per tensor.
 // kMse:        for every candidate j = M..n, T_j = e_j, L = M - 1: each bin's count sits at its
 //              centre x_b = (b + 0.5) * w and quantizes to k * T_j / L with
 //              k = min(round_half_even(x_b * L / T_j), L) (ONNX QuantizeLinear rounding, then
@@ -97,6 +106,12 @@ struct ThresholdChoice {
 // scores 0 for every i > b and +inf below; MSE scores e_{b+1} (when >= e_M) at 1/4 w^2, which
 // only e_b (clipping) ties, and any larger winning edge is clamped to A.
 absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, const ThresholdOptions& options);
+
+// Expected squared error, in units of the bin width squared, of quantizing the histogram's
+// values with threshold T (any positive float, in the histogram's units) to
+// options.num_quantized_bins - 1 steps: the kMse score at T (bin centres, half-to-even rounding,
+// clipping at T).
+double QuantizationError(const AbsHistogram& histogram, double threshold, int num_quantized_bins);
 
 // ChooseThreshold(...).threshold.
 absl::StatusOr<float> ComputeThreshold(const AbsHistogram& histogram, const ThresholdOptions& options);

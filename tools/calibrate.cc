@@ -25,7 +25,7 @@ ABSL_FLAG(std::string, data, "/usr/share/datasets/fashion-mnist/train-images-idx
           "calibration data (path, or input_name:path)");
 ABSL_FLAG(int64_t, samples, 512, "calibration samples");
 ABSL_FLAG(int64_t, batch, 32, "samples per runtime batch");
-ABSL_FLAG(std::string, method, "entropy", "entropy, percentile, mse or max");
+ABSL_FLAG(std::string, method, "auto", "auto, entropy, percentile, mse or max");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(std::string, fusion, "full", "fusion level the table is made for: full, bn or none");
 ABSL_FLAG(int, threads, 2, "runtime threads");

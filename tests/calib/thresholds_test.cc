@@ -22,7 +22,8 @@ namespace {
 constexpr char kCasesPath[] = "tests/data/calib/threshold_cases.json";
 
 constexpr CalibrationMethod kAllMethods[] = {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile,
-                                             CalibrationMethod::kMse, CalibrationMethod::kMax};
+                                             CalibrationMethod::kMse, CalibrationMethod::kMax,
+                                             CalibrationMethod::kAuto};
 
 ThresholdOptions Options(CalibrationMethod method, int num_quantized_bins = 128) {
   ThresholdOptions o;
@@ -173,6 +174,34 @@ TEST(ThresholdsTest, MseTradesClippingAgainstRoundingOnTinyHistogram) {
   QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice, ChooseThreshold(h, Options(CalibrationMethod::kMse, 2)));
   EXPECT_EQ(choice.edge, 8);
   EXPECT_EQ(choice.threshold, 7.6f);  // 8 clamped to max |x|
+}
+
+// A normalised image input: half of the values are the background -0.81 (|x| spike at bin
+// 810 of width 0.001), the rest spread up to 2.02. Entropy keeps the spike's bin and clips the
+// spread; auto takes the least expected error of the four and does not clip it.
+TEST(ThresholdsTest, AutoPicksTheLeastErrorAndDoesNotClipBehindASpike) {
+  std::vector<int64_t> bins(2048, 0);
+  bins[810] = 50000;
+  for (int b = 0; b < 2020; b += 3) bins[b] += 60;
+  QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins(bins, 0.001f, 0.0f, 2.02f));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice entropy, ChooseThreshold(h, Options(CalibrationMethod::kEntropy)));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice chosen, ChooseThreshold(h, Options(CalibrationMethod::kAuto)));
+  EXPECT_LT(entropy.threshold, 0.9f);  // TensorRT's KL clips at the spike
+  EXPECT_GT(chosen.threshold, 1.9f);
+  EXPECT_NE(chosen.method, CalibrationMethod::kEntropy);
+  const double auto_error = QuantizationError(h, chosen.threshold, 128);
+  for (const CalibrationMethod method : kAllMethods) {
+    SCOPED_TRACE(CalibrationMethodName(method));
+    QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice c, ChooseThreshold(h, Options(method)));
+    EXPECT_LE(auto_error, QuantizationError(h, c.threshold, 128));
+  }
+  // On a smooth post-ReLU-like histogram, auto's error is no worse than entropy's either.
+  std::vector<int64_t> smooth(2048, 0);
+  for (int b = 0; b < 2048; ++b) smooth[b] = static_cast<int64_t>(1e6 * std::exp(-b / 150.0));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram s, AbsHistogram::FromBins(smooth, 0.001f, 0.0f, 2.048f));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice s_auto, ChooseThreshold(s, Options(CalibrationMethod::kAuto)));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice s_entropy, ChooseThreshold(s, Options(CalibrationMethod::kEntropy)));
+  EXPECT_LE(QuantizationError(s, s_auto.threshold, 128), QuantizationError(s, s_entropy.threshold, 128));
 }
 
 // ---------------------------------------------------------------------------------------------

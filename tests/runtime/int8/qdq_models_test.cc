@@ -38,6 +38,9 @@ absl::StatusOr<ir::Model> QuantizeSample(const std::string& name, fusion::Fusion
   calib::CalibrateOptions calibrate;
   calibrate.num_samples = 64;
   calibrate.show_progress = false;
+  // The thresholds the agreement bounds below were set with (the integer path, not the
+  // calibration method, is under test).
+  calibrate.threshold.method = calib::CalibrationMethod::kEntropy;
   QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*model.graph, *data, calibrate));
   quant::ConvertOptions convert;
   convert.activation_type = activations;
