@@ -29,8 +29,10 @@ absl::StatusOr<DataFormat> ParseDataFormat(absl::string_view name);
 //
 // Per format, what a sample is:
 //  - kIdx / kNpy: item i of the array (the first dim is the sample dim); uint8 data feeds a
-//    FLOAT input as value * idx_scale (through PixelScaler: 1/255 divides by 255), or a
-//    UINT8 input unchanged; float32 data feeds FLOAT inputs only.
+//    FLOAT input as value * idx_scale (through PixelScaler: 1/255 divides by 255), then
+//    (v - image.mean[c]) / image.std[c] when those are given (one value, or one per channel
+//    with c the sample's leading dim), or a UINT8 input unchanged; float32 data feeds FLOAT
+//    inputs only, unchanged.
 //  - kTensorProtoDir: the folder's .pb files sorted by name. In the ONNX test-data layout
 //    (files named input_<k>.pb, next to output_<k>.pb) only input_<k>.pb is read, k being the
 //    model input's position; a folder of test_data_set_* sub-folders reads each set's

@@ -114,6 +114,13 @@ absl::Status Resolve(Feed& feed, int64_t samples) {
     feed.sample_dims = first.dims;
   }
   const int64_t expected_elements = ir::NumElements(feed.sample_dims);
+  const size_t per_channel_values = std::max(feed.spec.image.mean.size(), feed.spec.image.std.size());
+  if (feed.format != DataFormat::kImageDir && per_channel_values > 1 &&
+      (feed.sample_dims.empty() || feed.sample_dims[0] != static_cast<int64_t>(per_channel_values))) {
+    return absl::InvalidArgumentError(absl::StrCat(feed.source->Describe(0), ": ", per_channel_values,
+                                                   " mean/std values, but samples are ",
+                                                   ir::DimsToString(feed.sample_dims), " (channels first expected)"));
+  }
 
   for (int64_t i = 0; i < samples; ++i) {
     const SampleInfo info = i == 0 ? first : feed.source->Info(i);
@@ -170,7 +177,20 @@ class MultiSourceDataset : public Dataset {
           status = feed.source->Read(index, scratch_.data());
           const PixelScaler scale(feed.spec.idx_scale);
           float* f = reinterpret_cast<float*>(dst);
-          for (int64_t e = 0; e < elements; ++e) f[e] = scale(scratch_[e]);
+          const std::vector<float>& mean = feed.spec.image.mean;
+          const std::vector<float>& stdev = feed.spec.image.std;
+          if (mean.empty() && stdev.empty()) {
+            for (int64_t e = 0; e < elements; ++e) f[e] = scale(scratch_[e]);
+          } else {  // (value * scale - mean[c]) / std[c], c indexing the sample's leading dim
+            const int64_t channels = std::max(mean.size(), stdev.size()) > 1 ? feed.sample_dims[0] : 1;
+            const int64_t per_channel = elements / channels;
+            for (int64_t e = 0; e < elements; ++e) {
+              const size_t c = static_cast<size_t>(e / per_channel);
+              const float m = mean.empty() ? 0.f : mean[mean.size() > 1 ? c : 0];
+              const float d = stdev.empty() ? 1.f : stdev[stdev.size() > 1 ? c : 0];
+              f[e] = (scale(scratch_[e]) - m) / d;
+            }
+          }
         }
         if (!status.ok()) {
           return absl::Status(status.code(), absl::StrCat("input '", feed.input->name(), "': ", status.message()));
@@ -196,7 +216,37 @@ class MultiSourceDataset : public Dataset {
   std::vector<uint8_t> scratch_;
 };
 
+class SlicedDataset : public Dataset {
+ public:
+  SlicedDataset(std::unique_ptr<Dataset> data, int64_t start, int64_t count)
+      : data_(std::move(data)), start_(start), count_(count) {}
+
+  int64_t size() const override { return count_; }
+  int64_t fixed_batch() const override { return data_->fixed_batch(); }
+  absl::StatusOr<std::vector<runtime::NamedTensor>> ReadBatch(int64_t start, int64_t count) override {
+    if (start < 0 || count <= 0 || start > count_ - count) {
+      return absl::OutOfRangeError(absl::StrCat("samples [", start, ", ", start + count,
+                                                ") are out of range: the dataset has ", count_));
+    }
+    return data_->ReadBatch(start_ + start, count);
+  }
+  std::string DescribeSample(int64_t index) const override { return data_->DescribeSample(start_ + index); }
+
+ private:
+  std::unique_ptr<Dataset> data_;
+  int64_t start_;
+  int64_t count_;
+};
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<Dataset>> SliceDataset(std::unique_ptr<Dataset> data, int64_t start, int64_t count) {
+  if (start < 0 || count <= 0 || start > data->size() - count) {
+    return absl::OutOfRangeError(
+        absl::StrCat("samples [", start, ", ", start + count, ") are not inside the dataset's ", data->size()));
+  }
+  return std::unique_ptr<Dataset>(new SlicedDataset(std::move(data), start, count));
+}
 
 absl::StatusOr<std::unique_ptr<Dataset>> OpenDataset(const std::vector<DataSource>& sources, const ir::Graph& model,
                                                      int64_t max_samples) {

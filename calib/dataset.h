@@ -44,6 +44,10 @@ class Dataset {
 absl::StatusOr<std::unique_ptr<Dataset>> OpenDataset(const std::vector<DataSource>& sources, const ir::Graph& model,
                                                      int64_t max_samples);
 
+// Samples [start, start + count) of `data` as a dataset of `count` samples (e.g. calibration
+// samples held back for evaluation). Fails when the range is not inside `data`.
+absl::StatusOr<std::unique_ptr<Dataset>> SliceDataset(std::unique_ptr<Dataset> data, int64_t start, int64_t count);
+
 }  // namespace qfuse::calib
 
 #endif  // QFUSE_CALIB_DATASET_H_

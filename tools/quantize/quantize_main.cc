@@ -27,26 +27,30 @@ constexpr char kFashionMnist[] = "/usr/share/datasets/fashion-mnist/";
 }  // namespace
 
 ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "float ONNX model to quantize");
-ABSL_FLAG(std::vector<std::string>, calib_data,
-          {std::string(kFashionMnist) + "train-images-idx3-ubyte.gz"},
-          "calibration data: path, or input_name:path per model input (IDX, .npy, .pb folder, image folder, raw)");
+ABSL_FLAG(std::vector<std::string>, calib_data, {},
+          "calibration data: path, or input_name:path per model input (IDX, .npy, .pb folder, image folder, raw); "
+          "required except for the bundled samples (Fashion-MNIST training images)");
 ABSL_FLAG(int64_t, calib_samples, 512, "calibration samples, from the start of --calib_data");
-ABSL_FLAG(std::vector<std::string>, eval_data, {std::string(kFashionMnist) + "t10k-images-idx3-ubyte.gz"},
-          "evaluation data, same spelling as --calib_data");
+ABSL_FLAG(std::vector<std::string>, eval_data, {},
+          "evaluation data, same spelling as --calib_data; empty: the bundled samples use the Fashion-MNIST test "
+          "images, any other model the calibration samples held back from calibration");
 ABSL_FLAG(int64_t, eval_samples, 0, "evaluation samples (0: all)");
-ABSL_FLAG(std::string, labels, std::string(kFashionMnist) + "t10k-labels-idx1-ubyte.gz",
-          "IDX label file for --eval_data; empty: report agreement with fp32 instead of accuracy");
+ABSL_FLAG(std::string, labels, "",
+          "IDX label file for --eval_data (the bundled samples default to Fashion-MNIST's); empty: report agreement "
+          "with fp32 instead of accuracy");
 ABSL_FLAG(std::string, data_format, "auto", "data format: auto, idx, npy, pb, image, raw");
 ABSL_FLAG(std::vector<std::string>, raw_shape, {}, "per-sample shape of raw float32 data, e.g. 3,224,224");
 ABSL_FLAG(double, idx_scale, 1.0 / 255, "IDX/.npy uint8 -> float multiplier");
 ABSL_FLAG(int, image_resize_shorter, 0, "images: resize the shorter side to this (0: no resize)");
 ABSL_FLAG(int, image_center_crop, 0, "images: centre crop to this square (0: none)");
 ABSL_FLAG(std::string, image_color, "rgb", "images: rgb, bgr or gray");
-ABSL_FLAG(std::vector<std::string>, image_mean, {}, "images: per-channel mean, after scaling");
-ABSL_FLAG(std::vector<std::string>, image_std, {}, "images: per-channel std, after scaling");
+ABSL_FLAG(std::vector<std::string>, image_mean, {}, "images and uint8 IDX/.npy: per-channel mean, after scaling");
+ABSL_FLAG(std::vector<std::string>, image_std, {}, "images and uint8 IDX/.npy: per-channel std, after scaling");
 ABSL_FLAG(double, image_scale, 1.0 / 255, "images: pixel multiplier");
 ABSL_FLAG(std::string, image_layout, "nchw", "images: nchw or nhwc");
-ABSL_FLAG(std::string, method, "entropy", "activation calibration: entropy, percentile, mse or max");
+ABSL_FLAG(std::string, method, "auto",
+          "activation calibration: auto (per tensor, the least expected quantization error of the four), entropy, "
+          "percentile, mse or max");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(bool, per_channel, true, "per-output-channel weight scales (false: one per tensor)");
 ABSL_FLAG(std::string, activation_dtype, "int8", "int8 (symmetric) or uint8");
@@ -120,16 +124,43 @@ absl::StatusOr<std::vector<calib::DataSource>> Sources(const std::vector<std::st
   return calib::ParseDataSources(resolved, defaults);
 }
 
+// The bundled samples (models/<name>/model.onnx of this workspace, trained on Fashion-MNIST)
+// are the only models whose data defaults to Fashion-MNIST.
+bool IsBundledSample(const std::string& model_path) {
+  for (const char* sample : {"models/resnet_small/model.onnx", "models/mobilenetv2_small/model.onnx"}) {
+    for (const std::string& path : {std::string(sample), ResolveUserPath(sample)}) {  // runfiles, user's folder
+      std::error_code ec;
+      if (fs::exists(path, ec) && fs::equivalent(path, model_path, ec)) return true;
+    }
+  }
+  return false;
+}
+
 absl::StatusOr<QuantizeConfig> ConfigFromFlags() {
   QuantizeConfig c;
   c.model_path = ResolveUserPath(absl::GetFlag(FLAGS_model));
   QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaults());
-  QFUSE_ASSIGN_OR_RETURN(c.calib_sources, Sources(absl::GetFlag(FLAGS_calib_data), defaults));
-  QFUSE_ASSIGN_OR_RETURN(c.eval_sources, Sources(absl::GetFlag(FLAGS_eval_data), defaults));
+  const bool sample = IsBundledSample(c.model_path);
+  std::vector<std::string> calib_data = absl::GetFlag(FLAGS_calib_data);
+  std::vector<std::string> eval_data = absl::GetFlag(FLAGS_eval_data);
+  std::string labels = absl::GetFlag(FLAGS_labels);
+  const calib::DataSource sample_defaults;  // the Fashion-MNIST files are IDX, whatever --data_format says
+  if (calib_data.empty()) {
+    if (!sample) return absl::InvalidArgumentError(absl::StrCat(c.model_path, ": --calib_data is required (only the bundled samples have default data)"));
+    QFUSE_ASSIGN_OR_RETURN(c.calib_sources, Sources({std::string(kFashionMnist) + "train-images-idx3-ubyte.gz"}, sample_defaults));
+  } else {
+    QFUSE_ASSIGN_OR_RETURN(c.calib_sources, Sources(calib_data, defaults));
+  }
+  if (!eval_data.empty()) {
+    QFUSE_ASSIGN_OR_RETURN(c.eval_sources, Sources(eval_data, defaults));
+  } else if (sample && calib_data.empty()) {
+    QFUSE_ASSIGN_OR_RETURN(c.eval_sources, Sources({std::string(kFashionMnist) + "t10k-images-idx3-ubyte.gz"}, sample_defaults));
+    if (labels.empty()) labels = std::string(kFashionMnist) + "t10k-labels-idx1-ubyte.gz";
+  }
   c.calib_samples = absl::GetFlag(FLAGS_calib_samples);
   c.eval_samples = absl::GetFlag(FLAGS_eval_samples);
   if (c.calib_samples <= 0) return absl::InvalidArgumentError("--calib_samples must be positive");
-  c.labels_path = absl::GetFlag(FLAGS_labels).empty() ? "" : ResolveUserPath(absl::GetFlag(FLAGS_labels));
+  c.labels_path = labels.empty() ? "" : ResolveUserPath(labels);
   QFUSE_ASSIGN_OR_RETURN(c.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   c.threshold.percentile = absl::GetFlag(FLAGS_percentile);
   c.convert.per_channel_weights = absl::GetFlag(FLAGS_per_channel);

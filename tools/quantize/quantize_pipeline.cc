@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "calib/calibrator.h"
 #include "calib/dataset.h"
 #include "calib/graph_fingerprint.h"
@@ -80,6 +81,7 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
     fused_float.graph = model.graph->Clone();
   }
   QFUSE_ASSIGN_OR_RETURN(r.conversion, quant::ConvertToQdq(&model, r.table, config.convert));
+  for (const std::string& note : r.conversion.notes) absl::PrintF("%s: %s\n", name, note);
   r.model_file = (fs::path(config.output_dir) / absl::StrCat("model_int8_", name, ".onnx")).string();
   r.table_file = (fs::path(config.output_dir) / absl::StrCat("calibration_", name, ".json")).string();
   const std::string cache_file = (fs::path(config.output_dir) / absl::StrCat("calibration_", name, ".cache")).string();
@@ -100,10 +102,16 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
   const std::string label = absl::StrCat("evaluate int8 ", name);
   eval.label = label.c_str();
   QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, RunOnDataset(*model.graph, eval_data, eval));
-  QFUSE_ASSIGN_OR_RETURN(OutputAgreement agreement, CompareOutputs(fp32_outputs[0], outputs[0]));
+  for (size_t k = 0; k < outputs.size() && k < fp32_outputs.size(); ++k) {
+    if (fp32_outputs[k].dtype() != ir::DataType::kFloat32) continue;
+    QFUSE_ASSIGN_OR_RETURN(OutputAgreement a, CompareOutputs(fp32_outputs[k], outputs[k]));
+    r.outputs.push_back(a);
+  }
+  const OutputAgreement& agreement = r.outputs.front();
   r.agreement = agreement.top1_agreement;
   r.sqnr_db = agreement.sqnr_db;
   r.cosine = agreement.cosine;
+  r.max_abs_diff = agreement.max_abs_diff;
   if (!labels.empty()) {
     QFUSE_ASSIGN_OR_RETURN(r.top1, Top1Accuracy(outputs[0], labels));
   }
@@ -137,6 +145,29 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
   return r;
 }
 
+// Without evaluation data: the calibration data's samples past the first calib_samples, or,
+// when it has no more than that, its last quarter (calibration then uses the rest). Says so.
+absl::StatusOr<std::unique_ptr<calib::Dataset>> HeldBackSamples(const QuantizeConfig& config, const ir::Graph& model,
+                                                                int64_t* calib_samples) {
+  if (!config.labels_path.empty()) {
+    return absl::InvalidArgumentError("--labels belongs to --eval_data: give both, or neither");
+  }
+  QFUSE_ASSIGN_OR_RETURN(auto all, calib::OpenDataset(config.calib_sources, model, 0));
+  const int64_t total = all->size();
+  int64_t held = total > config.calib_samples ? total - config.calib_samples : total / 4;
+  if (config.eval_samples > 0) held = std::min(held, config.eval_samples);
+  *calib_samples = std::min(config.calib_samples, total - held);
+  if (held < 1 || *calib_samples < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        all->DescribeSample(0), ": ", total,
+        " calibration sample(s) are too few to hold some back for evaluation; give --eval_data"));
+  }
+  absl::PrintF("no --eval_data: evaluating on %d calibration samples held back (%s .. %s), calibrating on the first %d\n",
+               held, all->DescribeSample(*calib_samples), all->DescribeSample(*calib_samples + held - 1),
+               *calib_samples);
+  return calib::SliceDataset(std::move(all), *calib_samples, held);
+}
+
 }  // namespace
 
 absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
@@ -152,7 +183,13 @@ absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
   result.model_path = config.model_path;
   Stopwatch fp32_watch;
   QFUSE_ASSIGN_OR_RETURN(ir::Model float_model, ir::LoadModel(config.model_path));
-  QFUSE_ASSIGN_OR_RETURN(auto eval_data, calib::OpenDataset(config.eval_sources, *float_model.graph, config.eval_samples));
+  QuantizeConfig effective = config;  // with the calibration sample count actually used
+  std::unique_ptr<calib::Dataset> eval_data;
+  if (!config.eval_sources.empty()) {
+    QFUSE_ASSIGN_OR_RETURN(eval_data, calib::OpenDataset(config.eval_sources, *float_model.graph, config.eval_samples));
+  } else {
+    QFUSE_ASSIGN_OR_RETURN(eval_data, HeldBackSamples(config, *float_model.graph, &effective.calib_samples));
+  }
   result.eval_samples = eval_data->size();
   std::vector<int64_t> labels;
   if (!config.labels_path.empty()) {
@@ -174,9 +211,9 @@ absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
     QFUSE_ASSIGN_OR_RETURN(result.fp32_top1, Top1Accuracy(fp32_outputs[0], labels));
   }
   result.fp32_seconds = fp32_watch.Seconds();
-  result.calib_samples = config.calibration_table.empty() ? config.calib_samples : 0;
+  result.calib_samples = config.calibration_table.empty() ? effective.calib_samples : 0;
   for (fusion::FusionLevel level : config.levels) {
-    absl::StatusOr<LevelResult> r = RunLevel(config, level, fp32_outputs, labels, *eval_data, result.eval_samples);
+    absl::StatusOr<LevelResult> r = RunLevel(effective, level, fp32_outputs, labels, *eval_data, result.eval_samples);
     if (!r.ok()) {
       return absl::Status(r.status().code(),
                           absl::StrCat("fusion level ", fusion::FusionLevelName(level), ": ", r.status().message()));

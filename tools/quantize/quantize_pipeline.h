@@ -14,6 +14,7 @@
 #include "calib/thresholds.h"
 #include "fusion/pipeline.h"
 #include "quant/qdq_converter.h"
+#include "tools/quantize/evaluation.h"
 #include "tools/quantize/layer_analysis.h"
 
 namespace qfuse::tools {
@@ -22,6 +23,7 @@ struct QuantizeConfig {
   std::string model_path;
   std::vector<calib::DataSource> calib_sources;
   int64_t calib_samples = 512;
+  // Empty: evaluate on calibration samples held back from calibration (see RunQuantize).
   std::vector<calib::DataSource> eval_sources;
   int64_t eval_samples = 0;  // 0: all
   std::string labels_path;   // "" : accuracy is agreement with fp32
@@ -53,6 +55,8 @@ struct LevelResult {
   double agreement = 0;   // top-1 agreement with fp32, percent
   double sqnr_db = 0;     // logits vs fp32
   double cosine = 0;
+  double max_abs_diff = 0;
+  std::vector<OutputAgreement> outputs;  // every FLOAT graph output vs fp32; the fields above are outputs[0]'s
   // With the analysis' suggested layers kept float (when there is a suggestion).
   double suggestion_top1 = -1;
   double suggestion_agreement = 0;

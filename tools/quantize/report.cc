@@ -106,11 +106,22 @@ Json LevelJson(const LevelResult& level) {
   j["metrics"] = {{"top1", level.top1 < 0 ? Json(nullptr) : Number(level.top1)},
                   {"agreement", Number(level.agreement)},
                   {"sqnr_db", Number(level.sqnr_db)},
-                  {"cosine", Number(level.cosine)}};
+                  {"cosine", Number(level.cosine)},
+                  {"max_abs_diff", Number(level.max_abs_diff)}};
+  Json per_output = Json::array();
+  for (const OutputAgreement& o : level.outputs) {
+    per_output.push_back({{"sqnr_db", Number(o.sqnr_db)},
+                          {"cosine", Number(o.cosine)},
+                          {"max_abs_diff", Number(o.max_abs_diff)},
+                          {"agreement", Number(o.top1_agreement)}});
+  }
+  j["outputs"] = std::move(per_output);
   j["conversion"] = {{"quantized_activations", level.conversion.quantized_activations},
                      {"quantized_weights", level.conversion.quantized_weights},
                      {"widened_bias_channels", level.conversion.widened_bias_channels},
-                     {"float_ops", level.conversion.float_ops}};
+                     {"float_ops", level.conversion.float_ops},
+                     {"bias_float_layers", level.conversion.bias_float_layers},
+                     {"notes", level.conversion.notes}};
   Json layers = Json::array();
   for (const LayerError& layer : level.analysis.layers) layers.push_back(LayerJson(layer));
   j["layers"] = std::move(layers);

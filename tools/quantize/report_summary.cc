@@ -42,7 +42,8 @@ SummaryGrid BuildSummary(const QuantizeResult& result, const QuantizeConfig& con
   fp32[1] = Top1Cell(result.fp32_top1);
   grid.rows.push_back(fp32);
   for (const LevelResult& level : result.levels) {
-    grid.rows.push_back({fusion::FusionLevelName(level.level), Top1Cell(level.top1), FormatFixed(level.agreement, 2),
+    const std::string agree = std::isnan(level.agreement) ? kNotApplicable : FormatFixed(level.agreement, 2);
+    grid.rows.push_back({fusion::FusionLevelName(level.level), Top1Cell(level.top1), agree,
                          FormatFixed(level.sqnr_db, 2), FormatFixed(level.cosine, 5),
                          absl::StrCat(level.float_nodes), absl::StrCat(level.conversion.quantized_activations),
                          absl::StrCat(level.conversion.float_ops), SecondsCell(level.seconds.load),
@@ -54,6 +55,16 @@ SummaryGrid BuildSummary(const QuantizeResult& result, const QuantizeConfig& con
                                        result.eval_samples));
   if (result.fp32_top1 < 0) {
     grid.notes.push_back("no labels: top-1 is n/a; accuracy is the top-1 agreement with fp32 (agree %)");
+  }
+  for (const LevelResult& level : result.levels) {
+    // Dense or several outputs: each output's error, since top-1 agreement does not apply.
+    if (level.outputs.size() < 2 && !std::isnan(level.agreement)) continue;
+    for (size_t k = 0; k < level.outputs.size(); ++k) {
+      const OutputAgreement& o = level.outputs[k];
+      grid.notes.push_back(absl::StrFormat("%s: output %d: SQNR %s dB, cosine %s, max|diff| %s",
+                                           fusion::FusionLevelName(level.level), k, FormatFixed(o.sqnr_db, 2),
+                                           FormatFixed(o.cosine, 5), FormatFixed(o.max_abs_diff, 4)));
+    }
   }
   for (const LevelResult& level : result.levels) {
     const LayerAnalysis& a = level.analysis;
