@@ -82,6 +82,7 @@ absl::Status ExpandUnit(Graph* graph, Node* unit) {
   }
   graph->ReplaceAllUsesWith(out, current);
   QFUSE_RETURN_IF_ERROR(graph->RemoveNode(unit));
+  QFUSE_RETURN_IF_ERROR(graph->RenameNode(op, base));  // the base op keeps the unit's name
   QFUSE_RETURN_IF_ERROR(graph->RenameValue(current, out_name));
   current->mutable_type() = out_type;
   return absl::OkStatus();

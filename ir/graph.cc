@@ -164,6 +164,18 @@ absl::Status Graph::RemoveNode(Node* node) {
   return absl::OkStatus();
 }
 
+absl::Status Graph::RenameNode(Node* node, const std::string& new_name) {
+  if (new_name == node->name_) return absl::OkStatus();
+  if (!new_name.empty() && node_names_.contains(new_name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot rename ", node->Describe(), " to '", new_name, "': another node has that name"));
+  }
+  node_names_.erase(node->name_);
+  node->name_ = new_name;
+  if (!new_name.empty()) node_names_.insert(new_name);
+  return absl::OkStatus();
+}
+
 absl::Status Graph::RenameValue(Value* value, const std::string& new_name) {
   if (new_name == value->name_) return absl::OkStatus();
   if (new_name.empty() || values_by_name_.contains(new_name)) {

@@ -131,6 +131,9 @@ class Graph {
   void SetConstantData(Value* value, Tensor tensor);
   // Changes a node's operator (for rewrites between equivalent signatures).
   void SetOpType(Node* node, const std::string& op_type) { node->op_type_ = op_type; }
+  // Renames a node; `new_name` must not name another node ("" is allowed). Rewrites that
+  // replace a node use it to hand the old node's name to the new one once the old is gone.
+  absl::Status RenameNode(Node* node, const std::string& new_name);
   // Renames a value; `new_name` must be unused.
   absl::Status RenameValue(Value* value, const std::string& new_name);
   // Drops a node's outputs from `count` on; they must be unused.

@@ -120,7 +120,9 @@ absl::Status FormUnitsPass::Rewrite(ir::Graph* graph, const UnitMatch& m) const 
   graph->RemoveTrailingNullInputs(unit);
   // Remove the chain back to front so each node's output is unused when it goes.
   std::vector<ir::Node*> dead(chain.rbegin(), chain.rend());
-  return ReplaceAndRemove(graph, last, unit->output(0), dead);
+  const std::string name = m.base->name();
+  QFUSE_RETURN_IF_ERROR(ReplaceAndRemove(graph, last, unit->output(0), dead));
+  return graph->RenameNode(unit, name);  // the unit takes its base op's name
 }
 
 }  // namespace qfuse::fusion

@@ -416,6 +416,7 @@ class Lowering {
       QFUSE_RETURN_IF_ERROR(graph_.RemoveNode(c));
       ++stats_.removed_nodes;
     }
+    QFUSE_RETURN_IF_ERROR(graph_.RenameNode(n, node_name));  // free again once the chain is gone
     return graph_.RenameValue(n->output(0), name);
   }
 
