@@ -6,7 +6,8 @@ really computes the expected outputs they write to test_data_set_0/.
 
 Supported ops (only the forms the sample models use): Constant, Conv,
 BatchNormalization (inference), Relu, Clip (opset 6 attributes or opset 11+
-inputs), Add, Mul, GlobalAveragePool, Flatten, Gemm, Upsample (nearest,
+inputs), Add, Mul, GlobalAveragePool, MaxPool (2-D, no padding, floor), Flatten, Gemm,
+Upsample (nearest,
 integer scales), ReduceSum (axes attribute), Unsqueeze / Squeeze (axes
 attribute or input).
 
@@ -100,6 +101,18 @@ def run(model, feeds):
             out = ins[0] + ins[1]
         elif op == "Mul":
             out = ins[0] * ins[1]
+        elif op == "MaxPool":
+            kh, kw = attrs["kernel_shape"]
+            sh, sw = attrs.get("strides", [1, 1])
+            if any(attrs.get("pads", [0, 0, 0, 0])) or attrs.get("ceil_mode", 0):
+                raise NotImplementedError("MaxPool with pads or ceil_mode")
+            x = ins[0]
+            oh = (x.shape[2] - kh) // sh + 1
+            ow = (x.shape[3] - kw) // sw + 1
+            out = np.full(x.shape[:2] + (oh, ow), -np.inf, dtype=x.dtype)
+            for i in range(kh):
+                for j in range(kw):
+                    out = np.maximum(out, x[:, :, i:i + sh * oh:sh, j:j + sw * ow:sw])
         elif op == "GlobalAveragePool":
             out = ins[0].mean(axis=tuple(range(2, ins[0].ndim)), keepdims=True)
         elif op == "Flatten":
