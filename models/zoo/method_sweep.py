@@ -1,0 +1,88 @@
+"""Calibration methods against each other on the zoo's normalisation variants.
+
+For every <arch>/norm-<kind>/model.onnx under --zoo (inputs in [0,1], ImageNet mean/std,
+[-1,1] and BGR 0-255, BN statistics re-estimated for each), quantizes at fusion level `full`
+with each of --method=auto, entropy, percentile, mse and max on the variant's calib.npy and
+reports the int8 output SQNR (dB, vs fp32 on eval.npy). The check of issue "auto loses at most
+1 dB against the best single method" is the `auto - best` column. Writes <out>/methods.jsonl;
+`--report FILE` appends the markdown table to FILE.
+
+  /usr/bin/python3 models/zoo/method_sweep.py --zoo out/zoo --out out/zoo-runs [--report docs/zoo.md]
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+QUANTIZE = os.path.join(ROOT, "bazel-bin", "tools", "quantize", "quantize")
+METHODS = ("auto", "entropy", "percentile", "mse", "max")
+FULL_ROW = re.compile(r"^full\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s")
+
+
+def sqnr(model, data, method, work):
+    p = subprocess.run([QUANTIZE, f"--model={model}", f"--calib_data={data}/calib.npy", f"--eval_data={data}/eval.npy",
+                        "--fusion=full", f"--method={method}", "--analysis_samples=0", f"--output={work}"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in p.stdout.splitlines():
+        m = FULL_ROW.match(line)
+        if m:
+            return float(m.group(3))
+    return None
+
+
+def sweep(args):
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "methods.jsonl"), "w") as out:
+        for model in sorted(glob.glob(os.path.join(args.zoo, "*", "norm-*", "model.onnx"))):
+            data = os.path.dirname(model)
+            ident = os.path.relpath(data, args.zoo)
+            work = os.path.join(args.out, "methods", ident)
+            row = {"id": ident}
+            for method in METHODS:
+                row[method] = sqnr(model, data, method, work)
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+            print(ident, " ".join(f"{m}:{row[m]}" for m in METHODS), flush=True)
+
+
+def report(args):
+    rows = [json.loads(l) for l in open(os.path.join(args.out, "methods.jsonl")) if l.strip()]
+    lines = ["", "## Calibration methods on differently normalised inputs", "",
+             "`full` level, output SQNR in dB vs fp32 (`/usr/bin/python3 models/zoo/method_sweep.py`). Each variant",
+             "re-estimated its BN statistics with inputs normalised that way. `auto - best` is auto's SQNR minus the",
+             "best single method's.", "",
+             "| model | " + " | ".join(METHODS) + " | auto - best |", "|---|" + "---:|" * (len(METHODS) + 1)]
+    worst = 0.0
+    for r in rows:
+        singles = [r[m] for m in METHODS[1:] if r[m] is not None]
+        gap = (r["auto"] - max(singles)) if r["auto"] is not None and singles else None
+        if gap is not None:
+            worst = min(worst, gap)
+        lines.append(f"| {r['id']} | " + " | ".join("-" if r[m] is None else f"{r[m]:.2f}" for m in METHODS) +
+                     f" | {'-' if gap is None else f'{gap:+.2f}'} |")
+    lines += ["", f"Worst `auto - best` over {len(rows)} models: {worst:+.2f} dB.", ""]
+    with open(args.report, "a") as f:
+        f.write("\n".join(lines))
+    print(f"appended to {args.report}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--zoo", default=os.path.join(ROOT, "out", "zoo"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "zoo-runs"))
+    ap.add_argument("--report", default="")
+    args = ap.parse_args()
+    if args.report:
+        report(args)
+    else:
+        sweep(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

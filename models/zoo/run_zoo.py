@@ -1,0 +1,251 @@
+"""Quantizes every model of the zoo with qfuse and checks each result in onnxruntime.
+
+For every exported model under --zoo (<arch>/opset<N>.onnx, <arch>/norm-<kind>/model.onnx,
+legacy_softmax/opset<N>.onnx, <arch>_fmnist/opset<N>.onnx), with the model's own calib.npy /
+eval.npy (and eval_labels.idx where there is one):
+  1. qfuse's float runtime against PyTorch's fp32 outputs (fp32_eval.npy): max |diff|;
+  2. `tools/quantize` with default flags at full, bn and none (no per-layer analysis);
+  3. every emitted int8 model run by qfuse's integer runtime and by onnxruntime on eval.npy:
+     argmax agreement and cosine between the two (onnxruntime must load and run every file);
+  4. the PyTorch FX PTQ peer's numbers from the same folder's fx.json (models/zoo/fx_peer.py).
+One JSON line per model goes to <out>/results.jsonl; `--report docs/zoo.md` writes the tables.
+
+  python3 models/zoo/run_zoo.py --zoo out/zoo --out out/zoo-runs [--only resnet18,...]
+  python3 models/zoo/run_zoo.py --out out/zoo-runs --report docs/zoo.md
+Needs `bazel build //tools:quantize //tools:run` and `bash tools/ort/setup.sh` first.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+QUANTIZE = os.path.join(ROOT, "bazel-bin", "tools", "quantize", "quantize")
+RUN = os.path.join(ROOT, "bazel-bin", "tools", "run")
+ORT_COMPARE = os.path.join(ROOT, "models", "zoo", "ort_compare.js")
+LEVELS = ("full", "bn", "none")
+ROW = re.compile(r"^(full|bn|none)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+"
+                 r"(\S+)\s+(\S+)\s+(\S+)\s*$")
+
+
+def entries(zoo, only):
+    """(id, onnx path, data dir) of every exported model, sorted."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(zoo, "*", "opset*.onnx")) +
+                       glob.glob(os.path.join(zoo, "*", "norm-*", "model.onnx"))):
+        rel = os.path.relpath(path, zoo)
+        arch = rel.split(os.sep)[0]
+        if only and arch not in only:
+            continue
+        data = os.path.dirname(path)
+        if not os.path.exists(os.path.join(data, "calib.npy")):
+            continue
+        found.append((rel[:-len(".onnx")].replace(os.sep, "/"), path, data))
+    return found
+
+
+def run(cmd, timeout=3600):
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr, time.time() - t0
+
+
+def last_error(stderr, stdout):
+    lines = [l for l in (stderr + "\n" + stdout).splitlines() if l.strip() and "ETA" not in l and "samples/s" not in l]
+    return lines[-1][:400] if lines else "no output"
+
+
+def read_f32(path, shape_like):
+    return np.fromfile(path, dtype="<f4").reshape(shape_like.shape)
+
+
+def check_fp32(model, data, work):
+    out = os.path.join(work, "qfuse_fp32.f32")
+    rc, so, se, _ = run([RUN, f"--model={model}", f"--data={data}/eval.npy", f"--save_outputs={out}"])
+    if rc != 0:
+        return {"error": last_error(se, so)}
+    ref = np.load(os.path.join(data, "fp32_eval.npy")).astype(np.float32)
+    got = np.fromfile(out, dtype="<f4")
+    if got.size != ref.size:
+        return {"error": f"qfuse gave {got.size} values, PyTorch {ref.size}"}
+    got = got.reshape(ref.shape)
+    scale = float(np.abs(ref).max()) or 1.0
+    return {"max_abs": float(np.abs(got - ref).max()), "max_rel": float(np.abs(got - ref).max()) / scale}
+
+
+def quantize(model, data, work):
+    args = [QUANTIZE, f"--model={model}", f"--calib_data={data}/calib.npy", f"--eval_data={data}/eval.npy",
+            "--analysis_samples=0", f"--output={work}"]
+    labels = os.path.join(data, "eval_labels.idx")
+    if os.path.exists(labels):
+        args.append(f"--labels={labels}")
+    rc, so, se, seconds = run(args)
+    result = {"seconds": seconds}
+    if rc != 0:
+        result["error"] = last_error(se, so)
+        return result
+    rows = {}
+    for line in so.splitlines():
+        m = ROW.match(line)
+        if m:
+            g = m.groups()
+            rows[g[0]] = {"top1": g[1], "agree": g[2], "sqnr_db": g[3], "cosine": g[4], "nodes": int(g[5]),
+                          "q_acts": int(g[6]), "float_ops": int(g[7]),
+                          "phase_s": dict(zip(("load", "fuse", "calib", "convert", "eval"), map(float, g[8:13])))}
+    result["levels"] = rows
+    result["notes"] = [l for l in so.splitlines() if ": node '" in l]
+    report = json.load(open(os.path.join(work, "report.json")))
+    result["fp32_top1"] = report["fp32"].get("top1")
+    for level in report["levels"]:
+        table = json.load(open(os.path.join(work, level["table_file"])))
+        methods = {}
+        for t in table["tensors"].values():
+            m = t.get("method", table["method"])
+            methods[m] = methods.get(m, 0) + 1
+        rows.setdefault(level["level"], {})["methods"] = methods
+        rows[level["level"]]["outputs"] = level.get("outputs", [])
+    return result
+
+
+def check_ort(int8_model, data, work, level):
+    out = os.path.join(work, f"qfuse_int8_{level}.f32")
+    rc, so, se, qseconds = run([RUN, f"--model={int8_model}", f"--data={data}/eval.npy", f"--save_outputs={out}"])
+    if rc != 0:
+        return {"error": "qfuse: " + last_error(se, so)}
+    rc, so, se, _ = run(["node", ORT_COMPARE, int8_model, f"{data}/eval.npy", out])
+    try:
+        r = json.loads(so.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": "onnxruntime: " + last_error(se, so)}
+    if "error" in r:
+        r["error"] = "onnxruntime: " + r["error"]
+    r["qfuse_s"] = qseconds
+    return r
+
+
+def fx_numbers(data):
+    path = os.path.join(data, "fx.json")
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def run_all(args):
+    os.makedirs(args.out, exist_ok=True)
+    only = set(args.only.split(",")) if args.only else None
+    results_path = os.path.join(args.out, "results.jsonl")
+    done = set()
+    if args.resume and os.path.exists(results_path):
+        done = {json.loads(l)["id"] for l in open(results_path) if l.strip()}
+    bad = 0
+    with open(results_path, "a" if args.resume else "w") as results:
+        for ident, model, data in entries(args.zoo, only):
+            if ident in done:
+                continue
+            work = os.path.join(args.out, ident)
+            os.makedirs(work, exist_ok=True)
+            r = {"id": ident, "model": os.path.relpath(model, ROOT)}
+            r["fp32_vs_torch"] = check_fp32(model, data, work)
+            r["quantize"] = quantize(model, data, work)
+            r["ort"] = {}
+            if "error" not in r["quantize"]:
+                for level in LEVELS:
+                    r["ort"][level] = check_ort(os.path.join(work, f"model_int8_{level}.onnx"), data, work, level)
+            r["fx"] = fx_numbers(data)
+            ok = "error" not in r["quantize"] and all("error" not in v and v.get("cosine", 0) >= 0.999
+                                                      for v in r["ort"].values())
+            bad += not ok
+            results.write(json.dumps(r) + "\n")
+            results.flush()
+            q = r["quantize"]
+            summary = q.get("error") or " ".join(f"{l}:{q['levels'].get(l, {}).get('sqnr_db', '?')}dB" for l in LEVELS)
+            ort = " ".join(f"{l}:{v.get('cosine', v.get('error', '?'))}" for l, v in r["ort"].items())
+            print(f"{'OK  ' if ok else 'FAIL'} {ident} ({q['seconds']:.0f}s): {summary} | ort cos {ort}", flush=True)
+    return bad
+
+
+def fmt(v, digits=2):
+    try:
+        return f"{float(v):.{digits}f}"
+    except (TypeError, ValueError):
+        return "-" if v in (None, "") else str(v)
+
+
+def write_report(args):
+    rows = [json.loads(l) for l in open(os.path.join(args.out, "results.jsonl")) if l.strip()]
+    by_arch = {}
+    for r in rows:
+        by_arch.setdefault(r["id"].split("/")[0], []).append(r)
+    out = ["# Model zoo results", "",
+           "Generated by `python3 models/zoo/run_zoo.py --out out/zoo-runs --report docs/zoo.md` from the run of",
+           "`bash models/zoo/run_zoo.sh` (see models/zoo/README.md for the models, data and the FX peer).",
+           "Output SQNR and cosine are int8 vs fp32 over all eval samples (qfuse's integer runtime), default",
+           "flags (`--method=auto`). `ORT cos` is the cosine between onnxruntime and qfuse running the same int8",
+           "file; `FX` is PyTorch FX PTQ (fbgemm, HistogramObserver) on the same weights and calibration samples.",
+           ""]
+    total = {"models": 0, "ok": 0, "full_ge_fx": 0, "fx": 0, "full_gt_none": 0}
+    for arch in sorted(by_arch):
+        out += [f"## {arch}", "",
+                "| variant | fp32 qfuse vs torch max rel | level | top-1 | SQNR dB | cosine | float ops | auto picks |"
+                " ORT cos | ORT argmax % | FX SQNR dB | quantize s |",
+                "|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+        for r in sorted(by_arch[arch], key=lambda r: r["id"]):
+            total["models"] += 1
+            variant = r["id"].split("/", 1)[1]
+            q = r["quantize"]
+            fp = r["fp32_vs_torch"]
+            fp_cell = fp.get("error", fmt(fp.get("max_rel"), 6) if "max_rel" in fp else "-")
+            fx = fx_numbers(os.path.dirname(os.path.join(ROOT, r["model"]))) or r.get("fx") or {}
+            fx_sqnr = fx.get("sqnr_db")
+            if "error" in q:
+                out.append(f"| {variant} | {fp_cell} | - | - | error: {q['error']} | | | | | | {fmt(fx_sqnr)} | |")
+                continue
+            ok = True
+            for i, level in enumerate(LEVELS):
+                lv = q["levels"].get(level, {})
+                o = r["ort"].get(level, {})
+                ok = ok and "error" not in o and o.get("cosine", 0) >= 0.999
+                picks = ", ".join(f"{k} {v}" for k, v in sorted(lv.get("methods", {}).items()))
+                out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                    variant if i == 0 else "", fp_cell if i == 0 else "", level, lv.get("top1", "-"), lv.get("sqnr_db", "-"),
+                    lv.get("cosine", "-"), lv.get("float_ops", "-"), picks, o.get("error", fmt(o.get("cosine"), 5)),
+                    fmt(o.get("argmax_agree")), fmt(fx_sqnr) if i == 0 else "", fmt(q["seconds"], 0) if i == 0 else ""))
+            total["ok"] += ok
+            try:
+                full = float(q["levels"]["full"]["sqnr_db"])
+                total["full_gt_none"] += full > float(q["levels"]["none"]["sqnr_db"])
+                if fx_sqnr is not None:
+                    total["fx"] += 1
+                    total["full_ge_fx"] += full >= fx_sqnr
+            except (KeyError, ValueError):
+                pass
+        out.append("")
+    out[8:8] = [f"Summary: {total['ok']} of {total['models']} models quantized at all three levels with every int8 file "
+                f"run by onnxruntime (cosine >= 0.999 to qfuse); `full` SQNR >= FX on {total['full_ge_fx']} of "
+                f"{total['fx']} with FX numbers; `full` > `none` on {total['full_gt_none']} of {total['models']}.", ""]
+    with open(args.report, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print(f"wrote {args.report}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--zoo", default=os.path.join(ROOT, "out", "zoo"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "zoo-runs"))
+    ap.add_argument("--only", default="", help="comma-separated arch names")
+    ap.add_argument("--resume", action="store_true", help="skip models already in results.jsonl")
+    ap.add_argument("--report", default="", help="write the markdown tables from results.jsonl and stop")
+    args = ap.parse_args()
+    if args.report:
+        write_report(args)
+        return 0
+    return 1 if run_all(args) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
