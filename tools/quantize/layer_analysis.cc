@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "calib/progress.h"
 #include "ir/fused_unit.h"
 #include "ir/status_macros.h"
 #include "tools/quantize/evaluation.h"
@@ -102,7 +104,11 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
   quant::ConvertOptions all_float = convert;  // every layer kept float
   for (const ir::Node* n : layers) all_float.keep_float.insert(n->name());
   std::vector<std::pair<double, std::string>> fallback_gain;
+  std::unique_ptr<calib::ProgressBar> progress;
+  if (options.show_progress) progress = std::make_unique<calib::ProgressBar>(options.label, layers.size());
+  int64_t analysed = 0;
   for (const ir::Node* n : layers) {
+    if (progress) progress->Update(analysed++);
     LayerError e;
     e.node = n->name();
     e.kind = LayerKind(*n);
@@ -131,6 +137,7 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
       fallback_gain.emplace_back(OutputSqnr(*fused.graph, reference, values) - analysis.output_sqnr_db, n->name());
     }
   }
+  if (progress) progress->Finish();
   std::stable_sort(analysis.layers.begin(), analysis.layers.end(),
                    [](const LayerError& a, const LayerError& b) { return a.sqnr_accumulated < b.sqnr_accumulated; });
   if (options.suggest_keep_float > 0) {

@@ -37,6 +37,8 @@ struct LayerAnalysis {
 struct LayerAnalysisOptions {
   int suggest_keep_float = 0;
   runtime::ExecutorOptions executor;  // must run Q/DQ as float ops so values keep their names
+  bool show_progress = false;         // a progress line with ETA per analysed layer (stderr)
+  std::string label = "analyze";
 };
 
 // `fused` is the calibrated float graph (before conversion); `inputs` one batch of

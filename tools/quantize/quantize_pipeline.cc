@@ -125,6 +125,8 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
     analysis.suggest_keep_float = config.suggest_keep_float;
     analysis.executor.num_threads = config.threads;
     analysis.executor.integer_kernels = false;  // simulated: every value keeps its float name
+    analysis.show_progress = config.show_progress;
+    analysis.label = absl::StrCat("per-layer analysis ", name);
     QFUSE_ASSIGN_OR_RETURN(r.analysis, AnalyzeLayers(fused_float, r.table, config.convert, batch, analysis));
   }
   if (!r.analysis.suggested_keep_float.empty()) {
