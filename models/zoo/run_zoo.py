@@ -1,7 +1,7 @@
 """Quantizes every model of the zoo with qfuse and checks each result in onnxruntime.
 
-For every exported model under --zoo (<arch>/opset<N>.onnx, <arch>/norm-<kind>/model.onnx,
-legacy_softmax/opset<N>.onnx, <arch>_fmnist/opset<N>.onnx), with the model's own calib.npy /
+For every exported model under --zoo (<arch>/opset<N>.onnx, legacy_softmax/opset<N>.onnx,
+<arch>_fmnist/opset<N>.onnx; with --with_norm also <arch>/norm-<kind>/model.onnx), with its calib.npy /
 eval.npy (and eval_labels.idx where there is one):
   1. qfuse's float runtime against PyTorch's fp32 outputs (fp32_eval.npy): max |diff|;
   2. `tools/quantize` with default flags at full, bn and none (no per-layer analysis);
@@ -35,11 +35,11 @@ ROW = re.compile(r"^(full|bn|none)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\d
                  r"(\S+)\s+(\S+)\s+(\S+)\s*$")
 
 
-def entries(zoo, only):
+def entries(zoo, only, with_norm):
     """(id, onnx path, data dir) of every exported model, sorted."""
     found = []
-    for path in sorted(glob.glob(os.path.join(zoo, "*", "opset*.onnx")) +
-                       glob.glob(os.path.join(zoo, "*", "norm-*", "model.onnx"))):
+    norm = glob.glob(os.path.join(zoo, "*", "norm-*", "model.onnx")) if with_norm else []
+    for path in sorted(glob.glob(os.path.join(zoo, "*", "opset*.onnx")) + norm):
         rel = os.path.relpath(path, zoo)
         arch = rel.split(os.sep)[0]
         if only and arch not in only:
@@ -144,7 +144,7 @@ def run_all(args):
         done = {json.loads(l)["id"] for l in open(results_path) if l.strip()}
     bad = 0
     with open(results_path, "a" if args.resume else "w") as results:
-        for ident, model, data in entries(args.zoo, only):
+        for ident, model, data in entries(args.zoo, only, args.with_norm):
             if ident in done:
                 continue
             work = os.path.join(args.out, ident)
@@ -239,6 +239,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "zoo-runs"))
     ap.add_argument("--only", default="", help="comma-separated arch names")
     ap.add_argument("--resume", action="store_true", help="skip models already in results.jsonl")
+    ap.add_argument("--with_norm", action="store_true",
+                    help="also the normalisation variants (method_sweep.py covers them at level full)")
     ap.add_argument("--report", default="", help="write the markdown tables from results.jsonl and stop")
     args = ap.parse_args()
     if args.report:

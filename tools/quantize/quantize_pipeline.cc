@@ -222,6 +222,8 @@ absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
     }
     result.levels.push_back(*std::move(r));
   }
+  // The samples actually calibrated on (the data may hold fewer than --calib_samples).
+  if (config.calibration_table.empty() && !result.levels.empty()) result.calib_samples = result.levels[0].table.samples;
   return result;
 }
 
