@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ir/fused_unit.h"
@@ -73,6 +74,7 @@ class Converter {
         QFUSE_ASSIGN_OR_RETURN(weights, PlanWeights(*node, weight_op));
         if (!weights.has_value()) {  // kept float: its bias cannot fit at an acceptable cost
           ++stats_.bias_float_layers;
+          float_nodes_.insert(node);
           continue;
         }
       }
@@ -81,6 +83,8 @@ class Converter {
         Value* in = node->input(i);
         if (in == nullptr || in->is_constant() || in->type().dtype != DataType::kFloat32) continue;
         if (quantize_weights && (i == ir::kUnitW || i == ir::kUnitBias)) continue;
+        // Between two float ops a Q/DQ pair would only add error: neither runtime runs either in int8.
+        if (!RunsInt8(node) && !RunsInt8(in->producer())) continue;
         QFUSE_ASSIGN_OR_RETURN(Value * dq, Dequantized(in));
         graph_.SetInput(node, i, dq);
       }
@@ -90,6 +94,11 @@ class Converter {
   }
 
  private:
+  // Whether `n` is an op of the int8 model: it has an int8 form and is not kept float.
+  bool RunsInt8(const Node* n) const {
+    return n != nullptr && HasInt8Form(*n) && options_.keep_float.count(n->name()) == 0 && !float_nodes_.contains(n);
+  }
+
   // Scale and zero point of the activation `v`, from the table or shared with the input.
   absl::StatusOr<QuantParams> ActivationParams(const Value& v) {
     const Node* producer = v.producer();
@@ -274,6 +283,7 @@ class Converter {
   ConversionStats stats_;
   absl::flat_hash_map<const Value*, QuantParams> params_;
   absl::flat_hash_map<const Value*, Value*> dequantized_;
+  absl::flat_hash_set<const Node*> float_nodes_;  // kept float because their bias could not fit
 };
 
 }  // namespace

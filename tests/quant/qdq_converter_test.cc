@@ -4,7 +4,9 @@
 #include "quant/qdq_converter.h"
 
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "calib/calibrator.h"
 #include "fusion/pipeline.h"
@@ -13,6 +15,7 @@
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "runtime/executor.h"
+#include "tests/testing/graph_builder.h"
 #include "tests/testing/onnx_test_case.h"
 #include "tests/testing/status_matchers.h"
 
@@ -189,6 +192,31 @@ TEST(QdqConverterTest, OversizedBiasWidensOrKeepsTheUnitFloat) {
       QFUSE_EXPECT_OK(runtime::Executor::Create(*copy.graph).status());
     }
   }
+}
+
+// Q/DQ go on values an int8 op reads or writes, never between two float ops: in a SiLU
+// (Conv -> Sigmoid -> Mul(conv, sigmoid) -> Conv) the Sigmoid output stays float, the Conv
+// outputs and the Mul output (read by the second Conv) are quantized.
+TEST(QdqConverterTest, NoQdqBetweenTwoFloatOps) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("x", {1, 2, 4, 4});
+  ir::Value* c1 = b.Op("Conv", {x, b.Random("w1", {2, 2, 1, 1})}, "c1", {1, 2, 4, 4});
+  ir::Value* sig = b.Op("Sigmoid", {c1}, "sig", {1, 2, 4, 4});
+  ir::Value* silu = b.Op("Mul", {c1, sig}, "silu", {1, 2, 4, 4});
+  ir::Value* y = b.Op("Conv", {silu, b.Random("w2", {2, 2, 1, 1})}, "y", {1, 2, 4, 4});
+  QFUSE_ASSERT_OK(b.graph().MarkOutput(y));
+  calib::CalibrationTable table;
+  for (const char* name : {"x", "c1", "sig", "silu", "y"}) table.tensors.push_back({name, 2.f, 2.f / 127, -2.f, 2.f});
+  std::sort(table.tensors.begin(), table.tensors.end(),
+            [](const calib::TensorRange& a, const calib::TensorRange& c) { return a.name < c.name; });
+  QFUSE_ASSERT_OK_AND_ASSIGN(ConversionStats stats, ConvertToQdq(&b.model(), table, {}));
+  std::set<std::string> quantized;
+  for (const ir::Node* n : b.graph().nodes()) {
+    if (n->op_type() == "QuantizeLinear") quantized.insert(n->input(0)->name());
+  }
+  EXPECT_EQ(quantized, (std::set<std::string>{"x", "c1", "silu"}));
+  EXPECT_EQ(stats.quantized_activations, 3);
+  EXPECT_EQ(stats.float_ops, 2);  // Sigmoid and Mul
 }
 
 }  // namespace
