@@ -2,7 +2,7 @@
 // on a float32 .npy input and compares its first output with qfuse's output on the same input
 // (raw little-endian float32 written by `tools/run --save_outputs`). Prints one JSON line:
 //   {"model", "ort_ms", "max_abs", "cosine", "argmax_agree"} (see argmaxAgreement).
-//   node models/zoo/ort_compare.js model.onnx input.npy qfuse_output.f32
+//   node models/zoo/ort_compare.js model.onnx input.npy qfuse_output.f32 [samples]
 // Exits 1 with a one-line error when onnxruntime cannot load or run the model.
 'use strict';
 const fs = require('fs');
@@ -43,8 +43,12 @@ function argmaxAgreement(a, b, dims) {
 }
 
 async function main() {
-  const [model, input, qfuseOut] = process.argv.slice(2);
+  const [model, input, qfuseOut, limit] = process.argv.slice(2);
   const x = readNpy(input);
+  if (limit && Number(limit) < x.shape[0]) {  // the first `limit` samples only
+    x.data = x.data.slice(0, Number(limit) * (x.data.length / x.shape[0]));
+    x.shape[0] = Number(limit);
+  }
   const session = await ort.InferenceSession.create(model, {intraOpNumThreads: 2, interOpNumThreads: 1});
   const n = x.shape[0];
   const per = x.data.length / n;

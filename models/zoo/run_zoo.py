@@ -66,12 +66,13 @@ def read_f32(path, shape_like):
     return np.fromfile(path, dtype="<f4").reshape(shape_like.shape)
 
 
-def check_fp32(model, data, work):
+def check_fp32(model, data, work, samples):
     out = os.path.join(work, "qfuse_fp32.f32")
-    rc, so, se, _ = run([RUN, f"--model={model}", f"--data={data}/eval.npy", f"--save_outputs={out}"])
+    rc, so, se, _ = run([RUN, f"--model={model}", f"--data={data}/eval.npy", f"--data_samples={samples}",
+                         f"--save_outputs={out}"])
     if rc != 0:
         return {"error": last_error(se, so)}
-    ref = np.load(os.path.join(data, "fp32_eval.npy")).astype(np.float32)
+    ref = np.load(os.path.join(data, "fp32_eval.npy")).astype(np.float32)[:samples]
     got = np.fromfile(out, dtype="<f4")
     if got.size != ref.size:
         return {"error": f"qfuse gave {got.size} values, PyTorch {ref.size}"}
@@ -80,9 +81,9 @@ def check_fp32(model, data, work):
     return {"max_abs": float(np.abs(got - ref).max()), "max_rel": float(np.abs(got - ref).max()) / scale}
 
 
-def quantize(model, data, work):
+def quantize(model, data, work, samples):
     args = [QUANTIZE, f"--model={model}", f"--calib_data={data}/calib.npy", f"--eval_data={data}/eval.npy",
-            "--analysis_samples=0", f"--output={work}"]
+            f"--calib_samples={samples}", f"--eval_samples={samples}", "--analysis_samples=0", f"--output={work}"]
     labels = os.path.join(data, "eval_labels.idx")
     if os.path.exists(labels):
         args.append(f"--labels={labels}")
@@ -114,12 +115,13 @@ def quantize(model, data, work):
     return result
 
 
-def check_ort(int8_model, data, work, level):
+def check_ort(int8_model, data, work, level, samples):
     out = os.path.join(work, f"qfuse_int8_{level}.f32")
-    rc, so, se, qseconds = run([RUN, f"--model={int8_model}", f"--data={data}/eval.npy", f"--save_outputs={out}"])
+    rc, so, se, qseconds = run([RUN, f"--model={int8_model}", f"--data={data}/eval.npy", f"--data_samples={samples}",
+                                f"--save_outputs={out}"])
     if rc != 0:
         return {"error": "qfuse: " + last_error(se, so)}
-    rc, so, se, _ = run(["node", ORT_COMPARE, int8_model, f"{data}/eval.npy", out])
+    rc, so, se, _ = run(["node", ORT_COMPARE, int8_model, f"{data}/eval.npy", out, str(samples)])
     try:
         r = json.loads(so.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -149,13 +151,18 @@ def run_all(args):
                 continue
             work = os.path.join(args.out, ident)
             os.makedirs(work, exist_ok=True)
-            r = {"id": ident, "model": os.path.relpath(model, ROOT)}
-            r["fp32_vs_torch"] = check_fp32(model, data, work)
-            r["quantize"] = quantize(model, data, work)
+            # The main variant (opset 13, or the only one) gets every sample; the other opsets of
+            # the same weights are checked on fewer (they quantize the same graph in another form).
+            main = ident.endswith("/opset13") or "/" not in ident or not glob.glob(os.path.join(data, "opset13.onnx"))
+            samples = args.samples if main else args.other_samples
+            r = {"id": ident, "model": os.path.relpath(model, ROOT), "samples": samples}
+            r["fp32_vs_torch"] = check_fp32(model, data, work, samples)
+            r["quantize"] = quantize(model, data, work, samples)
             r["ort"] = {}
             if "error" not in r["quantize"]:
                 for level in LEVELS:
-                    r["ort"][level] = check_ort(os.path.join(work, f"model_int8_{level}.onnx"), data, work, level)
+                    r["ort"][level] = check_ort(os.path.join(work, f"model_int8_{level}.onnx"), data, work, level,
+                                                samples)
             r["fx"] = fx_numbers(data)
             ok = "error" not in r["quantize"] and all("error" not in v and v.get("cosine", 0) >= 0.999
                                                       for v in r["ort"].values())
@@ -239,6 +246,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "zoo-runs"))
     ap.add_argument("--only", default="", help="comma-separated arch names")
     ap.add_argument("--resume", action="store_true", help="skip models already in results.jsonl")
+    ap.add_argument("--samples", type=int, default=64, help="calibration and evaluation samples (opset 13)")
+    ap.add_argument("--other_samples", type=int, default=16, help="samples for the other opset variants")
     ap.add_argument("--with_norm", action="store_true",
                     help="also the normalisation variants (method_sweep.py covers them at level full)")
     ap.add_argument("--report", default="", help="write the markdown tables from results.jsonl and stop")
