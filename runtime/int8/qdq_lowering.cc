@@ -395,7 +395,7 @@ class Lowering {
   // Adds the integer node reading `inputs`, moves the sink's uses and name to its output
   // and removes the sink's QuantizeLinear and the float ops `chain` (last first).
   absl::Status Replace(const Sink& sink, const std::vector<Node*>& chain, const std::string& op_type,
-                       const std::string& node_name, const std::vector<Value*>& inputs, ir::AttributeMap attrs) {
+                       std::string node_name, const std::vector<Value*>& inputs, ir::AttributeMap attrs) {
     attrs.Set(kRequantizeModeAttr, std::string(RequantizeModeName(options_.mode)));
     Value* old_out = sink.q != nullptr ? sink.q->output(0) : sink.value;
     const std::string name = old_out->name();
