@@ -51,7 +51,7 @@ std::vector<PipelineStep> BuildPipeline(FusionLevel level) {
   // instead of one per BN placement; before units, which would absorb the Add.
   steps.push_back({std::make_unique<MergeBranchesPass>(), Convergence::kOnce});
   if (level == FusionLevel::kFull) {
-    // Conv/Gemm/MatMul -> [Add] -> [Relu|Clip] become quantized units.
+    // Conv/Gemm/MatMul -> [Add] -> [Relu, Clip, HardSwish, SiLU, Sigmoid, ...] become quantized units.
     steps.push_back({std::make_unique<FormUnitsPass>(), Convergence::kOnce});
   }
   return steps;

@@ -18,7 +18,7 @@ namespace qfuse::fusion {
 // How much fusion is applied before quantization.
 //   kNone: the graph as imported (BatchNormalization kept, every op on its own).
 //   kBn:   graph simplifications and BatchNormalization folded; Add and Relu separate.
-//   kFull: kBn plus quantized units Conv/Gemm/MatMul -> [Add] -> [Relu|Clip].
+//   kFull: kBn plus quantized units Conv/Gemm/MatMul -> [Add] -> [activation].
 enum class FusionLevel { kNone, kBn, kFull };
 
 absl::StatusOr<FusionLevel> ParseFusionLevel(const std::string& text);

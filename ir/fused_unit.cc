@@ -1,5 +1,6 @@
 #include "ir/fused_unit.h"
 
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,64 @@ namespace qfuse::ir {
 
 bool IsUnit(const Node& node) { return node.domain() == kQfuseDomain && node.op_type() == kUnitOpType; }
 
+namespace {
+
+constexpr UnitActivation kAllActivations[] = {
+    UnitActivation::kNone,      UnitActivation::kRelu,        UnitActivation::kRelu6,
+    UnitActivation::kClip,      UnitActivation::kHardSwish,   UnitActivation::kHardSigmoid,
+    UnitActivation::kSigmoid,   UnitActivation::kSilu,        UnitActivation::kLeakyRelu};
+
+}  // namespace
+
+const char* UnitActivationName(UnitActivation activation) {
+  switch (activation) {
+    case UnitActivation::kNone: return "none";
+    case UnitActivation::kRelu: return "relu";
+    case UnitActivation::kRelu6: return "relu6";
+    case UnitActivation::kClip: return "clip";
+    case UnitActivation::kHardSwish: return "hard_swish";
+    case UnitActivation::kHardSigmoid: return "hard_sigmoid";
+    case UnitActivation::kSigmoid: return "sigmoid";
+    case UnitActivation::kSilu: return "silu";
+    case UnitActivation::kLeakyRelu: return "leaky_relu";
+  }
+  return "?";
+}
+
+bool IsClampActivation(UnitActivation activation) {
+  return activation == UnitActivation::kNone || activation == UnitActivation::kRelu ||
+         activation == UnitActivation::kRelu6 || activation == UnitActivation::kClip;
+}
+
+float UnitClampMin(const UnitSpec& spec) {
+  if (spec.activation == UnitActivation::kRelu) return 0.f;
+  if (spec.activation == UnitActivation::kRelu6 || spec.activation == UnitActivation::kClip) return spec.clip_min;
+  return std::numeric_limits<float>::lowest();
+}
+
+float UnitClampMax(const UnitSpec& spec) {
+  if (spec.activation == UnitActivation::kRelu6 || spec.activation == UnitActivation::kClip) return spec.clip_max;
+  return std::numeric_limits<float>::max();
+}
+
+void WriteUnitSpec(const UnitSpec& spec, AttributeMap* attrs) {
+  for (const char* own : {kUnitClipMinAttr, kUnitClipMaxAttr, kUnitAlphaAttr, kUnitBetaAttr}) attrs->Erase(own);
+  attrs->Set(kUnitBaseOpAttr, spec.base_op);
+  attrs->Set(kUnitActivationAttr, std::string(UnitActivationName(spec.activation)));
+  switch (spec.activation) {
+    case UnitActivation::kClip:
+      attrs->Set(kUnitClipMinAttr, spec.clip_min);
+      attrs->Set(kUnitClipMaxAttr, spec.clip_max);
+      break;
+    case UnitActivation::kHardSigmoid:
+      attrs->Set(kUnitAlphaAttr, spec.alpha);
+      attrs->Set(kUnitBetaAttr, spec.beta);
+      break;
+    case UnitActivation::kLeakyRelu: attrs->Set(kUnitAlphaAttr, spec.alpha); break;
+    default: break;
+  }
+}
+
 absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node) {
   UnitSpec spec;
   QFUSE_ASSIGN_OR_RETURN(spec.base_op, node.attrs().GetString(kUnitBaseOpAttr, ""));
@@ -16,20 +75,36 @@ absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node) {
     return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unit base op '", spec.base_op, "' is unknown"));
   }
   QFUSE_ASSIGN_OR_RETURN(std::string activation, node.attrs().GetString(kUnitActivationAttr, "none"));
-  if (activation == "none") {
-    spec.activation = UnitActivation::kNone;
-  } else if (activation == "relu") {
-    spec.activation = UnitActivation::kRelu;
-  } else if (activation == "relu6") {
-    spec.activation = UnitActivation::kRelu6;
-    spec.clip_min = 0.f;
-    spec.clip_max = 6.f;
-  } else if (activation == "clip") {
-    spec.activation = UnitActivation::kClip;
-    QFUSE_ASSIGN_OR_RETURN(spec.clip_min, node.attrs().GetFloat(kUnitClipMinAttr, 0.f));
-    QFUSE_ASSIGN_OR_RETURN(spec.clip_max, node.attrs().GetFloat(kUnitClipMaxAttr, 0.f));
-  } else {
+  bool known = false;
+  for (UnitActivation a : kAllActivations) {
+    if (activation == UnitActivationName(a)) {
+      spec.activation = a;
+      known = true;
+    }
+  }
+  if (!known) {
     return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unit activation '", activation, "' is unknown"));
+  }
+  switch (spec.activation) {
+    case UnitActivation::kRelu6:
+      spec.clip_min = 0.f;
+      spec.clip_max = 6.f;
+      break;
+    case UnitActivation::kClip: {
+      QFUSE_ASSIGN_OR_RETURN(spec.clip_min, node.attrs().GetFloat(kUnitClipMinAttr, 0.f));
+      QFUSE_ASSIGN_OR_RETURN(spec.clip_max, node.attrs().GetFloat(kUnitClipMaxAttr, 0.f));
+      break;
+    }
+    case UnitActivation::kHardSigmoid: {
+      QFUSE_ASSIGN_OR_RETURN(spec.alpha, node.attrs().GetFloat(kUnitAlphaAttr, 0.2f));
+      QFUSE_ASSIGN_OR_RETURN(spec.beta, node.attrs().GetFloat(kUnitBetaAttr, 0.5f));
+      break;
+    }
+    case UnitActivation::kLeakyRelu: {
+      QFUSE_ASSIGN_OR_RETURN(spec.alpha, node.attrs().GetFloat(kUnitAlphaAttr, 0.01f));
+      break;
+    }
+    default: break;
   }
   if (node.input(kUnitX) == nullptr || node.input(kUnitW) == nullptr || node.outputs().size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": a unit needs X, W and one output"));
@@ -37,9 +112,38 @@ absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node) {
   return spec;
 }
 
+void ApplyUnitActivation(const UnitSpec& spec, absl::Span<float> values) {
+  float* v = values.data();
+  const int64_t n = static_cast<int64_t>(values.size());
+  auto apply = [&](auto fn) {
+    for (int64_t i = 0; i < n; ++i) v[i] = fn(v[i]);
+  };
+  // One loop per kind, so the simple ones vectorise.
+  switch (spec.activation) {
+    case UnitActivation::kNone: return;
+    case UnitActivation::kRelu: return apply([](float x) { return x > 0.f ? x : 0.f; });
+    case UnitActivation::kRelu6:
+    case UnitActivation::kClip: {
+      const float lo = spec.clip_min, hi = spec.clip_max;
+      return apply([lo, hi](float x) { return std::min(std::max(x, lo), hi); });
+    }
+    case UnitActivation::kLeakyRelu: {
+      const float alpha = spec.alpha;
+      return apply([alpha](float x) { return x < 0.f ? alpha * x : x; });
+    }
+    default: {
+      const UnitSpec s = spec;
+      return apply([&s](float x) { return ApplyUnitActivation(s, x); });
+    }
+  }
+}
+
 AttributeMap BaseOpAttributes(const Node& node) {
   AttributeMap attrs = node.attrs();
-  for (const char* own : {kUnitBaseOpAttr, kUnitActivationAttr, kUnitClipMinAttr, kUnitClipMaxAttr}) attrs.Erase(own);
+  for (const char* own : {kUnitBaseOpAttr, kUnitActivationAttr, kUnitClipMinAttr, kUnitClipMaxAttr, kUnitAlphaAttr,
+                          kUnitBetaAttr}) {
+    attrs.Erase(own);
+  }
   return attrs;
 }
 
@@ -73,12 +177,46 @@ absl::Status ExpandUnit(Graph* graph, Node* unit) {
   if (unit->input(kUnitResidual) != nullptr) {
     QFUSE_RETURN_IF_ERROR(add_node("Add", "_residual", {current, unit->input(kUnitResidual)}));
   }
-  if (spec.activation == UnitActivation::kRelu) {
-    QFUSE_RETURN_IF_ERROR(add_node("Relu", "_relu", {current}));
-  } else if (spec.activation == UnitActivation::kClip || spec.activation == UnitActivation::kRelu6) {
-    QFUSE_ASSIGN_OR_RETURN(Value * lo, graph->AddConstant(fresh("_clip_min"), Tensor::Scalar<float>(spec.clip_min)));
-    QFUSE_ASSIGN_OR_RETURN(Value * hi, graph->AddConstant(fresh("_clip_max"), Tensor::Scalar<float>(spec.clip_max)));
-    QFUSE_RETURN_IF_ERROR(add_node("Clip", "_clip", {current, lo, hi}));
+  switch (spec.activation) {
+    case UnitActivation::kNone: break;
+    case UnitActivation::kRelu: {
+      QFUSE_RETURN_IF_ERROR(add_node("Relu", "_relu", {current}));
+      break;
+    }
+    case UnitActivation::kRelu6:
+    case UnitActivation::kClip: {
+      QFUSE_ASSIGN_OR_RETURN(Value * lo, graph->AddConstant(fresh("_clip_min"), Tensor::Scalar<float>(spec.clip_min)));
+      QFUSE_ASSIGN_OR_RETURN(Value * hi, graph->AddConstant(fresh("_clip_max"), Tensor::Scalar<float>(spec.clip_max)));
+      QFUSE_RETURN_IF_ERROR(add_node("Clip", "_clip", {current, lo, hi}));
+      break;
+    }
+    case UnitActivation::kHardSwish: {
+      QFUSE_RETURN_IF_ERROR(add_node("HardSwish", "_hard_swish", {current}));
+      break;
+    }
+    case UnitActivation::kHardSigmoid: {
+      AttributeMap attrs;
+      attrs.Set("alpha", spec.alpha);
+      attrs.Set("beta", spec.beta);
+      QFUSE_RETURN_IF_ERROR(add_node("HardSigmoid", "_hard_sigmoid", {current}, attrs));
+      break;
+    }
+    case UnitActivation::kSigmoid: {
+      QFUSE_RETURN_IF_ERROR(add_node("Sigmoid", "_sigmoid", {current}));
+      break;
+    }
+    case UnitActivation::kSilu: {
+      Value* x = current;
+      QFUSE_RETURN_IF_ERROR(add_node("Sigmoid", "_sigmoid", {x}));
+      QFUSE_RETURN_IF_ERROR(add_node("Mul", "_silu", {x, current}));
+      break;
+    }
+    case UnitActivation::kLeakyRelu: {
+      AttributeMap attrs;
+      attrs.Set("alpha", spec.alpha);
+      QFUSE_RETURN_IF_ERROR(add_node("LeakyRelu", "_leaky_relu", {current}, attrs));
+      break;
+    }
   }
   graph->ReplaceAllUsesWith(out, current);
   QFUSE_RETURN_IF_ERROR(graph->RemoveNode(unit));

@@ -1,14 +1,17 @@
 // The quantized unit: one IR node standing for Conv | ConvTranspose | Gemm | MatMul(+bias)
-// -> [Add residual] -> [Relu | Clip(lo, hi)]. Once quantized, only its output is
-// requantized; the accumulator, residual add and activation stay in high precision.
-// The float runtime executes it too; export writes it back as its standard ops.
+// -> [Add residual] -> [activation]. Once quantized, only its output is requantized; the
+// accumulator, residual add and activation stay in high precision. The float runtime
+// executes it too; export writes it back as its standard ops.
 #ifndef QFUSE_IR_FUSED_UNIT_H_
 #define QFUSE_IR_FUSED_UNIT_H_
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "ir/graph.h"
 
 namespace qfuse::ir {
@@ -19,33 +22,84 @@ inline constexpr char kUnitOpType[] = "QuantUnit";
 // Input positions of a unit node. Bias and residual may be omitted (nullptr).
 enum UnitInput : int { kUnitX = 0, kUnitW = 1, kUnitBias = 2, kUnitResidual = 3 };
 
-// kRelu6 is exactly Clip(0, 6); any other constant bounds are kClip.
-enum class UnitActivation { kNone, kRelu, kRelu6, kClip };
+// The activation of a unit. kRelu6 is exactly Clip(0, 6); any other constant bounds are
+// kClip. The clamp kinds (kNone..kClip) are a clamp of the pre-activation value; the others
+// are non-linear:
+//   kHardSwish    x * max(0, min(1, x / 6 + 1/2))       (ONNX HardSwish)
+//   kHardSigmoid  max(0, min(1, alpha * x + beta))      (ONNX HardSigmoid; defaults 0.2, 0.5)
+//   kSigmoid      1 / (1 + exp(-x))
+//   kSilu         x * sigmoid(x)                        (torch exports Sigmoid + Mul)
+//   kLeakyRelu    x < 0 ? alpha * x : x                 (ONNX LeakyRelu; default 0.01)
+enum class UnitActivation { kNone, kRelu, kRelu6, kClip, kHardSwish, kHardSigmoid, kSigmoid, kSilu, kLeakyRelu };
 
 // The unit's own attributes; every other attribute belongs to the base op (Conv's
 // strides/pads/..., Gemm's alpha/beta/transA/transB) and is kept verbatim.
 inline constexpr char kUnitBaseOpAttr[] = "qfuse_base_op";        // "Conv", "ConvTranspose", "Gemm", "MatMul"
-inline constexpr char kUnitActivationAttr[] = "qfuse_activation";  // "none", "relu", "relu6", "clip"
-inline constexpr char kUnitClipMinAttr[] = "qfuse_clip_min";
-inline constexpr char kUnitClipMaxAttr[] = "qfuse_clip_max";
+inline constexpr char kUnitActivationAttr[] = "qfuse_activation";  // UnitActivationName()
+inline constexpr char kUnitClipMinAttr[] = "qfuse_clip_min";        // kClip only
+inline constexpr char kUnitClipMaxAttr[] = "qfuse_clip_max";        // kClip only
+inline constexpr char kUnitAlphaAttr[] = "qfuse_alpha";             // kHardSigmoid, kLeakyRelu
+inline constexpr char kUnitBetaAttr[] = "qfuse_beta";               // kHardSigmoid
 
 struct UnitSpec {
   std::string base_op;
   UnitActivation activation = UnitActivation::kNone;
   float clip_min = 0.f;  // bounds for kRelu6 (0, 6) and kClip
   float clip_max = 0.f;
+  float alpha = 0.f;  // kHardSigmoid (slope), kLeakyRelu (negative slope)
+  float beta = 0.f;   // kHardSigmoid (offset)
 };
+
+// "none", "relu", "relu6", "clip", "hard_swish", "hard_sigmoid", "sigmoid", "silu", "leaky_relu".
+const char* UnitActivationName(UnitActivation activation);
+
+// True for kNone, kRelu, kRelu6 and kClip: the activation is the clamp
+// [UnitClampMin(spec), UnitClampMax(spec)] (lowest()/max() when unbounded).
+bool IsClampActivation(UnitActivation activation);
+float UnitClampMin(const UnitSpec& spec);
+float UnitClampMax(const UnitSpec& spec);
 
 bool IsUnit(const Node& node);
 
-// Reads and validates a unit node's own attributes.
+// The unit's own attributes: the one encoding of a UnitSpec, written by every pass that
+// forms a unit (WriteUnitSpec sets base op, activation and only the activation's
+// parameters) and read back by every consumer (ReadUnitSpec validates them).
+void WriteUnitSpec(const UnitSpec& spec, AttributeMap* attrs);
 absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node);
+
+// The unit's activation of one float value (the formulas above; float32 arithmetic, the
+// same expressions as the float Relu/Clip/HardSwish/HardSigmoid/Sigmoid/LeakyRelu kernels;
+// the sigmoid is split by sign so exp never overflows).
+inline float ApplyUnitActivation(const UnitSpec& spec, float v) {
+  const auto sigmoid = [](float x) {
+    if (x >= 0.f) return 1.f / (1.f + std::exp(-x));
+    const float e = std::exp(x);
+    return e / (1.f + e);
+  };
+  switch (spec.activation) {
+    case UnitActivation::kNone: return v;
+    case UnitActivation::kRelu: return v > 0.f ? v : 0.f;
+    case UnitActivation::kRelu6:
+    case UnitActivation::kClip: return std::min(std::max(v, spec.clip_min), spec.clip_max);
+    case UnitActivation::kHardSwish: return v * std::max(0.f, std::min(1.f, v / 6.f + 0.5f));
+    case UnitActivation::kHardSigmoid: return std::max(0.f, std::min(1.f, spec.alpha * v + spec.beta));
+    case UnitActivation::kSigmoid: return sigmoid(v);
+    case UnitActivation::kSilu: return v * sigmoid(v);
+    case UnitActivation::kLeakyRelu: return v < 0.f ? spec.alpha * v : v;
+  }
+  return v;
+}
+
+// ApplyUnitActivation on every element, in place (the switch taken once).
+void ApplyUnitActivation(const UnitSpec& spec, absl::Span<float> values);
 
 // Base-op attributes of a unit (its own qfuse_* attributes removed).
 AttributeMap BaseOpAttributes(const Node& node);
 
 // Rewrites every unit into its standard ops (base op, Add for MatMul bias, Add for the
-// residual, Relu/Clip), keeping the unit's output value and name.
+// residual, then Relu | Clip | HardSwish | HardSigmoid | Sigmoid | Sigmoid + Mul (SiLU) |
+// LeakyRelu), keeping the unit's output value and name. HardSwish is written as itself;
+// export below opset 14 rewrites it (ir/opset_forms.h).
 absl::Status ExpandUnits(Graph* graph);
 
 }  // namespace qfuse::ir

@@ -239,6 +239,22 @@ absl::Status ConvertSoftmax(Node* node, int64_t opset) {
   return absl::OkStatus();
 }
 
+// HardSwish (opset 14) as Mul(x, HardSigmoid(x, alpha = 1/6, beta = 1/2)): the node becomes
+// the Mul, keeping its name and output.
+absl::Status ConvertHardSwish(Graph* graph, Node* node) {
+  Value* x = node->input(0);
+  AttributeMap attrs;
+  attrs.Set("alpha", 1.f / 6.f);
+  attrs.Set("beta", 0.5f);
+  QFUSE_ASSIGN_OR_RETURN(Node * gate, graph->AddNode("HardSigmoid", node->name() + "_hard_sigmoid", {x},
+                                                     {graph->UniqueValueName(x->name() + "_hard_sigmoid")}, attrs));
+  gate->output(0)->mutable_type() = node->output(0)->type();
+  graph->SetOpType(node, "Mul");
+  node->mutable_attrs() = AttributeMap();
+  graph->AppendInput(node, gate->output(0));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status NormalizeOpsetForms(Graph* graph, int64_t opset) {
@@ -300,6 +316,8 @@ absl::Status ConvertToOpsetForms(Graph* graph, int64_t opset) {
       QFUSE_RETURN_IF_ERROR(ConvertResize(graph, node, opset));
     } else if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax")) {
       QFUSE_RETURN_IF_ERROR(ConvertSoftmax(node, opset));
+    } else if (op == "HardSwish" && node->domain().empty() && opset < 14) {
+      QFUSE_RETURN_IF_ERROR(ConvertHardSwish(graph, node));
     } else if (op == "BatchNormalization" && opset < 14) {
       QFUSE_ASSIGN_OR_RETURN(int64_t training, node->attrs().GetInt("training_mode", 0));
       if (training != 0) return Unsupported(node, "training_mode needs opset >= 14");

@@ -16,7 +16,9 @@ namespace qfuse::ir {
 // Rewrites nodes of a graph imported at `opset` into canonical form.
 absl::Status NormalizeOpsetForms(Graph* graph, int64_t opset);
 
-// Rewrites canonical nodes into the signatures of `target_opset` (for export). Fails,
+// Rewrites canonical nodes into the signatures of `target_opset` (for export); an op newer
+// than the target is written as its standard equivalent (HardSwish below opset 14 as
+// Mul(x, HardSigmoid(x, alpha = 1/6, beta = 1/2))). Fails,
 // naming the node, when a form cannot be expressed at that opset (e.g. a Clip bound
 // that is not a constant, for opset < 11).
 absl::Status ConvertToOpsetForms(Graph* graph, int64_t target_opset);

@@ -1,10 +1,9 @@
 #include "fusion/passes/form_units.h"
 
-#include <limits>
 #include <vector>
 
 #include "fusion/rewrite_util.h"
-#include "ir/fused_unit.h"
+#include "ir/unit_activation_match.h"
 
 namespace qfuse::fusion {
 namespace {
@@ -25,14 +24,6 @@ bool SameShape(const ir::Value& a, const ir::Value& b) {
   return true;
 }
 
-// Scalar FLOAT constant input `index` of `node` (absent -> `fallback`), or nullopt.
-std::optional<float> ScalarBound(const ir::Node& node, int index, float fallback) {
-  if (node.input(index) == nullptr) return fallback;
-  auto v = FloatConstant(node, index, 1);
-  if (!v.has_value()) return std::nullopt;
-  return (*v)[0];
-}
-
 }  // namespace
 
 std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
@@ -47,7 +38,7 @@ std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::
   if (is_gemm && anchor.input(2) != nullptr && ConstantInput(anchor, 2) == nullptr) return std::nullopt;
   if (is_matmul && w->rank() != 2) return std::nullopt;
 
-  UnitMatch m{const_cast<ir::Node*>(&anchor), nullptr, 0, nullptr, 0, nullptr, 0.f, 0.f};
+  UnitMatch m{const_cast<ir::Node*>(&anchor), nullptr, 0, nullptr, 0, {}, {}};
   ir::Value* current = anchor.output(0);
   ir::Node* next = SoleConsumer(*current);
   if (is_matmul && next != nullptr && IsStandard(*next, "Add")) {
@@ -71,42 +62,26 @@ std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::
       m.residual_add = next;
       m.residual_index = residual_index;
       current = next->output(0);
-      next = SoleConsumer(*current);
     }
   }
-  if (next != nullptr && IsStandard(*next, "Relu")) {
-    m.activation = next;
-  } else if (next != nullptr && IsStandard(*next, "Clip") && next->input(0) == current) {
-    auto lo = ScalarBound(*next, 1, std::numeric_limits<float>::lowest());
-    auto hi = ScalarBound(*next, 2, std::numeric_limits<float>::max());
-    if (lo.has_value() && hi.has_value() && *lo <= *hi) {
-      m.activation = next;
-      m.clip_min = *lo;
-      m.clip_max = *hi;
-    }
+  if (auto act = ir::MatchUnitActivation(*current); act.has_value()) {
+    m.activation = act->nodes;
+    m.spec = act->spec;
   }
+  m.spec.base_op = anchor.op_type();
   return m;
 }
 
 absl::Status FormUnitsPass::Rewrite(ir::Graph* graph, const UnitMatch& m) const {
   ir::AttributeMap attrs = m.base->attrs();
-  attrs.Set(ir::kUnitBaseOpAttr, m.base->op_type());
-  if (m.activation == nullptr) {
-    attrs.Set(ir::kUnitActivationAttr, std::string("none"));
-  } else if (m.activation->op_type() == "Relu") {
-    attrs.Set(ir::kUnitActivationAttr, std::string("relu"));
-  } else if (m.clip_min == 0.f && m.clip_max == 6.f) {
-    attrs.Set(ir::kUnitActivationAttr, std::string("relu6"));
-  } else {
-    attrs.Set(ir::kUnitActivationAttr, std::string("clip"));
-    attrs.Set(ir::kUnitClipMinAttr, m.clip_min);
-    attrs.Set(ir::kUnitClipMaxAttr, m.clip_max);
-  }
+  ir::WriteUnitSpec(m.spec, &attrs);
   ir::Value* bias = m.bias_add != nullptr ? m.bias_add->input(m.bias_index) : m.base->input(2);
   ir::Value* residual = m.residual_add != nullptr ? m.residual_add->input(m.residual_index) : nullptr;
   std::vector<ir::Node*> chain = {m.base};
   ir::Value* last = m.base->output(0);
-  for (ir::Node* n : {m.bias_add, m.residual_add, m.activation}) {
+  std::vector<ir::Node*> parts = {m.bias_add, m.residual_add};
+  parts.insert(parts.end(), m.activation.rbegin(), m.activation.rend());
+  for (ir::Node* n : parts) {
     if (n != nullptr) {
       chain.push_back(n);
       last = n->output(0);

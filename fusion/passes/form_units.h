@@ -1,10 +1,15 @@
 // Groups Conv | ConvTranspose | Gemm | MatMul(+constant bias Add) -> [Add residual] ->
-// [Relu | Clip(constant lo, hi)] into one quantized-unit node (ir/fused_unit.h). Every
-// part after the base op is optional; each intermediate must have no other consumer.
+// [activation] into one quantized-unit node (ir/fused_unit.h). The activation is any form
+// ir::MatchUnitActivation accepts: Relu, Clip(constant lo, hi), HardSwish, x * HardSigmoid(x)
+// as HardSwish, x * Sigmoid(x) as SiLU, HardSigmoid, Sigmoid, LeakyRelu. Every part after
+// the base op is optional; each intermediate must have no other consumer.
 #ifndef QFUSE_FUSION_PASSES_FORM_UNITS_H_
 #define QFUSE_FUSION_PASSES_FORM_UNITS_H_
 
+#include <vector>
+
 #include "fusion/pass.h"
+#include "ir/fused_unit.h"
 
 namespace qfuse::fusion {
 
@@ -14,8 +19,8 @@ struct UnitMatch {
   int bias_index;          // which input of bias_add is the bias
   ir::Node* residual_add;  // or nullptr
   int residual_index;      // which input of residual_add is the residual
-  ir::Node* activation;    // Relu or Clip, or nullptr
-  float clip_min, clip_max;
+  std::vector<ir::Node*> activation;  // the activation's ops, last first (empty: none)
+  ir::UnitSpec spec;                  // base op and activation
 };
 
 class FormUnitsPass : public PatternPass<UnitMatch> {

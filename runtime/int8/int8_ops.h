@@ -21,10 +21,12 @@ namespace qfuse::runtime::int8 {
 // [Cout, Cin/group, k...], Gemm [K, N] or [N, K] with transB, MatMul [K, N]); bias a
 // constant INT32 [Cout] in units of s_x * s_w[c]; residual int8/uint8 of y's shape.
 // acc = sum (x - zp_x) * (w - zp_w) + bias is exact in int32 (checked at Prepare);
-// y = one output stage of (acc, residual - zp_r) with the activation as clamp bounds; y
-// is int8/uint8, or FLOAT (dequantized) for a unit that ends the graph.
+// y = one output stage of (acc, residual - zp_r) with a clamp activation as clamp bounds,
+// or for a non-linear activation (HardSwish, Sigmoid, ...) the float epilogue of
+// output_stage.h (dequantize, activation, QuantizeLinear); y is int8/uint8, or FLOAT
+// (dequantized) for a unit that ends the graph.
 // Attributes: the base op's own (strides, pads, group, transB, ...) and ir/fused_unit.h's
-// qfuse_base_op, qfuse_activation, qfuse_clip_min, qfuse_clip_max.
+// unit attributes (ir::WriteUnitSpec).
 inline constexpr char kQLinearUnitOp[] = "QLinearUnit";
 // QLinearAdd(a, b) -> y, same shapes: y = stage(a - zp_a, b - zp_b) (two terms).
 inline constexpr char kQLinearAddOp[] = "QLinearAdd";

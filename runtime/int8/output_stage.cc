@@ -258,6 +258,7 @@ absl::StatusOr<OutputStage> OutputStage::Create(const OutputStageSpec& spec) {
     return absl::InvalidArgumentError(absl::StrCat("output scale ", spec.output_scale, " is not positive and finite"));
   }
   s.zp_ = spec.output_zero_point;
+  s.output_scale_ = spec.output_scale;
   s.flo_ = static_cast<float>(s.lo_ - s.zp_);
   s.fhi_ = static_cast<float>(s.hi_ - s.zp_);
   const double extra = spec.has_b ? std::ldexp(1.0, kTwoTermFractionBits) : 1.0;

@@ -35,6 +35,17 @@
 // Float output (a unit that is a graph output, both modes): the terms are dequantized,
 //     y = clamp(float32(a) * d_a[c] + float32(b) * s_r, act_lo, act_hi)
 // with d_a[c] = float32(s_x * s_w[c]) (the bias scale), and float activation bounds.
+//
+// Non-linear activations (a unit's HardSwish, HardSigmoid, Sigmoid, SiLU, LeakyRelu) are no
+// clamp, so the real value is needed. Their epilogue (the caller composes it; both modes,
+// kFixed falls back to this float arithmetic, needing no fixed multipliers) is
+//     v = float32(a) * d_a[c] + float32(b) * s_r       DequantizeRow without bounds
+//     v = act(v)                                       float32, ir::ApplyUnitActivation
+//     q = round_half_to_even(clamp(v / s_y, qmin - zp, qmax - zp)) + zp
+//                                                      QuantizeRealRow: ONNX QuantizeLinear
+// (qmin, qmax the output type's limits). This is the simulated-quantization graph DQ ->
+// base op -> [Add] -> activation -> Q, except that the accumulation is exact here and in
+// float32 there, so the two agree to within 1 LSB (equal but for values near a tie).
 #ifndef QFUSE_RUNTIME_INT8_OUTPUT_STAGE_H_
 #define QFUSE_RUNTIME_INT8_OUTPUT_STAGE_H_
 
@@ -165,6 +176,12 @@ class OutputStage {
       for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(Quantize(a[i * a_stride] + bias, c));
     }
   }
+  // out[i] = ONNX QuantizeLinear(v[i], s_y, zp) into T (int8_t / uint8_t), saturating to
+  // T's limits (the non-linear activation epilogue above).
+  template <typename T>
+  void QuantizeRealRow(const float* v, int64_t n, T* out) const {
+    for (int64_t i = 0; i < n; ++i) out[i] = numerics::QuantizeLinear<T>(v[i], output_scale_, zp_);
+  }
   template <typename B>
   void DequantizeRow(const int32_t* a, int64_t a_stride, int32_t bias, const B* b, int32_t b_zp, int64_t c, int64_t n,
                      float* out) const {
@@ -185,6 +202,7 @@ class OutputStage {
   ir::DataType output_type_ = ir::DataType::kInt8;
   bool has_b_ = false;
   int32_t zp_ = 0, lo_ = 0, hi_ = 0;
+  float output_scale_ = 1.f;
   float flo_ = 0, fhi_ = 0;  // lo - zp, hi - zp
   std::vector<float> onnx_a_;
   float onnx_b_ = 0;

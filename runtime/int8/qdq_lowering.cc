@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/fused_unit.h"
 #include "ir/status_macros.h"
+#include "ir/unit_activation_match.h"
 #include "runtime/int8/int8_ops.h"
 
 namespace qfuse::runtime::int8 {
@@ -147,8 +148,7 @@ struct UnitMatch {
   DqConstant w;
   std::optional<DqConstant> bias;
   std::optional<DqActivation> residual;
-  ir::UnitActivation activation = ir::UnitActivation::kNone;
-  float clip_min = 0, clip_max = 0;
+  ir::UnitSpec spec;  // base op and activation
 };
 
 bool IsBaseOp(const Node* n) { return Is(n, "Conv") || Is(n, "Gemm") || Is(n, "MatMul"); }
@@ -165,24 +165,34 @@ bool BiasMatches(const DqConstant& b, float x_scale, const QuantParams& w, int64
   return true;
 }
 
+// The value a unit activation producing `y` would read: the input of a one-op activation,
+// or x of Mul(x, Sigmoid | HardSigmoid(x)); nullptr when `p` is no activation.
+Value* PreActivation(const Node* p) {
+  for (const char* op : {"Relu", "Clip", "HardSwish", "HardSigmoid", "Sigmoid", "LeakyRelu"}) {
+    if (Is(p, op)) return p->input(0);
+  }
+  if (Is(p, "Mul") && p->inputs().size() == 2) {
+    for (int side = 0; side < 2; ++side) {
+      const Node* gate = p->input(side)->producer();
+      if ((Is(gate, "Sigmoid") || Is(gate, "HardSigmoid")) && gate->input(0) == p->input(1 - side)) {
+        return p->input(1 - side);
+      }
+    }
+  }
+  return nullptr;
+}
+
 std::optional<UnitMatch> MatchUnit(Value* y) {
   UnitMatch m;
   Value* cur = y;
   Node* p = cur->producer();
-  if (Is(p, "Relu") || Is(p, "Clip")) {
-    if (Is(p, "Relu")) {
-      m.activation = ir::UnitActivation::kRelu;
-    } else {
-      std::optional<float> lo = ConstantScalar(p->input(1), std::numeric_limits<float>::lowest());
-      std::optional<float> hi = ConstantScalar(p->input(2), std::numeric_limits<float>::max());
-      if (!lo.has_value() || !hi.has_value()) return std::nullopt;
-      m.activation = *lo == 0.f && *hi == 6.f ? ir::UnitActivation::kRelu6 : ir::UnitActivation::kClip;
-      m.clip_min = *lo;
-      m.clip_max = *hi;
-    }
-    m.chain.push_back(p);
-    cur = p->input(0);
-    if (!SingleUse(cur)) return std::nullopt;
+  // The activation, in exactly the forms unit formation accepts.
+  if (Value* x = PreActivation(p); x != nullptr) {
+    std::optional<ir::UnitActivationMatch> act = ir::MatchUnitActivation(*x);
+    if (!act.has_value() || act->output != y) return std::nullopt;
+    m.spec = act->spec;
+    m.chain.insert(m.chain.end(), act->nodes.begin(), act->nodes.end());
+    cur = x;
     p = cur->producer();
   }
   // Residual Add: one side a quantized activation of the same shape, the other the accumulator.
@@ -215,6 +225,7 @@ std::optional<UnitMatch> MatchUnit(Value* y) {
   }
   if (!IsBaseOp(p)) return std::nullopt;
   m.base = p;
+  m.spec.base_op = p->op_type();
   m.chain.push_back(p);
   std::optional<DqActivation> x = MatchDqActivation(p->input(0));
   std::optional<DqConstant> w = MatchDqConstant(p->input(1), DataType::kInt8);
@@ -367,16 +378,7 @@ class Lowering {
 
   absl::Status LowerUnit(const Sink& sink, const UnitMatch& m) {
     ir::AttributeMap attrs = m.base->attrs();
-    attrs.Set(ir::kUnitBaseOpAttr, m.base->op_type());
-    const char* activation = "none";
-    if (m.activation == ir::UnitActivation::kRelu) activation = "relu";
-    if (m.activation == ir::UnitActivation::kRelu6) activation = "relu6";
-    if (m.activation == ir::UnitActivation::kClip) activation = "clip";
-    attrs.Set(ir::kUnitActivationAttr, std::string(activation));
-    if (m.activation == ir::UnitActivation::kClip || m.activation == ir::UnitActivation::kRelu6) {
-      attrs.Set(ir::kUnitClipMinAttr, m.clip_min);
-      attrs.Set(ir::kUnitClipMaxAttr, m.clip_max);
-    }
+    ir::WriteUnitSpec(m.spec, &attrs);
     m.w.data->mutable_type().quant = m.w.params;
     std::vector<Value*> inputs = {Quantized(m.x), m.w.data};
     if (m.bias.has_value() || m.residual.has_value()) inputs.push_back(m.bias.has_value() ? m.bias->data : nullptr);
@@ -395,7 +397,7 @@ class Lowering {
   // Adds the integer node reading `inputs`, moves the sink's uses and name to its output
   // and removes the sink's QuantizeLinear and the float ops `chain` (last first).
   absl::Status Replace(const Sink& sink, const std::vector<Node*>& chain, const std::string& op_type,
-                       const std::string& node_name, const std::vector<Value*>& inputs, ir::AttributeMap attrs) {
+                       std::string node_name, const std::vector<Value*>& inputs, ir::AttributeMap attrs) {
     attrs.Set(kRequantizeModeAttr, std::string(RequantizeModeName(options_.mode)));
     const std::string wanted_name = node_name;  // may refer to a node of `chain`, removed below
     Value* old_out = sink.q != nullptr ? sink.q->output(0) : sink.value;

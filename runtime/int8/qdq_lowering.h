@@ -3,7 +3,9 @@
 // QuantizeLinear (or at a float graph output for the last unit) and matches, const,
 // one group; a separate action rewrites it:
 //   (a) DQ(x) -> Conv | Gemm | MatMul(DQ(int8 w), [DQ(int32 b)]) -> [Add DQ(int32 b)]
-//       -> [Add DQ(r)] -> [Relu | Clip] -> Q (or float graph output)      => QLinearUnit
+//       -> [Add DQ(r)] -> [activation] -> Q (or float graph output)       => QLinearUnit
+//       (activation: any form of ir::MatchUnitActivation, e.g. Relu, Clip, HardSwish,
+//       Sigmoid + Mul as SiLU, HardSigmoid + Mul as HardSwish, Sigmoid, LeakyRelu)
 //   (b) Add(DQ(a), DQ(b)) -> Q, equal static shapes                          => QLinearAdd
 //   (c) Relu | Clip(DQ(x)) -> Q                                              => QLinearClamp
 //   (d) MaxPool | Reshape | Flatten | Transpose | Squeeze | Unsqueeze | Identity

@@ -1,6 +1,8 @@
 // QLinearUnit: Conv (any group; a direct loop for depthwise), Gemm and MatMul with
 // constant int8 weights packed once at Prepare, int32 bias, residual and activation in
-// one output stage (runtime/int8/output_stage.h).
+// one output stage (runtime/int8/output_stage.h): a clamp activation (Relu, Clip) as the
+// stage's bounds, a non-linear one (HardSwish, Sigmoid, SiLU, ...) through the stage's
+// float epilogue (dequantize, ir::ApplyUnitActivation, QuantizeLinear) in both modes.
 //   Conv: each (image, group, block of 64 output pixels) is an im2col of int8/uint8 rows
 //   (padding filled with zp_x, so it contributes 0) times B_g[K, Cout/group] with the
 //   int8 GEMM (kernels::quant::ForEachConvTile); depthwise convs (Cin/group == 1 == Cout/group) accumulate
@@ -127,8 +129,11 @@ class QLinearUnitKernel : public Kernel {
 
   absl::Status Prepare(const ir::Node& node) {
     name_ = node.Describe();
-    QFUSE_ASSIGN_OR_RETURN(ir::UnitSpec spec, ir::ReadUnitSpec(node));
-    QFUSE_ASSIGN_OR_RETURN(const numerics::RequantizeMode mode, ReadRequantizeMode(node));
+    QFUSE_ASSIGN_OR_RETURN(spec_, ir::ReadUnitSpec(node));
+    const ir::UnitSpec& spec = spec_;
+    QFUSE_ASSIGN_OR_RETURN(numerics::RequantizeMode mode, ReadRequantizeMode(node));
+    float_epilogue_ = !ir::IsClampActivation(spec.activation);
+    if (float_epilogue_) mode = numerics::RequantizeMode::kOnnx;  // the epilogue is float in both modes
     QFUSE_ASSIGN_OR_RETURN(x_, ReadActivationQuant(node.input(ir::kUnitX), "x"));
     if (node.input(ir::kUnitResidual) != nullptr) {
       QFUSE_ASSIGN_OR_RETURN(r_, ReadActivationQuant(node.input(ir::kUnitResidual), "residual"));
@@ -229,11 +234,8 @@ class QLinearUnitKernel : public Kernel {
       stage.has_b = true;
       stage.b.input_scale = r_->scale;
     }
-    if (spec.activation == ir::UnitActivation::kRelu) stage.act_min = 0.f;
-    if (spec.activation == ir::UnitActivation::kRelu6 || spec.activation == ir::UnitActivation::kClip) {
-      stage.act_min = spec.clip_min;
-      stage.act_max = spec.clip_max;
-    }
+    stage.act_min = ir::UnitClampMin(spec);  // unbounded for non-linear activations
+    stage.act_max = ir::UnitClampMax(spec);
     QFUSE_ASSIGN_OR_RETURN(stage_, OutputStage::Create(stage));
     return absl::OkStatus();
   }
@@ -243,6 +245,7 @@ class QLinearUnitKernel : public Kernel {
     const int32_t bias = bias_.empty() ? 0 : bias_[c];
     auto with_residual = [&](auto* res) {
       const int32_t rzp = r_.has_value() ? r_->zero_point : 0;
+      if (float_epilogue_) return StoreActivated(acc, stride, bias, res, rzp, c, y, offset, n);
       switch (y->dtype()) {
         case DataType::kInt8:
           stage_.QuantizeRow(acc, stride, bias, res, rzp, c, n, y->data<int8_t>() + offset);
@@ -261,6 +264,27 @@ class QLinearUnitKernel : public Kernel {
       with_residual(r->data<int8_t>() + offset);
     } else {
       with_residual(r->data<uint8_t>() + offset);
+    }
+  }
+
+  // The non-linear activation epilogue of output_stage.h.
+  template <typename B>
+  void StoreActivated(const int32_t* acc, int64_t stride, int32_t bias, const B* res, int32_t rzp, int64_t c, Tensor* y,
+                      int64_t offset, int64_t n) const {
+    if (y->dtype() == DataType::kFloat32) {
+      float* out = y->data<float>() + offset;
+      stage_.DequantizeRow(acc, stride, bias, res, rzp, c, n, out);
+      ir::ApplyUnitActivation(spec_, absl::MakeSpan(out, n));
+      return;
+    }
+    thread_local std::vector<float> real;
+    real.resize(n);
+    stage_.DequantizeRow(acc, stride, bias, res, rzp, c, n, real.data());
+    ir::ApplyUnitActivation(spec_, absl::MakeSpan(real));
+    if (y->dtype() == DataType::kInt8) {
+      stage_.QuantizeRealRow(real.data(), n, y->data<int8_t>() + offset);
+    } else {
+      stage_.QuantizeRealRow(real.data(), n, y->data<uint8_t>() + offset);
     }
   }
 
@@ -372,6 +396,8 @@ class QLinearUnitKernel : public Kernel {
   }
 
   std::string name_;
+  ir::UnitSpec spec_;
+  bool float_epilogue_ = false;  // a non-linear activation
   BaseOp base_ = BaseOp::kConv;
   ConvAttrs conv_;
   bool trans_b_ = false;

@@ -76,6 +76,11 @@ std::string LayerKind(const ir::Node& node) {
     case ir::UnitActivation::kRelu: kind += "+Relu"; break;
     case ir::UnitActivation::kRelu6: kind += "+ReLU6"; break;
     case ir::UnitActivation::kClip: kind += "+Clip"; break;
+    case ir::UnitActivation::kHardSwish: kind += "+HardSwish"; break;
+    case ir::UnitActivation::kHardSigmoid: kind += "+HardSigmoid"; break;
+    case ir::UnitActivation::kSigmoid: kind += "+Sigmoid"; break;
+    case ir::UnitActivation::kSilu: kind += "+SiLU"; break;
+    case ir::UnitActivation::kLeakyRelu: kind += "+LeakyRelu"; break;
     case ir::UnitActivation::kNone: break;
   }
   return kind + " unit";

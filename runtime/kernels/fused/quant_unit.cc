@@ -1,7 +1,6 @@
 #include "runtime/kernels/fused/quant_unit.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "ir/fused_unit.h"
@@ -37,13 +36,6 @@ class QuantUnitKernel : public Kernel {
         for (int64_t j = 0; j < cols; ++j) row[j] += b[j];
       }
     }
-    float lo = std::numeric_limits<float>::lowest();
-    float hi = std::numeric_limits<float>::max();
-    if (spec_.activation == ir::UnitActivation::kRelu) lo = 0.f;
-    if (spec_.activation == ir::UnitActivation::kClip || spec_.activation == ir::UnitActivation::kRelu6) {
-      lo = spec_.clip_min;
-      hi = spec_.clip_max;
-    }
     const float* r = nullptr;
     if (residual != nullptr) {
       if (residual->dims() != out.dims()) {
@@ -52,9 +44,19 @@ class QuantUnitKernel : public Kernel {
       }
       r = residual->data<float>();
     }
-    // One branch-free pass (vectorisable), skipped when there is neither residual nor clamp.
-    const bool clamp = spec_.activation != ir::UnitActivation::kNone;
-    if (r == nullptr && !clamp) return absl::OkStatus();
+    if (!ir::IsClampActivation(spec_.activation)) {
+      ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
+        if (r != nullptr) {
+          for (int64_t i = begin; i < end; ++i) y[i] += r[i];
+        }
+        ir::ApplyUnitActivation(spec_, absl::MakeSpan(y + begin, end - begin));
+      });
+      return absl::OkStatus();
+    }
+    // A clamp: one branch-free pass (vectorisable), skipped when there is neither residual
+    // nor clamp.
+    const float lo = ir::UnitClampMin(spec_), hi = ir::UnitClampMax(spec_);
+    if (r == nullptr && spec_.activation == ir::UnitActivation::kNone) return absl::OkStatus();
     ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
       if (r != nullptr) {
         for (int64_t i = begin; i < end; ++i) y[i] = std::min(std::max(y[i] + r[i], lo), hi);

@@ -136,6 +136,115 @@ TEST(FormUnitsTest, SharedIntermediateStopsTheChain) {
   EXPECT_EQ(b.graph().num_nodes(), 2);
 }
 
+// Conv -> [Add residual] -> activation, for each form of activation a unit absorbs.
+struct ActivationCase {
+  const char* name;
+  ir::UnitActivation expected;
+  bool residual;
+};
+
+// Appends the activation `kind` to `c` in its standard-op form (as torch exports it).
+ir::Value* AddActivation(GraphBuilder& b, const std::string& kind, ir::Value* c, const std::vector<int64_t>& dims) {
+  if (kind == "HardSwish") return b.Op("HardSwish", {c}, "out", dims);
+  if (kind == "HardSigmoidMul") {  // torch's HardSwish below opset 14
+    ir::Value* h = b.Op("HardSigmoid", {c}, "gate", dims,
+                        GraphBuilder::Attrs({{"alpha", 1.f / 6.f}, {"beta", 0.5f}}));
+    return b.Op("Mul", {c, h}, "out", dims);
+  }
+  if (kind == "SiLU") return b.Op("Mul", {b.Op("Sigmoid", {c}, "gate", dims), c}, "out", dims);
+  if (kind == "Sigmoid") return b.Op("Sigmoid", {c}, "out", dims);
+  if (kind == "HardSigmoid") {
+    return b.Op("HardSigmoid", {c}, "out", dims, GraphBuilder::Attrs({{"alpha", 0.3f}, {"beta", 0.4f}}));
+  }
+  return b.Op("LeakyRelu", {c}, "out", dims, GraphBuilder::Attrs({{"alpha", 0.1f}}));
+}
+
+class UnitActivationTest : public ::testing::TestWithParam<ActivationCase> {};
+
+TEST_P(UnitActivationTest, FormsOneUnitEqualOnFloat) {
+  const ActivationCase& tc = GetParam();
+  GraphBuilder b;
+  const std::vector<int64_t> dims = {-1, 4, 5, 5};
+  ir::Value* x = b.Input("x", {-1, 3, 5, 5});
+  ir::Value* c = b.Op("Conv", {x, b.Random("w", {4, 3, 3, 3}, -1.5f, 1.5f), b.Random("bias", {4})}, "conv", dims,
+                      GraphBuilder::Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  c = b.BatchNorm(c, 4, "bn", dims);
+  if (tc.residual) c = b.Op("Add", {c, b.Input("skip", dims)}, "add", dims);
+  b.Output(AddActivation(b, tc.name, c, dims));
+  FuseFullAndCheck(b);
+  ASSERT_EQ(b.graph().num_nodes(), 1);
+  const ir::Node* unit = b.graph().outputs()[0]->producer();
+  ASSERT_TRUE(ir::IsUnit(*unit));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::UnitSpec spec, ir::ReadUnitSpec(*unit));
+  EXPECT_EQ(spec.activation, tc.expected) << ir::UnitActivationName(spec.activation);
+  EXPECT_EQ(unit->input(ir::kUnitResidual) != nullptr, tc.residual);
+  EXPECT_EQ(b.graph().outputs()[0]->name(), "out");
+  if (tc.expected == ir::UnitActivation::kHardSigmoid) {
+    EXPECT_EQ(spec.alpha, 0.3f);
+    EXPECT_EQ(spec.beta, 0.4f);
+  }
+  if (tc.expected == ir::UnitActivation::kLeakyRelu) {
+    EXPECT_EQ(spec.alpha, 0.1f);
+  }
+  // Export (the unit back as standard ops) runs equal too, at opset 13 (HardSwish as
+  // HardSigmoid + Mul) and 14.
+  for (int64_t opset : {13, 14}) {
+    ir::ExportOptions options;
+    options.opset = opset;
+    QFUSE_ASSERT_OK_AND_ASSIGN(onnx::ModelProto proto, ir::ExportModel(b.model(), options));
+    for (const auto& n : proto.graph().node()) {
+      EXPECT_TRUE(n.domain().empty()) << n.op_type();
+      if (opset < 14) {
+        EXPECT_NE(n.op_type(), "HardSwish");
+      }
+    }
+    QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model back, ir::ImportModel(proto, "", "exported"));
+    QFUSE_ASSERT_OK_AND_ASSIGN(EquivalenceReport report, CompareGraphsNumerically(b.graph(), *back.graph));
+    EXPECT_LE(report.max_abs_diff, 2e-5) << opset << ": " << report.ToString();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Activations, UnitActivationTest,
+    ::testing::Values(ActivationCase{"HardSwish", ir::UnitActivation::kHardSwish, false},
+                      ActivationCase{"HardSwish", ir::UnitActivation::kHardSwish, true},
+                      ActivationCase{"HardSigmoidMul", ir::UnitActivation::kHardSwish, false},
+                      ActivationCase{"HardSigmoidMul", ir::UnitActivation::kHardSwish, true},
+                      ActivationCase{"SiLU", ir::UnitActivation::kSilu, false},
+                      ActivationCase{"SiLU", ir::UnitActivation::kSilu, true},
+                      ActivationCase{"Sigmoid", ir::UnitActivation::kSigmoid, false},
+                      ActivationCase{"Sigmoid", ir::UnitActivation::kSigmoid, true},
+                      ActivationCase{"HardSigmoid", ir::UnitActivation::kHardSigmoid, false},
+                      ActivationCase{"LeakyRelu", ir::UnitActivation::kLeakyRelu, false},
+                      ActivationCase{"LeakyRelu", ir::UnitActivation::kLeakyRelu, true}),
+    [](const ::testing::TestParamInfo<ActivationCase>& info) {
+      return std::string(info.param.name) + (info.param.residual ? "Residual" : "");
+    });
+
+// x * Sigmoid(x) is SiLU only when x has no third reader; x * HardSigmoid(x) is HardSwish
+// only for alpha 1/6, beta 1/2. Otherwise the unit stops before the activation.
+TEST(FormUnitsTest, GatedProductsThatAreNotUnitActivations) {
+  GraphBuilder b;
+  const std::vector<int64_t> dims = {1, 2, 3, 3};
+  ir::Value* x = b.Input("x", dims);
+  ir::Value* c1 = b.Op("Conv", {x, b.Random("w1", {2, 2, 1, 1})}, "c1", dims);
+  ir::Value* s = b.Op("Sigmoid", {c1}, "s", dims);
+  ir::Value* silu = b.Op("Mul", {c1, s}, "silu", dims);
+  ir::Value* third = b.Op("Relu", {c1}, "third", dims);  // a third reader of c1
+  ir::Value* c2 = b.Op("Conv", {silu, b.Random("w2", {2, 2, 1, 1})}, "c2", dims);
+  ir::Value* h = b.Op("HardSigmoid", {c2}, "h", dims, GraphBuilder::Attrs({{"alpha", 0.2f}, {"beta", 0.5f}}));
+  b.Output(b.Op("Mul", {c2, h}, "out", dims));
+  b.Output(third);
+  FuseFullAndCheck(b);
+  auto units = Units(b.graph());
+  ASSERT_EQ(units.size(), 2u);
+  for (const ir::Node* unit : units) {
+    EXPECT_EQ(ir::ReadUnitSpec(*unit)->activation, ir::UnitActivation::kNone) << unit->Describe();
+  }
+  EXPECT_EQ(b.graph().FindValue("silu")->producer()->op_type(), "Mul");
+  EXPECT_EQ(b.graph().FindValue("h")->producer()->op_type(), "HardSigmoid");
+}
+
 TEST(FormUnitsTest, UnitsExportAsStandardOpsAndRunEqual) {
   GraphBuilder b;
   ir::Value* x = b.Input("x", {-1, 3, 4, 4});

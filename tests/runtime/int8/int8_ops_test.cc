@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "ir/graph.h"
 #include "runtime/executor.h"
+#include "tests/testing/qdq_graph.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::runtime {
@@ -24,69 +25,8 @@ using ir::Tensor;
 using ir::Value;
 namespace numerics = ::qfuse::quant::numerics;
 
-ir::TensorType Type(DataType t, const std::vector<int64_t>& dims) {
-  return ir::TensorType{t, ir::Shape::FromDims(dims), {}};
-}
-
-// Builds DQ -> op -> Q graphs with INT8 graph inputs and INT8 (or float) outputs.
-class QdqGraph {
- public:
-  // An INT8 graph input and its DequantizeLinear output.
-  Value* Input(const std::string& name, const std::vector<int64_t>& dims, float scale, int8_t zp) {
-    Value* q = *g_.AddInput(name, Type(DataType::kInt8, dims));
-    return Dq(q, Scalar(name + "_s", scale), Int8Scalar(name + "_zp", zp), dims);
-  }
-  // int8 weights behind a per-axis (scales.size() > 1) or per-tensor DequantizeLinear.
-  Value* Weights(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int8_t>& w,
-                 const std::vector<float>& scales, int64_t axis) {
-    Value* data = *g_.AddConstant(name, Tensor::FromVector<int8_t>(dims, w));
-    return DqConstant(data, scales, std::vector<int8_t>(scales.size(), 0), axis, dims);
-  }
-  Value* Bias(const std::string& name, const std::vector<int32_t>& b, const std::vector<float>& scales) {
-    Value* data = *g_.AddConstant(name, Tensor::FromVector<int32_t>({static_cast<int64_t>(b.size())}, b));
-    return DqConstant(data, scales, std::vector<int32_t>(scales.size(), 0), 0, {static_cast<int64_t>(b.size())});
-  }
-  Value* Op(const std::string& op, const std::vector<Value*>& inputs, const std::vector<int64_t>& dims,
-            ir::AttributeMap attrs = {}) {
-    ir::Node* n = *g_.AddNode(op, op + std::to_string(++count_), inputs, {op + "_out" + std::to_string(count_)}, attrs);
-    n->output(0)->mutable_type() = Type(DataType::kFloat32, dims);
-    return n->output(0);
-  }
-  Value* FloatConst(const std::string& name, float v) { return Scalar(name, v); }
-  // QuantizeLinear of `y` as the INT8 graph output "y".
-  void Output(Value* y, float scale, int8_t zp) {
-    ir::Node* q = *g_.AddNode("QuantizeLinear", "q_out", {y, Scalar("y_s", scale), Int8Scalar("y_zp", zp)}, {"y"});
-    q->output(0)->mutable_type() = Type(DataType::kInt8, {});
-    q->output(0)->mutable_type().shape = y->type().shape;
-    (void)g_.MarkOutput(q->output(0));
-  }
-  void FloatOutput(Value* y) { (void)g_.MarkOutput(y); }
-  ir::Graph& graph() { return g_; }
-
- private:
-  Value* Scalar(const std::string& name, float v) { return *g_.AddConstant(name, Tensor::Scalar<float>(v)); }
-  Value* Int8Scalar(const std::string& name, int8_t v) { return *g_.AddConstant(name, Tensor::Scalar<int8_t>(v)); }
-  Value* Dq(Value* q, Value* s, Value* zp, const std::vector<int64_t>& dims, ir::AttributeMap attrs = {}) {
-    ir::Node* n = *g_.AddNode("DequantizeLinear", q->name() + "_dq", {q, s, zp}, {q->name() + "_dequantized"}, attrs);
-    n->output(0)->mutable_type() = Type(DataType::kFloat32, dims);
-    return n->output(0);
-  }
-  template <typename Z>
-  Value* DqConstant(Value* data, const std::vector<float>& scales, const std::vector<Z>& zps, int64_t axis,
-                    const std::vector<int64_t>& dims) {
-    const bool per_axis = scales.size() > 1;
-    const std::vector<int64_t> pdims = per_axis ? std::vector<int64_t>{static_cast<int64_t>(scales.size())}
-                                                : std::vector<int64_t>{};
-    Value* s = *g_.AddConstant(data->name() + "_s", Tensor::FromVector<float>(pdims, scales));
-    Value* z = *g_.AddConstant(data->name() + "_zp", Tensor::FromVector<Z>(pdims, zps));
-    ir::AttributeMap attrs;
-    if (per_axis) attrs.Set("axis", axis);
-    return Dq(data, s, z, dims, attrs);
-  }
-
-  ir::Graph g_;
-  int count_ = 0;
-};
+using testing::QdqGraph;
+using testing::Type;
 
 ir::AttributeMap Attrs(std::initializer_list<std::pair<const std::string, ir::AttributeValue>> list) {
   ir::AttributeMap m;
