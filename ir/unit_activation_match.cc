@@ -100,4 +100,20 @@ std::optional<UnitActivationMatch> MatchUnitActivation(const Value& x) {
   return std::nullopt;
 }
 
+bool ResidualShapeFits(const Value& residual, const Value& acc) {
+  const Shape& a = residual.type().shape;
+  const Shape& b = acc.type().shape;
+  if (!a.rank_known || !b.rank_known || a.rank() != b.rank()) return false;
+  for (int64_t i = 0; i < a.rank(); ++i) {
+    const Dim& x = a.dims[i];
+    const Dim& y = b.dims[i];
+    if (x.is_known() || y.is_known()) {
+      if (x.value != y.value) return false;
+    } else if (x.symbol != y.symbol && !x.symbol.empty() && !y.symbol.empty()) {
+      return false;  // two different named dims: different by intent
+    }
+  }
+  return true;
+}
+
 }  // namespace qfuse::ir

@@ -10,20 +10,6 @@ namespace {
 
 bool IsStandard(const ir::Node& n, const char* op) { return n.domain().empty() && n.op_type() == op; }
 
-// Same rank and the same dims (known values or identical symbols).
-bool SameShape(const ir::Value& a, const ir::Value& b) {
-  const ir::Shape& sa = a.type().shape;
-  const ir::Shape& sb = b.type().shape;
-  if (!sa.rank_known || !sb.rank_known || sa.rank() != sb.rank()) return false;
-  for (int64_t i = 0; i < sa.rank(); ++i) {
-    const ir::Dim& x = sa.dims[i];
-    const ir::Dim& y = sb.dims[i];
-    const bool same = x.is_known() ? x.value == y.value : (!x.symbol.empty() && x.symbol == y.symbol);
-    if (!same) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
@@ -57,8 +43,8 @@ std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::
     const int residual_index = next->input(0) == current ? 1 : 0;
     const ir::Value* residual = next->input(residual_index);
     // The residual is added without broadcasting, so it must have the output's shape.
-    if (residual->type().dtype == ir::DataType::kFloat32 && SameShape(*residual, *current) &&
-        SameShape(*next->output(0), *current)) {
+    if (residual->type().dtype == ir::DataType::kFloat32 && ir::ResidualShapeFits(*residual, *current) &&
+        ir::ResidualShapeFits(*next->output(0), *current)) {
       m.residual_add = next;
       m.residual_index = residual_index;
       current = next->output(0);

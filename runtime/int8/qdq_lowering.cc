@@ -201,7 +201,7 @@ std::optional<UnitMatch> MatchUnit(Value* y) {
       Value* other = p->input(1 - side);
       if (!SingleUse(other) || !(IsBaseOp(other->producer()) || Is(other->producer(), "Add"))) continue;
       std::optional<DqActivation> r = MatchDqActivation(p->input(side));
-      if (!r.has_value() || !SameKnownShape(r->q, y)) continue;  // activations keep the shape
+      if (!r.has_value() || !ir::ResidualShapeFits(*r->q, *y)) continue;  // activations keep the shape
       m.residual = r;
       m.chain.push_back(p);
       cur = other;
@@ -399,7 +399,6 @@ class Lowering {
   absl::Status Replace(const Sink& sink, const std::vector<Node*>& chain, const std::string& op_type,
                        std::string node_name, const std::vector<Value*>& inputs, ir::AttributeMap attrs) {
     attrs.Set(kRequantizeModeAttr, std::string(RequantizeModeName(options_.mode)));
-    const std::string wanted_name = node_name;  // may refer to a node of `chain`, removed below
     Value* old_out = sink.q != nullptr ? sink.q->output(0) : sink.value;
     const std::string name = old_out->name();
     ir::TensorType type = sink.value->type();
@@ -407,7 +406,7 @@ class Lowering {
       type.dtype = sink.qtype;
       type.quant = sink.params;
     }
-    QFUSE_ASSIGN_OR_RETURN(Node * n, graph_.AddNode(op_type, wanted_name, inputs, {graph_.UniqueValueName(name + "_int8")},
+    QFUSE_ASSIGN_OR_RETURN(Node * n, graph_.AddNode(op_type, node_name, inputs, {graph_.UniqueValueName(name + "_int8")},
                                                     std::move(attrs), ir::kQfuseDomain));
     n->output(0)->mutable_type() = type;
     graph_.ReplaceAllUsesWith(old_out, n->output(0));
@@ -419,7 +418,7 @@ class Lowering {
       QFUSE_RETURN_IF_ERROR(graph_.RemoveNode(c));
       ++stats_.removed_nodes;
     }
-    QFUSE_RETURN_IF_ERROR(graph_.RenameNode(n, wanted_name));  // free again once the chain is gone
+    QFUSE_RETURN_IF_ERROR(graph_.RenameNode(n, node_name));  // free again once the chain is gone
     return graph_.RenameValue(n->output(0), name);
   }
 

@@ -60,6 +60,36 @@ TEST(FormUnitsTest, ConvBnAddReluIsOneUnit) {
   EXPECT_EQ(b.graph().outputs()[0]->name(), "out");
 }
 
+// Models exported with dynamic height and width: ONNX shape inference leaves H and W of every
+// conv output unknown. The residual still joins the unit (the kernels check the run-time
+// shapes); a residual with a known different dim (a broadcast) does not.
+TEST(FormUnitsTest, ResidualWithUnknownHeightAndWidthJoinsTheUnit) {
+  for (bool broadcast : {false, true}) {
+    SCOPED_TRACE(broadcast);
+    GraphBuilder b;
+    auto unknown_hw = [](ir::Value* v) {
+      v->mutable_type().shape.dims[2] = ir::Dim{};
+      v->mutable_type().shape.dims[3] = ir::Dim{};
+      return v;
+    };
+    ir::Value* x = unknown_hw(b.Input("x", {-1, 4, 5, 5}));
+    ir::Value* skip = b.Op("Relu", {x}, "skip", {-1, 4, broadcast ? 1 : 5, broadcast ? 1 : 5});
+    if (!broadcast) unknown_hw(skip);
+    ir::Value* c = unknown_hw(b.Op("Conv", {x, b.Random("w", {4, 4, 3, 3})}, "conv", {-1, 4, 5, 5},
+                                   GraphBuilder::Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})));
+    ir::Value* add = unknown_hw(b.Op("Add", {c, skip}, "add", {-1, 4, 5, 5}));
+    b.Output(unknown_hw(b.Op("Relu", {add}, "out", {-1, 4, 5, 5})));
+    QFUSE_ASSERT_OK(Fuse(&b.model(), FusionLevel::kFull).status());
+    const ir::Node* last = b.graph().outputs()[0]->producer();
+    if (broadcast) {
+      EXPECT_FALSE(ir::IsUnit(*last));  // the Add stays (and the Relu after it)
+    } else {
+      ASSERT_TRUE(ir::IsUnit(*last));
+      EXPECT_NE(last->input(ir::kUnitResidual), nullptr);
+    }
+  }
+}
+
 TEST(FormUnitsTest, Relu6AsClipAndResidualWithoutActivation) {
   GraphBuilder b;
   ir::Value* x = b.Input("x", {1, 4, 4, 4});
