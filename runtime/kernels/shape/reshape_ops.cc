@@ -13,6 +13,27 @@
 namespace qfuse::runtime::kernels {
 namespace {
 
+// Largest tensor a shape kernel makes: beyond it a shape is refused, not allocated.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
+
+// The element count of `dims`, refused when the product overflows int64 (a shape such as
+// [2^62 + 196, 4] wraps to 784) or needs more than kMaxTensorBytes of `element_size` bytes.
+absl::StatusOr<int64_t> CheckedElementCount(absl::Span<const int64_t> dims, size_t element_size,
+                                            const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", ir::DimsToString(dims), " overflows int64"));
+    }
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(element_size), &bytes) || bytes > kMaxTensorBytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(what, " ", ir::DimsToString(dims), " would need more than 1 TiB"));
+  }
+  return n;
+}
+
 // A copy of `x` with new dims (same element count, checked by the caller).
 Tensor Relabel(const Tensor& x, std::vector<int64_t> dims) {
   Tensor y = x;
@@ -63,8 +84,8 @@ class ReshapeKernel : public Kernel {
         infer = static_cast<int64_t>(i);
       } else if (shape[i] < 0) {
         return absl::InvalidArgumentError(absl::StrCat("Reshape shape ", ir::DimsToString(shape), " has a negative dim"));
-      } else {
-        known *= shape[i];
+      } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+        return absl::InvalidArgumentError(absl::StrCat("Reshape shape ", ir::DimsToString(shape), " overflows int64"));
       }
     }
     if (infer >= 0) {
@@ -176,6 +197,7 @@ class ConstantOfShapeKernel : public Kernel {
                    absl::Span<Tensor> outputs) override {
     QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 1));
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadShape(*inputs[0], "ConstantOfShape shape"));
+    QFUSE_RETURN_IF_ERROR(CheckedElementCount(dims, ir::ElementSize(value_.dtype()), "ConstantOfShape shape").status());
     Tensor y(value_.dtype(), std::move(dims));
     const size_t esize = ir::ElementSize(value_.dtype());
     uint8_t* out = static_cast<uint8_t*>(y.raw_data());
@@ -197,6 +219,7 @@ class ExpandKernel : public Kernel {
     const Tensor& x = *inputs[0];
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadShape(*inputs[1], "Expand shape"));
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> out_dims, BroadcastShapes(x.dims(), shape));
+    QFUSE_RETURN_IF_ERROR(CheckedElementCount(out_dims, ir::ElementSize(x.dtype()), "Expand output").status());
     Tensor y(x.dtype(), out_dims);
     if (y.num_elements() == 0) {
       outputs[0] = std::move(y);

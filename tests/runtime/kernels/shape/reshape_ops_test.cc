@@ -26,6 +26,23 @@ TEST(ReshapeTest, ZeroAndMinusOneFollowTheBatch) {
   EXPECT_EQ(b[0].dims(), (std::vector<int64_t>{5, 12}));
 }
 
+// Shapes whose element count overflows int64 (4 * (2^62 + 196) wraps to 784, the size of a
+// 28x28 image) are refused with a one-line error instead of relabelling the data.
+TEST(ReshapeTest, OverflowingShapesAreRefused) {
+  const int64_t huge = (int64_t{1} << 62) + 196;
+  auto reshape = RunOneNode("Reshape", {In(T1<float>({1, 1, 28, 28}, Iota(784))), Const(T1<int64_t>({2}, {huge, 4}))});
+  EXPECT_EQ(reshape.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(reshape.status().message().find("overflows int64"), std::string::npos) << reshape.status();
+  auto fill = RunOneNode("ConstantOfShape", {In(T1<int64_t>({2}, {huge, 4}))});
+  EXPECT_FALSE(fill.ok());
+  EXPECT_NE(fill.status().message().find("overflows int64"), std::string::npos) << fill.status();
+  auto expand = RunOneNode("Expand", {In(T1<float>({1, 784}, Iota(784))),
+                                      Const(T1<int64_t>({2}, {(int64_t{1} << 62) + 1, 784}))});
+  EXPECT_FALSE(expand.ok());
+  auto big = RunOneNode("ConstantOfShape", {In(T1<int64_t>({2}, {int64_t{1} << 30, int64_t{1} << 20}))});
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted) << big.status();
+}
+
 TEST(ReshapeTest, BadShapesAreErrors) {
   for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{{5, -1}, {-1, -1}, {7}, {2, -3}}) {
     auto r = RunOneNode("Reshape", {In(T1<float>({2, 3}, Iota(6))), Const(T1<int64_t>({static_cast<int64_t>(shape.size())}, shape))});
