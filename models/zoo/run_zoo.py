@@ -164,7 +164,7 @@ def run_all(args):
                     r["ort"][level] = check_ort(os.path.join(work, f"model_int8_{level}.onnx"), data, work, level,
                                                 samples)
             r["fx"] = fx_numbers(data)
-            ok = "error" not in r["quantize"] and all("error" not in v and v.get("cosine", 0) >= 0.999
+            ok = "error" not in r["quantize"] and all("error" not in v and v.get("cosine", 0) >= args.min_cosine
                                                       for v in r["ort"].values())
             bad += not ok
             results.write(json.dumps(r) + "\n")
@@ -246,6 +246,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "zoo-runs"))
     ap.add_argument("--only", default="", help="comma-separated arch names")
     ap.add_argument("--resume", action="store_true", help="skip models already in results.jsonl")
+    ap.add_argument("--min_cosine", type=float, default=0.999,
+                    help="OK needs this cosine between onnxruntime and qfuse on every int8 file")
     ap.add_argument("--samples", type=int, default=64, help="calibration and evaluation samples (opset 13)")
     ap.add_argument("--other_samples", type=int, default=16, help="samples for the other opset variants")
     ap.add_argument("--with_norm", action="store_true",
