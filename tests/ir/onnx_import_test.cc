@@ -10,6 +10,7 @@
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "ir/tensor_proto.h"
+#include "tests/testing/onnx_proto_builder.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::ir {
@@ -17,41 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void SetFloatInfo(onnx::ValueInfoProto* vi, const std::string& name, std::vector<int64_t> dims) {
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-                         std::vector<std::string> out) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(op + "_" + out[0]);
-  for (auto& s : in) n->add_input(s);
-  for (auto& s : out) n->add_output(s);
-  return n;
-}
-
-void AddIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-void AddFloatAttr(onnx::NodeProto* n, const std::string& name, float v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-void AddIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
+using testing::AddFloatAttr;
+using testing::AddIntAttr;
+using testing::AddIntsAttr;
+using testing::AddNode;
+using testing::SetFloatInfo;
 
 // An opset-9 model in the style of old exporters: weights in Constant nodes, Clip
 // bounds and Unsqueeze/Squeeze/ReduceSum axes as attributes, Upsample, 2-D Softmax.

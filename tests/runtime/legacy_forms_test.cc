@@ -10,20 +10,13 @@
 #include "ir/onnx_import.h"
 #include "ir/tensor_proto.h"
 #include "runtime/executor.h"
+#include "tests/testing/onnx_proto_builder.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse {
 namespace {
 
-onnx::NodeProto* AddNode(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
-                         std::vector<std::string> out) {
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(op + "_" + out[0]);
-  for (auto& s : in) n->add_input(s);
-  for (auto& s : out) n->add_output(s);
-  return n;
-}
+using testing::AddNode;
 
 void AddInts(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v, bool single = false) {
   auto* a = n->add_attribute();
