@@ -237,7 +237,8 @@ def write_report(args):
             except (KeyError, ValueError):
                 pass
         out.append("")
-    out[8:8] = [f"Summary: {total['ok']} of {total['models']} models quantized at all three levels with every int8 file "
+    header_end = out.index("")  # the blank line after the header paragraph
+    out[header_end + 1:header_end + 1] = [f"Summary: {total['ok']} of {total['models']} models quantized at all three levels with every int8 file "
                 f"run by onnxruntime (cosine >= 0.999 to qfuse); `full` SQNR >= FX on {total['full_ge_fx']} of "
                 f"{total['fx']} with FX numbers; `full` > `none` on {total['full_gt_none']} of {total['models']}.", ""]
     with open(args.report, "w") as f:
