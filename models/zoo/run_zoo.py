@@ -58,6 +58,10 @@ def run(cmd, timeout=3600):
 
 
 def last_error(stderr, stdout):
+    """The tool's one-line error (stderr's `error: ...` line), else its last line of output."""
+    errors = [l for l in stderr.splitlines() if l.startswith("error")]
+    if errors:
+        return errors[-1][:400]
     lines = [l for l in (stderr + "\n" + stdout).splitlines() if l.strip() and "ETA" not in l and "samples/s" not in l]
     return lines[-1][:400] if lines else "no output"
 
