@@ -26,6 +26,8 @@ KernelRegistry* BuildRegistry() {
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) r->Register(op, CreateBinaryKernel);
   for (const char* op : {"Sum", "Max", "Min"}) r->Register(op, CreateVariadicKernel);
   r->Register("Cast", CreateCastKernel);
+  for (const char* op : {"Equal", "Less", "Greater"}) r->Register(op, CreateCompareKernel);
+  r->Register("Where", CreateWhereKernel);
   // Linear algebra.
   r->Register("Conv", CreateConvKernel);
   r->Register("ConvTranspose", CreateConvTransposeKernel);

@@ -1,0 +1,125 @@
+// Comparisons Equal, Less, Greater (numpy broadcasting, any real numeric type, BOOL output)
+// and Where(condition, x, y) (three-way broadcasting, any element type). Exporters use them
+// on small shape tensors (torch's `expand(n, -1, -1)` becomes Where(Equal(shape, -1), 1, shape)),
+// so Where is a plain indexed loop rather than a vectorised one.
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "runtime/kernels/elementwise/binary_loop.h"
+#include "runtime/kernels/elementwise/dispatch.h"
+#include "runtime/kernels/elementwise/elementwise.h"
+#include "runtime/kernels/kernel_util.h"
+
+namespace qfuse::runtime::kernels {
+namespace {
+
+enum class CompareOp { kEqual, kLess, kGreater };
+
+class CompareKernel : public Kernel {
+ public:
+  explicit CompareKernel(CompareOp op) : op_(op) {}
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 2));
+    const Tensor& a = *inputs[0];
+    const Tensor& b = *inputs[1];
+    if (a.dtype() != b.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat("input types differ: ", ir::DataTypeName(a.dtype()), " and ",
+                                                     ir::DataTypeName(b.dtype())));
+    }
+    QFUSE_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a.dims(), b.dims()));
+    Tensor out(ir::DataType::kBool, plan.out_dims);
+    QFUSE_RETURN_IF_ERROR(DispatchNumeric(a.dtype(), "input", [&](auto tag) {
+      using T = decltype(tag);
+      bool* y = out.data<bool>();
+      switch (op_) {
+        case CompareOp::kEqual: BinaryLoop(*ctx.pool, plan, a.data<T>(), b.data<T>(), y, [](T p, T q) { return p == q; }); break;
+        case CompareOp::kLess: BinaryLoop(*ctx.pool, plan, a.data<T>(), b.data<T>(), y, [](T p, T q) { return p < q; }); break;
+        case CompareOp::kGreater: BinaryLoop(*ctx.pool, plan, a.data<T>(), b.data<T>(), y, [](T p, T q) { return p > q; }); break;
+      }
+      return absl::OkStatus();
+    }));
+    outputs[0] = std::move(out);
+    return absl::OkStatus();
+  }
+
+ private:
+  CompareOp op_;
+};
+
+// Strides of `dims` right-aligned to an output of rank `rank`, 0 along broadcast dims.
+std::vector<int64_t> AlignedStrides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const size_t d = dims.size() - 1 - i;
+    const size_t o = out.size() - 1 - i;
+    strides[o] = dims[d] == 1 ? 0 : stride;
+    stride *= dims[d];
+  }
+  return strides;
+}
+
+class WhereKernel : public Kernel {
+ public:
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 3));
+    const Tensor& c = *inputs[0];
+    const Tensor& x = *inputs[1];
+    const Tensor& y = *inputs[2];
+    if (c.dtype() != ir::DataType::kBool) {
+      return absl::InvalidArgumentError(absl::StrCat("condition is ", ir::DataTypeName(c.dtype()), ", not BOOL"));
+    }
+    if (x.dtype() != y.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat("X and Y types differ: ", ir::DataTypeName(x.dtype()), " and ",
+                                                     ir::DataTypeName(y.dtype())));
+    }
+    QFUSE_ASSIGN_OR_RETURN(BroadcastPlan cx, MakeBroadcastPlan(c.dims(), x.dims()));
+    QFUSE_ASSIGN_OR_RETURN(BroadcastPlan all, MakeBroadcastPlan(cx.out_dims, y.dims()));
+    const std::vector<int64_t>& out_dims = all.out_dims;
+    Tensor out(x.dtype(), out_dims);
+    const std::vector<int64_t> sc = AlignedStrides(c.dims(), out_dims);
+    const std::vector<int64_t> sx = AlignedStrides(x.dims(), out_dims);
+    const std::vector<int64_t> sy = AlignedStrides(y.dims(), out_dims);
+    const size_t esize = ir::ElementSize(x.dtype());
+    const bool* cd = c.data<bool>();
+    const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
+    const uint8_t* yd = static_cast<const uint8_t*>(y.raw_data());
+    uint8_t* od = static_cast<uint8_t*>(out.raw_data());
+    std::vector<int64_t> index(out_dims.size(), 0);
+    for (int64_t i = 0; i < out.num_elements(); ++i) {
+      int64_t oc = 0, ox = 0, oy = 0;
+      for (size_t d = 0; d < index.size(); ++d) {
+        oc += index[d] * sc[d];
+        ox += index[d] * sx[d];
+        oy += index[d] * sy[d];
+      }
+      std::memcpy(od + i * esize, cd[oc] ? xd + ox * esize : yd + oy * esize, esize);
+      for (size_t d = index.size(); d-- > 0;) {  // next multi-index
+        if (++index[d] < out_dims[d]) break;
+        index[d] = 0;
+      }
+    }
+    outputs[0] = std::move(out);
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateCompareKernel(const ir::Node& node) {
+  const std::string& op = node.op_type();
+  if (op == "Equal") return std::unique_ptr<Kernel>(new CompareKernel(CompareOp::kEqual));
+  if (op == "Less") return std::unique_ptr<Kernel>(new CompareKernel(CompareOp::kLess));
+  if (op == "Greater") return std::unique_ptr<Kernel>(new CompareKernel(CompareOp::kGreater));
+  return absl::UnimplementedError(absl::StrCat("comparison operator ", op));
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateWhereKernel(const ir::Node& node) {
+  return std::unique_ptr<Kernel>(new WhereKernel());
+}
+
+}  // namespace qfuse::runtime::kernels
