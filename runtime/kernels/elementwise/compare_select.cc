@@ -49,19 +49,6 @@ class CompareKernel : public Kernel {
   CompareOp op_;
 };
 
-// Strides of `dims` right-aligned to an output of rank `rank`, 0 along broadcast dims.
-std::vector<int64_t> AlignedStrides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t stride = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const size_t d = dims.size() - 1 - i;
-    const size_t o = out.size() - 1 - i;
-    strides[o] = dims[d] == 1 ? 0 : stride;
-    stride *= dims[d];
-  }
-  return strides;
-}
-
 class WhereKernel : public Kernel {
  public:
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
@@ -77,13 +64,12 @@ class WhereKernel : public Kernel {
       return absl::InvalidArgumentError(absl::StrCat("X and Y types differ: ", ir::DataTypeName(x.dtype()), " and ",
                                                      ir::DataTypeName(y.dtype())));
     }
-    QFUSE_ASSIGN_OR_RETURN(BroadcastPlan cx, MakeBroadcastPlan(c.dims(), x.dims()));
-    QFUSE_ASSIGN_OR_RETURN(BroadcastPlan all, MakeBroadcastPlan(cx.out_dims, y.dims()));
-    const std::vector<int64_t>& out_dims = all.out_dims;
+    QFUSE_ASSIGN_OR_RETURN(const std::vector<int64_t> cx_dims, BroadcastShapes(c.dims(), x.dims()));
+    QFUSE_ASSIGN_OR_RETURN(const std::vector<int64_t> out_dims, BroadcastShapes(cx_dims, y.dims()));
     Tensor out(x.dtype(), out_dims);
-    const std::vector<int64_t> sc = AlignedStrides(c.dims(), out_dims);
-    const std::vector<int64_t> sx = AlignedStrides(x.dims(), out_dims);
-    const std::vector<int64_t> sy = AlignedStrides(y.dims(), out_dims);
+    const std::vector<int64_t> sc = BroadcastStrides(c.dims(), out_dims);
+    const std::vector<int64_t> sx = BroadcastStrides(x.dims(), out_dims);
+    const std::vector<int64_t> sy = BroadcastStrides(y.dims(), out_dims);
     const size_t esize = ir::ElementSize(x.dtype());
     const bool* cd = c.data<bool>();
     const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
