@@ -63,8 +63,29 @@ class Converter {
 
   absl::StatusOr<ConversionStats> Run() {
     QFUSE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph_.TopologicalOrder());
+    // Values computed only from tensor shapes and constants (Shape -> Cast -> Div -> Concat
+    // feeding an opset-9 Upsample's scales) are not activations: quantizing them changes
+    // output sizes. They stay float.
+    for (const Node* node : order) {
+      bool from_shapes = Is(*node, "Shape");
+      if (!from_shapes) {
+        bool any_input = false;
+        from_shapes = true;
+        for (const Value* in : node->inputs()) {
+          if (in == nullptr) continue;
+          any_input = true;
+          from_shapes = from_shapes && (in->is_constant() || shape_derived_.contains(in));
+        }
+        from_shapes = from_shapes && any_input;
+      }
+      if (!from_shapes) continue;
+      for (const Value* out : node->outputs()) {
+        if (out != nullptr) shape_derived_.insert(out);
+      }
+    }
     for (Node* node : order) {
       if (options_.keep_float.count(node->name()) > 0) continue;
+      if (node->outputs().size() == 1 && shape_derived_.contains(node->output(0))) continue;  // shape arithmetic
       const std::string weight_op = WeightOp(*node);
       const bool quantize_weights = !weight_op.empty() && node->input(1) != nullptr && node->input(1)->is_constant() &&
                                     node->input(1)->type().dtype == DataType::kFloat32 &&
@@ -82,6 +103,7 @@ class Converter {
       for (int i = 0; i < static_cast<int>(node->inputs().size()); ++i) {
         Value* in = node->input(i);
         if (in == nullptr || in->is_constant() || in->type().dtype != DataType::kFloat32) continue;
+        if (shape_derived_.contains(in)) continue;
         if (quantize_weights && (i == ir::kUnitW || i == ir::kUnitBias)) continue;
         // Between two float ops a Q/DQ pair would only add error: neither runtime runs either in int8.
         if (!RunsInt8(node) && !RunsInt8(in->producer())) continue;
@@ -283,6 +305,7 @@ class Converter {
   ConversionStats stats_;
   absl::flat_hash_map<const Value*, QuantParams> params_;
   absl::flat_hash_map<const Value*, Value*> dequantized_;
+  absl::flat_hash_set<const Value*> shape_derived_;  // computed from shapes and constants only
   absl::flat_hash_set<const Node*> float_nodes_;  // kept float because their bias could not fit
 };
 

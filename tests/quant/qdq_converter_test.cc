@@ -219,5 +219,37 @@ TEST(QdqConverterTest, NoQdqBetweenTwoFloatOps) {
   EXPECT_EQ(stats.float_ops, 2);  // Sigmoid and Mul
 }
 
+// An opset-9 export computes Upsample scales at run time: Cast(Shape) -> Div -> Concat. Those
+// FLOAT values are shape arithmetic, not activations: quantizing them to int8 turned a scale of
+// 2 into 1.875 and a 16x16 map into 15x15 (LR-ASPP at opset 9). They stay float.
+TEST(QdqConverterTest, ShapeArithmeticStaysFloat) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("x", {1, 2, 4, 4});
+  ir::Value* c = b.Op("Conv", {x, b.Random("w", {2, 2, 1, 1})}, "c", {1, 2, 4, 4});
+  ir::Value* shape = b.Op("Shape", {c}, "shape", {4});
+  shape->mutable_type().dtype = ir::DataType::kInt64;
+  ir::AttributeMap to_float;
+  to_float.Set("to", int64_t{1});
+  ir::Value* sizes = b.Op("Cast", {shape}, "sizes", {4}, to_float);
+  ir::Value* scales = b.Op("Div", {b.Floats("target", {4}, {1, 2, 8, 8}), sizes}, "scales", {4});
+  ir::Value* up = b.Op("Resize", {c, nullptr, scales}, "up", {1, 2, 8, 8});
+  b.Output(b.Op("Conv", {up, b.Random("w2", {2, 2, 1, 1})}, "y", {1, 2, 8, 8}));
+  calib::CalibrationTable table;
+  for (const char* name : {"c", "scales", "sizes", "up", "x", "y"}) table.tensors.push_back({name, 2.f, 2.f / 127, -2.f, 2.f});
+  std::sort(table.tensors.begin(), table.tensors.end(),
+            [](const calib::TensorRange& a, const calib::TensorRange& t) { return a.name < t.name; });
+  QFUSE_ASSERT_OK_AND_ASSIGN(ConversionStats stats, ConvertToQdq(&b.model(), table, {}));
+  std::set<std::string> quantized;
+  for (const ir::Node* n : b.graph().nodes()) {
+    if (n->op_type() == "QuantizeLinear") quantized.insert(n->input(0)->name());
+  }
+  EXPECT_EQ(quantized, (std::set<std::string>{"x", "c", "up"}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, runtime::Executor::Create(b.graph()));
+  ir::Tensor input(ir::DataType::kFloat32, {1, 2, 4, 4});
+  for (float& v : input.mutable_values<float>()) v = 0.5f;
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto out, exec->Run({{"x", input}}));
+  EXPECT_EQ(out[0].tensor.dims(), (std::vector<int64_t>{1, 2, 8, 8}));
+}
+
 }  // namespace
 }  // namespace qfuse::quant
