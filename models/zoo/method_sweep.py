@@ -38,9 +38,12 @@ def sqnr(model, data, method, work):
 def sweep(args):
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "methods.jsonl"), "w") as out:
+        only = set(args.only.split(",")) if args.only else None
         for model in sorted(glob.glob(os.path.join(args.zoo, "*", "norm-*", "model.onnx"))):
             data = os.path.dirname(model)
             ident = os.path.relpath(data, args.zoo)
+            if only and ident.split(os.sep)[0] not in only:
+                continue
             work = os.path.join(args.out, "methods", ident)
             row = {"id": ident}
             for method in METHODS:
@@ -76,6 +79,7 @@ def main():
     ap.add_argument("--zoo", default=os.path.join(ROOT, "out", "zoo"))
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "zoo-runs"))
     ap.add_argument("--report", default="")
+    ap.add_argument("--only", default="", help="comma-separated arch names")
     args = ap.parse_args()
     if args.report:
         report(args)
