@@ -199,8 +199,9 @@ ThresholdChoice ChooseSingle(const AbsHistogram& histogram, const ThresholdOptio
       edge = EntropyEdge(c, options.num_quantized_bins, options.entropy_skip_zero_spike);
       break;
     case CalibrationMethod::kMse:
-    case CalibrationMethod::kAuto:
       edge = MseEdge(c, options.num_quantized_bins);
+      break;
+    case CalibrationMethod::kAuto:  // ChooseThreshold picks among the four above
       break;
   }
   ThresholdChoice choice = AtEdge(histogram, edge);
@@ -214,12 +215,15 @@ absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, c
   QFUSE_RETURN_IF_ERROR(Validate(histogram, options));
   if (histogram.max_abs() == 0) return ThresholdChoice{kZeroRangeThreshold, 0, options.method};
   if (options.method != CalibrationMethod::kAuto) return ChooseSingle(histogram, options, options.method);
+  const absl::Span<const int64_t> c = histogram.bins();
+  const std::vector<int> occupied = OccupiedBins(c);
   ThresholdChoice best;
   double best_error = kInf;
   for (CalibrationMethod m : {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile, CalibrationMethod::kMse,
                               CalibrationMethod::kMax}) {
     const ThresholdChoice choice = ChooseSingle(histogram, options, m);
-    const double error = QuantizationError(histogram, choice.threshold, options.num_quantized_bins);
+    const double error =
+        ErrorAt(c, occupied, options.num_quantized_bins - 1, choice.threshold / histogram.bin_width());
     if (best_error == kInf || error < best_error || (error == best_error && choice.threshold > best.threshold)) {
       best = choice;
       best_error = error;

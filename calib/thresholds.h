@@ -90,8 +90,9 @@ struct ThresholdChoice {
 //              entropy where it is good, and never a threshold that clips a large share of the
 //              values, such as entropy's answer on a tensor with a big non-zero spike (a
 //              normalised image background). Ties go to the larger threshold, then to the
-//              earlier method in that list. In practice it picks mse or entropy (which often
-//              agree to a bin); the table records the pick per tensor.
+//              earlier method in that list. mse minimises the same score over every edge from
+//              M up, so auto takes mse's threshold unless another method's ties it or lies
+//              below edge M (what the zoo showed: docs/zoo.md); the table records the pick.
 // kMse:        for every candidate j = M..n, T_j = e_j, L = M - 1: each bin's count sits at its
 //              centre x_b = (b + 0.5) * w and quantizes to k * T_j / L with
 //              k = min(round_half_even(x_b * L / T_j), L) (ONNX QuantizeLinear rounding, then
