@@ -184,11 +184,10 @@ class MultiSourceDataset : public Dataset {
           } else {  // (value * scale - mean[c]) / std[c], c indexing the sample's leading dim
             const int64_t channels = std::max(mean.size(), stdev.size()) > 1 ? feed.sample_dims[0] : 1;
             const int64_t per_channel = elements / channels;
-            for (int64_t e = 0; e < elements; ++e) {
-              const size_t c = static_cast<size_t>(e / per_channel);
+            for (int64_t c = 0; c < channels; ++c) {
               const float m = mean.empty() ? 0.f : mean[mean.size() > 1 ? c : 0];
               const float d = stdev.empty() ? 1.f : stdev[stdev.size() > 1 ? c : 0];
-              f[e] = (scale(scratch_[e]) - m) / d;
+              for (int64_t e = c * per_channel; e < (c + 1) * per_channel; ++e) f[e] = (scale(scratch_[e]) - m) / d;
             }
           }
         }
