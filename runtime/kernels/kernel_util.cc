@@ -78,4 +78,10 @@ absl::Status RequireInputs(absl::Span<const Tensor* const> inputs, size_t count)
   return absl::OkStatus();
 }
 
+absl::Status RequireSameType(const Tensor& a, const Tensor& b, const char* what) {
+  if (a.dtype() == b.dtype()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(what, " types differ: ", ir::DataTypeName(a.dtype()), " and ",
+                                                 ir::DataTypeName(b.dtype())));
+}
+
 }  // namespace qfuse::runtime::kernels

@@ -36,6 +36,8 @@ std::vector<int64_t> BroadcastStrides(absl::Span<const int64_t> dims, absl::Span
 
 // Fails unless inputs[i] is present for every i < count.
 absl::Status RequireInputs(absl::Span<const Tensor* const> inputs, size_t count);
+// InvalidArgument "<what> types differ: A and B" unless a and b have one element type.
+absl::Status RequireSameType(const Tensor& a, const Tensor& b, const char* what = "input");
 
 }  // namespace qfuse::runtime::kernels
 

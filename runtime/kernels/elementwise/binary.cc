@@ -57,10 +57,7 @@ class BinaryKernel : public Kernel {
     const Tensor& a = *inputs[0];
     const Tensor& b = *inputs[1];
     if (op_ == BinaryOp::kPow) return RunPow(ctx, a, b, outputs);
-    if (a.dtype() != b.dtype()) {
-      return absl::InvalidArgumentError(absl::StrCat("input types differ: ", ir::DataTypeName(a.dtype()), " and ",
-                                                     ir::DataTypeName(b.dtype())));
-    }
+    QFUSE_RETURN_IF_ERROR(RequireSameType(a, b));
     QFUSE_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a.dims(), b.dims()));
     if (op_ == BinaryOp::kPRelu && plan.out_dims != a.dims()) {
       return absl::InvalidArgumentError(absl::StrCat("PRelu slope ", ir::DimsToString(b.dims()),

@@ -25,10 +25,7 @@ class CompareKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 2));
     const Tensor& a = *inputs[0];
     const Tensor& b = *inputs[1];
-    if (a.dtype() != b.dtype()) {
-      return absl::InvalidArgumentError(absl::StrCat("input types differ: ", ir::DataTypeName(a.dtype()), " and ",
-                                                     ir::DataTypeName(b.dtype())));
-    }
+    QFUSE_RETURN_IF_ERROR(RequireSameType(a, b));
     QFUSE_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a.dims(), b.dims()));
     Tensor out(ir::DataType::kBool, plan.out_dims);
     QFUSE_RETURN_IF_ERROR(DispatchNumeric(a.dtype(), "input", [&](auto tag) {
@@ -60,10 +57,7 @@ class WhereKernel : public Kernel {
     if (c.dtype() != ir::DataType::kBool) {
       return absl::InvalidArgumentError(absl::StrCat("condition is ", ir::DataTypeName(c.dtype()), ", not BOOL"));
     }
-    if (x.dtype() != y.dtype()) {
-      return absl::InvalidArgumentError(absl::StrCat("X and Y types differ: ", ir::DataTypeName(x.dtype()), " and ",
-                                                     ir::DataTypeName(y.dtype())));
-    }
+    QFUSE_RETURN_IF_ERROR(RequireSameType(x, y, "X and Y"));
     QFUSE_ASSIGN_OR_RETURN(const std::vector<int64_t> cx_dims, BroadcastShapes(c.dims(), x.dims()));
     QFUSE_ASSIGN_OR_RETURN(const std::vector<int64_t> out_dims, BroadcastShapes(cx_dims, y.dims()));
     Tensor out(x.dtype(), out_dims);

@@ -44,12 +44,7 @@ class VariadicKernel : public Kernel {
     if (inputs.empty()) return absl::InvalidArgumentError("needs at least one input");
     QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, inputs.size()));
     const DataType dtype = inputs[0]->dtype();
-    for (const Tensor* t : inputs) {
-      if (t->dtype() != dtype) {
-        return absl::InvalidArgumentError(absl::StrCat("input types differ: ", ir::DataTypeName(dtype), " and ",
-                                                       ir::DataTypeName(t->dtype())));
-      }
-    }
+    for (const Tensor* t : inputs) QFUSE_RETURN_IF_ERROR(RequireSameType(*inputs[0], *t));
     if (dtype == DataType::kFloat16 || dtype == DataType::kBFloat16) {
       std::vector<Tensor> wide;
       wide.reserve(inputs.size());
