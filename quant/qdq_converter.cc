@@ -245,7 +245,7 @@ class Converter {
       QFUSE_ASSIGN_OR_RETURN(int64_t trans_b, node.attrs().GetInt("transB", 0));
       return d.size() == 2 ? d[trans_b ? 1 : 0] : 0;
     }
-    return d.size() >= 2 ? d[d.size() - 2] : d.empty() ? 0 : d[0];  // MatMul: [..., K, N]
+    return d.size() >= 2 ? d[d.size() - 2] : 0;  // MatMul: [..., K, N]
   }
 
   absl::Status InsertWeights(Node* node, QuantizedWeights w) {

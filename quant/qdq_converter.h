@@ -5,8 +5,9 @@
 // Placement: every float value that an int8 op (one with an int8 form, not kept float) reads
 // or writes gets one Q -> DQ pair, and all its readers take the DQ output. A value between
 // two float ops (e.g. Sigmoid -> Mul of a SiLU, the steps of a decomposed LayerNorm) stays
-// float: a Q/DQ pair there adds error and no runtime would run either op in int8. At fusion level `full` the ops are quantized units,
-// so a unit's accumulator, residual add and activation are never requantized; at `bn`
+// float: a Q/DQ pair there adds error and no runtime would run either op in int8. Values
+// computed only from shapes and constants are not activations and stay float. At fusion
+// level `full` the ops are quantized units, so a unit's accumulator, residual add and activation are never requantized; at `bn`
 // and `none` every op output is. Ops that keep their input's scale (MaxPool, Reshape,
 // Flatten, Transpose, Squeeze, Unsqueeze, Identity; Concat when its inputs' scales
 // agree) reuse it. Graph outputs stay float (the last op dequantizes). Nodes named in
