@@ -25,6 +25,7 @@
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/executor.h"
 #include "runtime/random_inputs.h"
 #include "tools/quantize/evaluation.h"
@@ -159,8 +160,9 @@ absl::Status Main() {
     return absl::OkStatus();
   }
   const int runs = std::max(1, absl::GetFlag(FLAGS_runs));
-  absl::PrintF("model %s (fusion %s, %d nodes), %d threads, %d timed runs per setting\n", path,
-               fusion::FusionLevelName(level), model.graph->num_nodes(), options.num_threads, runs);
+  absl::PrintF("model %s (fusion %s, %d nodes), %d threads, %d timed runs per setting, ISA %s (CPU has %s)\n", path,
+               fusion::FusionLevelName(level), model.graph->num_nodes(), options.num_threads, runs,
+               runtime::IsaName(runtime::MaxIsa()), runtime::IsaName(runtime::DetectedIsa()));
   for (int64_t batch : {1, 64}) {
     QFUSE_ASSIGN_OR_RETURN(auto inputs, SeededInputs(*model.graph, batch));
     QFUSE_ASSIGN_OR_RETURN(Timing t, TimeRuns(*exec, inputs, runs));

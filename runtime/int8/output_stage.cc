@@ -1,4 +1,5 @@
 #include "runtime/int8/output_stage.h"
+#include "runtime/cpu_isa.h"
 
 #include <immintrin.h>
 
@@ -181,29 +182,26 @@ FixedLanes Lanes(numerics::FixedMultiplier m) {
   return l;
 }
 
-RequantizeIsa DetectIsa() {
-  if (__builtin_cpu_supports("avx512f")) return RequantizeIsa::kAvx512;
-  if (__builtin_cpu_supports("avx2")) return RequantizeIsa::kAvx2;
-  return RequantizeIsa::kScalar;
-}
-
-std::atomic<int>& IsaLevel() {
-  static std::atomic<int> level{static_cast<int>(MaxRequantizeIsa())};
+// The level SetRequantizeIsa asked for (the highest until a test lowers it).
+std::atomic<int>& RequestedLevel() {
+  static std::atomic<int> level{static_cast<int>(RequantizeIsa::kAvx512)};
   return level;
 }
 
 }  // namespace
 
 RequantizeIsa MaxRequantizeIsa() {
-  static const RequantizeIsa isa = DetectIsa();
-  return isa;
+  if (IsaAllowed(Isa::kAvx512)) return RequantizeIsa::kAvx512;
+  if (IsaAllowed(Isa::kAvx2)) return RequantizeIsa::kAvx2;
+  return RequantizeIsa::kScalar;
 }
 
-void SetRequantizeIsa(RequantizeIsa isa) {
-  IsaLevel().store(std::min(static_cast<int>(isa), static_cast<int>(MaxRequantizeIsa())), std::memory_order_relaxed);
-}
+void SetRequantizeIsa(RequantizeIsa isa) { RequestedLevel().store(static_cast<int>(isa), std::memory_order_relaxed); }
 
-RequantizeIsa CurrentRequantizeIsa() { return static_cast<RequantizeIsa>(IsaLevel().load(std::memory_order_relaxed)); }
+RequantizeIsa CurrentRequantizeIsa() {
+  return static_cast<RequantizeIsa>(
+      std::min(RequestedLevel().load(std::memory_order_relaxed), static_cast<int>(MaxRequantizeIsa())));
+}
 
 int64_t OutputStage::QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp,
                                      int64_t c, int64_t n, uint8_t* out) const {

@@ -69,10 +69,10 @@ inline constexpr int kTwoTermFractionBits = 16;
 // Instruction sets of the vectorised QuantizeRow (chosen at run time; every level gives
 // the same bytes as the scalar code).
 enum class RequantizeIsa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
-// The best level this CPU supports.
+// The best level this CPU supports under the process's ISA cap (runtime/cpu_isa.h).
 RequantizeIsa MaxRequantizeIsa();
-// Caps the level used by QuantizeRow (process-wide; for tests and benchmarks). Levels
-// above MaxRequantizeIsa() are lowered to it.
+// Caps the level used by QuantizeRow further (process-wide; for tests and benchmarks).
+// CurrentRequantizeIsa() is the lower of this and MaxRequantizeIsa().
 void SetRequantizeIsa(RequantizeIsa isa);
 RequantizeIsa CurrentRequantizeIsa();
 

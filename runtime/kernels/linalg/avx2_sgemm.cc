@@ -1,4 +1,5 @@
 #include "runtime/kernels/linalg/avx2_sgemm.h"
+#include "runtime/cpu_isa.h"
 
 #include <immintrin.h>
 
@@ -119,8 +120,7 @@ __attribute__((target("avx2,fma"))) void MicroKernel(int64_t kc, const float* ap
 }  // namespace
 
 bool Avx2SgemmAvailable() {
-  static const bool available = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return available;
+  return IsaAllowed(Isa::kAvx2);
 }
 
 void Avx2Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

@@ -1,4 +1,5 @@
 #include "runtime/kernels/linalg/avx512_sgemm.h"
+#include "runtime/cpu_isa.h"
 
 #include <immintrin.h>
 
@@ -179,10 +180,7 @@ __mmask16 LaneMask(int64_t lanes) {
 }  // namespace
 
 bool Avx512SgemmAvailable() {
-  static const bool available = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                                __builtin_cpu_supports("fma");
-  return available;
+  return IsaAllowed(Isa::kAvx512);
 }
 
 namespace {

@@ -1,4 +1,5 @@
 #include "runtime/kernels/linalg/conv_geometry.h"
+#include "runtime/cpu_isa.h"
 
 #include <immintrin.h>
 
@@ -322,9 +323,7 @@ void Im2ColBaseline(const ConvGeometry& g, int64_t channels, const float* image,
 
 void Im2ColRows(const ConvGeometry& g, int64_t channels, const float* image, int64_t row_begin, int64_t row_end,
                 float* col) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
-  if (avx512) {
+  if (IsaAllowed(Isa::kAvx512)) {
     Im2ColAvx512(g, channels, image, row_begin, row_end, col);
   } else {
     Im2ColBaseline(g, channels, image, row_begin, row_end, col);
@@ -546,12 +545,9 @@ __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,fma"))) void Depthwise
 }  // namespace
 
 void DepthwiseChannel(const ConvGeometry& g, const float* image, const float* w, float bias, float* out) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx512) {
+  if (IsaAllowed(Isa::kAvx512)) {
     DepthwiseAvx512(g, image, w, bias, out);
-  } else if (avx2) {
+  } else if (IsaAllowed(Isa::kAvx2)) {
     DepthwiseAvx2(g, image, w, bias, out);
   } else {
     DepthwiseBaseline(g, image, w, bias, out);

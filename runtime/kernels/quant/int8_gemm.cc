@@ -1,4 +1,5 @@
 #include "runtime/kernels/quant/int8_gemm.h"
+#include "runtime/cpu_isa.h"
 
 #include <immintrin.h>
 
@@ -223,15 +224,10 @@ PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t
 
 bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
   switch (isa) {
-    case Int8GemmIsa::kAvx512Vnni: {
-      static const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                               __builtin_cpu_supports("avx512vnni");
-      return vnni;
-    }
-    case Int8GemmIsa::kAvx2: {
-      static const bool avx2 = __builtin_cpu_supports("avx2");
-      return avx2;
-    }
+    case Int8GemmIsa::kAvx512Vnni:
+      return IsaAllowed(Isa::kAvx512Vnni);
+    case Int8GemmIsa::kAvx2:
+      return IsaAllowed(Isa::kAvx2);
     case Int8GemmIsa::kScalar:
       return true;
   }
@@ -239,7 +235,7 @@ bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
 }
 
 Int8GemmIsa BestInt8GemmIsa() {
-  static const Int8GemmIsa best = Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni) ? Int8GemmIsa::kAvx512Vnni
+  const Int8GemmIsa best = Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni) ? Int8GemmIsa::kAvx512Vnni
                                   : Int8GemmIsaAvailable(Int8GemmIsa::kAvx2)     ? Int8GemmIsa::kAvx2
                                                                                  : Int8GemmIsa::kScalar;
   return best;

@@ -13,7 +13,7 @@
 //    use _mm256_maddubs_epi16: its int16 pair sum saturates (255 * 127 * 2 > 32767) unless
 //    activations are limited to 7 bits, which would change results;
 //  - kScalar: the same sums in uint32, reading the same packed layout.
-// The path is chosen at run time with __builtin_cpu_supports (per-function target
+// The path is chosen at run time from runtime/cpu_isa.h (QFUSE_MAX_ISA caps it; per-function target
 // attributes; the rest of the build keeps the baseline ISA).
 #ifndef QFUSE_RUNTIME_KERNELS_QUANT_INT8_GEMM_H_
 #define QFUSE_RUNTIME_KERNELS_QUANT_INT8_GEMM_H_

@@ -21,6 +21,7 @@
 #include "runtime/executor.h"
 #include "runtime/int8/int8_ops.h"
 #include "tests/testing/onnx_test_case.h"
+#include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::runtime {
@@ -28,25 +29,7 @@ namespace {
 
 namespace numerics = ::qfuse::quant::numerics;
 
-absl::StatusOr<ir::Model> QuantizeSample(const std::string& name, fusion::FusionLevel level,
-                                         quant::ActivationType activations) {
-  QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel("models/" + name + "/model.onnx"));
-  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
-  calib::DataSource source;
-  source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset({source}, *model.graph, 64));
-  calib::CalibrateOptions calibrate;
-  calibrate.num_samples = 64;
-  calibrate.show_progress = false;
-  // The thresholds the agreement bounds below were set with (the integer path, not the
-  // calibration method, is under test).
-  calibrate.threshold.method = calib::CalibrationMethod::kEntropy;
-  QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*model.graph, *data, calibrate));
-  quant::ConvertOptions convert;
-  convert.activation_type = activations;
-  QFUSE_RETURN_IF_ERROR(quant::ConvertToQdq(&model, run.table, convert).status());
-  return model;
-}
+using testing::QuantizeSample;
 
 // Every INT8/UINT8 tensor a run produces, by value name, and the outputs.
 struct Observed {

@@ -1,0 +1,121 @@
+// The ISA cap (runtime/cpu_isa.h): names parse, the cap reaches every dispatch point, and
+// the int8 sample models give the same bytes on every path the machine has, with the
+// scalar path as the oracle (both requantization modes, every int8 tensor compared).
+#include "runtime/cpu_isa.h"
+
+#include <map>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "runtime/executor.h"
+#include "runtime/int8/output_stage.h"
+#include "runtime/kernels/linalg/avx2_sgemm.h"
+#include "runtime/kernels/linalg/avx512_sgemm.h"
+#include "runtime/kernels/quant/int8_gemm.h"
+#include "tests/testing/onnx_test_case.h"
+#include "tests/testing/quantized_sample.h"
+#include "tests/testing/status_matchers.h"
+
+namespace qfuse::runtime {
+namespace {
+
+namespace numerics = ::qfuse::quant::numerics;
+
+// Restores the process's cap when a test ends.
+class CapGuard {
+ public:
+  CapGuard() : saved_(MaxIsa()) {}
+  ~CapGuard() { SetIsaCap(saved_ == DetectedIsa() ? Isa::kAmx : saved_); }
+
+ private:
+  Isa saved_;
+};
+
+TEST(CpuIsaTest, NamesRoundTripAndTyposAreErrors) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kAmx}) {
+    QFUSE_ASSERT_OK_AND_ASSIGN(Isa parsed, ParseIsa(IsaName(isa)));
+    EXPECT_EQ(parsed, isa);
+  }
+  QFUSE_ASSERT_OK_AND_ASSIGN(Isa upper, ParseIsa("AVX2"));
+  EXPECT_EQ(upper, Isa::kAvx2);
+  absl::StatusOr<Isa> typo = ParseIsa("avx-2");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("avx-2"), std::string::npos);
+}
+
+TEST(CpuIsaTest, CapReachesEveryDispatchPoint) {
+  CapGuard guard;
+  std::printf("detected ISA: %s\n", IsaName(DetectedIsa()));
+  SetIsaCap(Isa::kScalar);
+  EXPECT_EQ(MaxIsa(), Isa::kScalar);
+  EXPECT_FALSE(kernels::linalg::Avx512SgemmAvailable());
+  EXPECT_FALSE(kernels::linalg::Avx2SgemmAvailable());
+  EXPECT_EQ(kernels::quant::BestInt8GemmIsa(), kernels::quant::Int8GemmIsa::kScalar);
+  EXPECT_EQ(int8::CurrentRequantizeIsa(), int8::RequantizeIsa::kScalar);
+  if (DetectedIsa() >= Isa::kAvx2) {
+    SetIsaCap(Isa::kAvx2);
+    EXPECT_EQ(MaxIsa(), Isa::kAvx2);
+    EXPECT_FALSE(kernels::linalg::Avx512SgemmAvailable());
+    EXPECT_TRUE(kernels::linalg::Avx2SgemmAvailable());
+    EXPECT_EQ(kernels::quant::BestInt8GemmIsa(), kernels::quant::Int8GemmIsa::kAvx2);
+    EXPECT_EQ(int8::CurrentRequantizeIsa(), int8::RequantizeIsa::kAvx2);
+  }
+  if (DetectedIsa() >= Isa::kAvx512Vnni) {
+    SetIsaCap(Isa::kAvx512);
+    EXPECT_TRUE(kernels::linalg::Avx512SgemmAvailable());
+    EXPECT_EQ(kernels::quant::BestInt8GemmIsa(), kernels::quant::Int8GemmIsa::kAvx2);
+    SetIsaCap(Isa::kAvx512Vnni);
+    EXPECT_EQ(kernels::quant::BestInt8GemmIsa(), kernels::quant::Int8GemmIsa::kAvx512Vnni);
+  }
+}
+
+// Every INT8/UINT8 tensor and every output of one run, by value name.
+absl::StatusOr<std::map<std::string, ir::Tensor>> RunAll(const ir::Graph& graph, numerics::RequantizeMode mode,
+                                                         const std::vector<NamedTensor>& inputs) {
+  ExecutorOptions options;
+  options.requantize_mode = mode;
+  QFUSE_ASSIGN_OR_RETURN(auto exec, Executor::Create(graph, options));
+  std::map<std::string, ir::Tensor> seen;
+  RunOptions run;
+  run.observer = [&](const ir::Value& v, const ir::Tensor& t) {
+    if (t.dtype() == ir::DataType::kInt8 || t.dtype() == ir::DataType::kUint8) seen.emplace(v.name(), t);
+  };
+  QFUSE_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, exec->Run(inputs, run));
+  for (NamedTensor& o : outputs) seen.emplace("output:" + o.name, std::move(o.tensor));
+  return seen;
+}
+
+class IntegerPathsTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(IntegerPathsTest, EveryIsaGivesTheScalarBytes) {
+  CapGuard guard;
+  const std::string& name = GetParam();
+  QFUSE_ASSERT_OK_AND_ASSIGN(testing::OnnxTestCase tc, testing::LoadOnnxTestCase("models/" + name));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model,
+                             testing::QuantizeSample(name, fusion::FusionLevel::kFull, quant::ActivationType::kInt8));
+  for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
+    SetIsaCap(Isa::kScalar);
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto oracle, RunAll(*model.graph, mode, tc.inputs));
+    ASSERT_GT(oracle.size(), 10u);
+    for (Isa cap : {Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni}) {
+      if (cap > DetectedIsa()) continue;
+      SetIsaCap(cap);
+      QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(*model.graph, mode, tc.inputs));
+      ASSERT_EQ(got.size(), oracle.size());
+      int differing = 0;
+      for (const auto& [value, want] : oracle) {
+        if (!got.at(value).BitwiseEqual(want)) {
+          ++differing;
+          ADD_FAILURE() << name << " at cap " << IsaName(cap) << ": " << value << " differs from the scalar path";
+        }
+      }
+      std::printf("%s %s cap %s: %zu tensors, %d differ from scalar\n", name.c_str(),
+                  mode == numerics::RequantizeMode::kOnnx ? "onnx" : "fixed", IsaName(cap), oracle.size(), differing);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, IntegerPathsTest, ::testing::Values("resnet_small", "mobilenetv2_small"));
+
+}  // namespace
+}  // namespace qfuse::runtime
