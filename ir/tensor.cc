@@ -80,16 +80,27 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> dims)
   Allocate();
 }
 
-void Tensor::Allocate() {
+Tensor Tensor::Uninitialized(DataType dtype, std::vector<int64_t> dims) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.num_elements_ = NumElements(t.dims_);
+  t.Allocate(/*zero=*/false);
+  return t;
+}
+
+void Tensor::Allocate(bool zero) {
   const size_t padded = PaddedBytes(byte_size());
   data_ = std::unique_ptr<uint8_t[], AlignedDeleter>(BufferCache::Get().Take(padded), AlignedDeleter{padded});
-  std::memset(data_.get(), 0, padded);
+  // Without `zero`, only the alignment padding past the elements is cleared.
+  const size_t from = zero ? 0 : byte_size();
+  std::memset(data_.get() + from, 0, padded - from);
 }
 
 Tensor::Tensor(const Tensor& other)
     : dtype_(other.dtype_), dims_(other.dims_), num_elements_(other.num_elements_) {
   if (other.data_ != nullptr) {
-    Allocate();
+    Allocate(/*zero=*/false);
     std::memcpy(data_.get(), other.data_.get(), byte_size());
   }
 }

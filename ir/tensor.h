@@ -26,6 +26,9 @@ class Tensor {
   Tensor() = default;
   // Zero-initialised tensor of the given type and shape.
   Tensor(DataType dtype, std::vector<int64_t> dims);
+  // A tensor whose contents are unspecified, for kernels that write every element
+  // (saves the zero-fill pass over large activations).
+  static Tensor Uninitialized(DataType dtype, std::vector<int64_t> dims);
 
   Tensor(const Tensor& other);
   Tensor& operator=(const Tensor& other);
@@ -80,7 +83,7 @@ class Tensor {
     void operator()(uint8_t* p) const;
     size_t bytes;  // allocation size, for the buffer cache
   };
-  void Allocate();
+  void Allocate(bool zero = true);
 
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> dims_;

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+
+#include "absl/strings/match.h"
 
 namespace qfuse::ir {
 namespace {
@@ -100,6 +103,13 @@ std::optional<UnitActivationMatch> MatchUnitActivation(const Value& x) {
   return std::nullopt;
 }
 
+namespace {
+
+// Empty, or a symbol onnx's shape inference made up for an unknown dim.
+bool IsInventedSymbol(const std::string& symbol) { return symbol.empty() || absl::StartsWith(symbol, "unk__"); }
+
+}  // namespace
+
 bool ResidualShapeFits(const Value& residual, const Value& acc) {
   const Shape& a = residual.type().shape;
   const Shape& b = acc.type().shape;
@@ -109,7 +119,7 @@ bool ResidualShapeFits(const Value& residual, const Value& acc) {
     const Dim& y = b.dims[i];
     if (x.is_known() || y.is_known()) {
       if (x.value != y.value) return false;
-    } else if (x.symbol != y.symbol && !x.symbol.empty() && !y.symbol.empty()) {
+    } else if (x.symbol != y.symbol && !IsInventedSymbol(x.symbol) && !IsInventedSymbol(y.symbol)) {
       return false;  // two different named dims: different by intent
     }
   }

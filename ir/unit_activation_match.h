@@ -35,8 +35,9 @@ std::optional<UnitActivationMatch> MatchUnitActivation(const Value& x);
 // Whether `residual` can be a unit's residual for the accumulator `acc`: the residual is added
 // without broadcasting, so the two must have one shape. Known ranks must agree; each dim pair
 // must be equal known values, the same symbol, or both not known (the H and W of a model
-// exported with dynamic axes). A pair that differs at run time is then refused by the unit
-// kernels with a one-line error naming both shapes.
+// exported with dynamic axes). Symbols ONNX shape inference invents for unknown dims
+// ("unk__N", a fresh one per op output) count as not known. A pair that differs at run
+// time is then refused by the unit kernels with a one-line error naming both shapes.
 bool ResidualShapeFits(const Value& residual, const Value& acc);
 
 }  // namespace qfuse::ir

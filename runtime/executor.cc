@@ -7,6 +7,7 @@
 #include "ir/fused_unit.h"
 #include "ir/status_macros.h"
 #include "runtime/int8/qdq_lowering.h"
+#include "runtime/onednn/onednn_engine.h"
 
 namespace qfuse::runtime {
 
@@ -47,9 +48,16 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     step.kernel = *std::move(kernel);
     for (const ir::Value* in : node->inputs()) step.input_slots.push_back(in == nullptr ? -1 : slot(in));
     for (const ir::Value* out : node->outputs()) step.output_slots.push_back(out == nullptr ? -1 : slot(out));
+    exec->slot_blocked_channels_.resize(exec->slot_values_.size(), 0);
+    for (size_t o = 0; o < step.output_slots.size(); ++o) {
+      if (step.output_slots[o] >= 0) {
+        exec->slot_blocked_channels_[step.output_slots[o]] = step.kernel->blocked_channels(static_cast<int>(o));
+      }
+    }
     exec->steps_.push_back(std::move(step));
   }
   for (const ir::Value* out : graph.outputs()) exec->output_slots_.push_back(slot(out));
+  exec->slot_blocked_channels_.resize(exec->slot_values_.size(), 0);
   // Lifetime plan: an intermediate is freed right after its last reader runs.
   last_reader.assign(exec->slot_values_.size(), -1);
   for (size_t s = 0; s < exec->steps_.size(); ++s) {
@@ -107,11 +115,29 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
   KernelContext ctx{&pool_};
   int64_t live = 0;
   peak_bytes_ = 0;
+  // Plain copies of channel-blocked values, made once when a reader needs them.
+  std::vector<Tensor> plain(slot_values_.size());
+  auto plain_view = [&](int s) -> absl::StatusOr<const Tensor*> {
+    if (slot_blocked_channels_[s] == 0) return view[s];
+    if (plain[s].dtype() == ir::DataType::kUndefined) {
+      QFUSE_ASSIGN_OR_RETURN(plain[s], onednn::BlockedToPlain(pool_, *view[s], slot_blocked_channels_[s]));
+      live += static_cast<int64_t>(plain[s].byte_size());
+    }
+    return &plain[s];
+  };
   std::vector<const Tensor*> in_ptrs;
   std::vector<Tensor> outs;
   for (Step& step : steps_) {
     in_ptrs.clear();
-    for (int s : step.input_slots) in_ptrs.push_back(s < 0 ? nullptr : view[s]);
+    for (size_t i = 0; i < step.input_slots.size(); ++i) {
+      const int s = step.input_slots[i];
+      if (s < 0 || step.kernel->accepts_blocked(static_cast<int>(i))) {
+        in_ptrs.push_back(s < 0 ? nullptr : view[s]);
+      } else {
+        QFUSE_ASSIGN_OR_RETURN(const Tensor* t, plain_view(s));
+        in_ptrs.push_back(t);
+      }
+    }
     outs.assign(step.output_slots.size(), Tensor());
     const auto step_start = std::chrono::steady_clock::now();
     absl::Status status = step.kernel->Run(ctx, in_ptrs, absl::MakeSpan(outs));
@@ -128,18 +154,27 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
       owned[s] = std::move(outs[o]);
       view[s] = &owned[s];
       live += static_cast<int64_t>(owned[s].byte_size());
-      if (options.observer) options.observer(*slot_values_[s], owned[s]);
+      if (options.observer) {
+        QFUSE_ASSIGN_OR_RETURN(const Tensor* t, plain_view(s));
+        options.observer(*slot_values_[s], *t);
+      }
     }
     peak_bytes_ = std::max(peak_bytes_, live);
     for (int s : step.free_after) {
-      live -= static_cast<int64_t>(owned[s].byte_size());
+      live -= static_cast<int64_t>(owned[s].byte_size() + plain[s].byte_size());
       owned[s] = Tensor();
+      plain[s] = Tensor();
       view[s] = nullptr;
     }
   }
   std::vector<NamedTensor> results;
   for (int s : output_slots_) {
     const ir::Value* v = slot_values_[s];
+    if (slot_blocked_channels_[s] != 0) {
+      QFUSE_ASSIGN_OR_RETURN(const Tensor* t, plain_view(s));
+      results.push_back({v->name(), *t});
+      continue;
+    }
     // An output may be a constant or an input passed straight through.
     results.push_back({v->name(), owned[s].dtype() != ir::DataType::kUndefined ? std::move(owned[s]) : *view[s]});
   }

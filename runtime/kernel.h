@@ -30,6 +30,13 @@ class Kernel {
   // Errors name the problem (shape mismatch, bad value); the executor adds the node.
   virtual absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                            absl::Span<Tensor> outputs) = 0;
+
+  // Layouts (runtime/onednn/onednn_engine.h). 0: output `output` is plain ONNX layout;
+  // n > 0: it is channel-blocked and holds n logical channels. Fixed at creation.
+  virtual int64_t blocked_channels(int output) const { return 0; }
+  // True when input `input` may be handed over channel-blocked; otherwise the executor
+  // converts it to plain first.
+  virtual bool accepts_blocked(int input) const { return false; }
 };
 
 // Creates the kernel for `node`, parsing its attributes once. Unsupported attribute

@@ -19,7 +19,10 @@ absl::StatusOr<std::vector<NamedTensor>> RandomInputs(const ir::Graph& graph, co
                                                      "; random data is FLOAT only, give input data"));
     }
     std::vector<int64_t> dims;
-    for (const ir::Dim& d : in->type().shape.dims) dims.push_back(d.is_known() ? d.value : options.batch);
+    for (const ir::Dim& d : in->type().shape.dims) {
+      auto named = options.symbol_sizes.find(d.symbol);
+      dims.push_back(d.is_known() ? d.value : named != options.symbol_sizes.end() ? named->second : options.batch);
+    }
     ir::Tensor t(ir::DataType::kFloat32, dims);
     for (float& v : t.mutable_values<float>()) v = uniform(rng);
     inputs.push_back({in->name(), std::move(t)});

@@ -4,6 +4,8 @@
 #define QFUSE_RUNTIME_RANDOM_INPUTS_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,7 +15,8 @@
 namespace qfuse::runtime {
 
 struct RandomInputOptions {
-  int64_t batch = 1;  // size given to symbolic or unknown dims
+  int64_t batch = 1;  // size given to symbolic or unknown dims not in symbol_sizes
+  std::map<std::string, int64_t> symbol_sizes;  // size of named symbolic dims ("height" -> 224)
   uint32_t seed = 1;
   float low = 0.f;  // FLOAT inputs are uniform in [low, high)
   float high = 1.f;

@@ -11,6 +11,8 @@
 #include "runtime/kernels/nn/nn.h"
 #include "runtime/kernels/quant/quant_ops.h"
 #include "runtime/kernels/shape/shape_ops.h"
+#include "runtime/onednn/conv_kernel.h"
+#include "runtime/onednn/pool_kernel.h"
 
 namespace qfuse::runtime {
 namespace {
@@ -29,16 +31,16 @@ KernelRegistry* BuildRegistry() {
   for (const char* op : {"Equal", "Less", "Greater"}) r->Register(op, CreateCompareKernel);
   r->Register("Where", CreateWhereKernel);
   // Linear algebra.
-  r->Register("Conv", CreateConvKernel);
+  r->Register("Conv", onednn::CreateFloatConvKernel);  // oneDNN when it fits, else CreateConvKernel
   r->Register("ConvTranspose", CreateConvTransposeKernel);
   r->Register("Gemm", CreateGemmKernel);
   r->Register("MatMul", CreateMatMulKernel);
   r->Register("Einsum", CreateEinsumKernel);
   // Neural-network layers, normalisation and reductions.
-  r->Register("MaxPool", CreatePoolKernel);
-  r->Register("AveragePool", CreatePoolKernel);
-  r->Register("GlobalAveragePool", CreateGlobalPoolKernel);
-  r->Register("GlobalMaxPool", CreateGlobalPoolKernel);
+  r->Register("MaxPool", onednn::CreateFloatPoolKernel);  // oneDNN when it fits, else CreatePoolKernel
+  r->Register("AveragePool", onednn::CreateFloatPoolKernel);
+  r->Register("GlobalAveragePool", onednn::CreateFloatGlobalPoolKernel);
+  r->Register("GlobalMaxPool", onednn::CreateFloatGlobalPoolKernel);
   r->Register("BatchNormalization", CreateBatchNormKernel);
   r->Register("InstanceNormalization", CreateInstanceNormKernel);
   r->Register("LayerNormalization", CreateLayerNormKernel);
@@ -72,7 +74,7 @@ KernelRegistry* BuildRegistry() {
   r->Register("QLinearMatMul", CreateQLinearMatMulKernel);
   r->Register("MatMulInteger", CreateMatMulIntegerKernel);
   // qfuse's own ops.
-  r->Register(std::string(ir::kQfuseDomain) + "." + ir::kUnitOpType, CreateQuantUnitKernel);
+  r->Register(std::string(ir::kQfuseDomain) + "." + ir::kUnitOpType, onednn::CreateFloatUnitKernel);
   // qfuse's integer ops (made from QDQ groups by runtime/int8/qdq_lowering.h).
   const std::string q = std::string(ir::kQfuseDomain) + ".";
   r->Register(q + int8::kQLinearUnitOp, int8::CreateQLinearUnitKernel);

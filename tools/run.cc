@@ -16,8 +16,10 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "calib/data_source.h"
 #include "calib/dataset.h"
 #include "fusion/pipeline.h"
@@ -40,8 +42,11 @@ ABSL_FLAG(std::string, save_outputs, "", "with --data: write the first output as
 ABSL_FLAG(bool, integer_kernels, true, "run Q/DQ models on integer kernels (false: simulated in float)");
 ABSL_FLAG(int, seed, 1, "seed for random inputs");
 ABSL_FLAG(int, batch, 1, "size of symbolic/unknown input dims for random inputs");
+ABSL_FLAG(std::vector<std::string>, dims, {},
+          "sizes of named symbolic input dims for random inputs, e.g. height=224,width=224 (others take the batch)");
+ABSL_FLAG(std::vector<std::string>, batches, (std::vector<std::string>{"1", "64"}), "with --bench: the batch sizes timed");
 ABSL_FLAG(int, threads, 2, "runtime threads (including the caller)");
-ABSL_FLAG(bool, bench, false, "benchmark: latency at batch 1 and throughput at batch 64");
+ABSL_FLAG(bool, bench, false, "benchmark: median latency at each of --batches");
 ABSL_FLAG(int, runs, 30, "timed runs per benchmark setting (after 3 warm-up runs)");
 ABSL_FLAG(std::string, fusion, "none",
           "fuse the graph before running: none (as given), bn or full (what onnxruntime's graph optimizer does "
@@ -57,6 +62,14 @@ absl::StatusOr<std::vector<NamedTensor>> SeededInputs(const ir::Graph& graph, in
   runtime::RandomInputOptions options;
   options.batch = batch;
   options.seed = static_cast<uint32_t>(absl::GetFlag(FLAGS_seed));
+  for (const std::string& entry : absl::GetFlag(FLAGS_dims)) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(entry, absl::MaxSplits('=', 1));
+    int64_t size = 0;
+    if (!absl::SimpleAtoi(kv.second, &size) || size <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--dims: '", entry, "' is not name=positive size"));
+    }
+    options.symbol_sizes[kv.first] = size;
+  }
   return runtime::RandomInputs(graph, options);
 }
 
@@ -163,7 +176,15 @@ absl::Status Main() {
   absl::PrintF("model %s (fusion %s, %d nodes), %d threads, %d timed runs per setting, ISA %s (CPU has %s)\n", path,
                fusion::FusionLevelName(level), model.graph->num_nodes(), options.num_threads, runs,
                runtime::IsaName(runtime::MaxIsa()), runtime::IsaName(runtime::DetectedIsa()));
-  for (int64_t batch : {1, 64}) {
+  std::vector<int64_t> batches;
+  for (const std::string& b : absl::GetFlag(FLAGS_batches)) {
+    int64_t batch = 0;
+    if (!absl::SimpleAtoi(b, &batch) || batch <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--batches: '", b, "' is not a positive batch size"));
+    }
+    batches.push_back(batch);
+  }
+  for (int64_t batch : batches) {
     QFUSE_ASSIGN_OR_RETURN(auto inputs, SeededInputs(*model.graph, batch));
     QFUSE_ASSIGN_OR_RETURN(Timing t, TimeRuns(*exec, inputs, runs));
     absl::PrintF("batch %3d: median %8.3f ms  min %8.3f ms  max %8.3f ms  throughput %9.1f samples/s  "
@@ -172,7 +193,7 @@ absl::Status Main() {
                  exec->peak_activation_bytes() / 1048576.0);
   }
   if (absl::GetFlag(FLAGS_profile)) {
-    QFUSE_ASSIGN_OR_RETURN(auto inputs, SeededInputs(*model.graph, 64));
+    QFUSE_ASSIGN_OR_RETURN(auto inputs, SeededInputs(*model.graph, batches.back()));
     std::vector<std::pair<const ir::Node*, double>> times;
     runtime::RunOptions run_options;
     run_options.node_seconds = &times;
@@ -185,7 +206,7 @@ absl::Status Main() {
       entry.second += 1;
       total += seconds / runs;
     }
-    absl::PrintF("profile at batch 64 (mean of %d runs): %.3f ms in kernels\n", runs, total * 1e3);
+    absl::PrintF("profile at batch %d (mean of %d runs): %.3f ms in kernels\n", batches.back(), runs, total * 1e3);
     for (const auto& [op, entry] : by_op) {
       absl::PrintF("  %-24s %8.3f ms  %5.1f%%  (%d nodes)\n", op, entry.first * 1e3, 100 * entry.first / total,
                    entry.second / runs);

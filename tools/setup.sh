@@ -20,6 +20,7 @@ PACKAGES=(
   libpng-dev             # PNG decoding for image calibration data
   libjpeg62-turbo-dev    # JPEG decoding for image calibration data
   nlohmann-json3-dev     # JSON calibration tables and reports
+  libdnnl-dev            # oneDNN 2.6: the float convolutions (runtime/onednn)
 )
 
 bash "$(dirname "$0")/apt_install.sh" setup "${PACKAGES[@]}"

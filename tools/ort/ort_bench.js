@@ -1,15 +1,20 @@
 // Times onnxruntime on a model with random FLOAT inputs: median/min/max latency at
 // batch 1 and batch 64 (symbolic dims take the batch size), like `//tools:run --bench`.
-//   node tools/ort/ort_bench.js MODEL [--threads=2] [--runs=30]
+//   node tools/ort/ort_bench.js MODEL [--threads=2] [--runs=30] [--batches=1,64] [--dims=height=224,width=224]
+// (--dims: sizes of named symbolic dims; the others take the batch size)
 'use strict';
 const ort = require('onnxruntime-node');
 
 function parseArgs(argv) {
-  const args = {threads: 2, runs: 30, batches: [1, 64]};
+  const args = {threads: 2, runs: 30, batches: [1, 64], dims: {}};
   for (const a of argv.slice(2)) {
     if (a.startsWith('--threads=')) args.threads = Number(a.slice(10));
     else if (a.startsWith('--runs=')) args.runs = Number(a.slice(7));
     else if (a.startsWith('--batches=')) args.batches = a.slice(10).split(',').map(Number);
+    else if (a.startsWith('--dims=')) {
+      args.dims = {};
+      for (const kv of a.slice(7).split(',')) args.dims[kv.split('=')[0]] = Number(kv.split('=')[1]);
+    }
     else args.model = a;
   }
   if (!args.model) throw new Error('usage: ort_bench.js MODEL [--threads=N] [--runs=N]');
@@ -41,7 +46,7 @@ async function main() {
     const feeds = {};
     for (const name of session.inputNames) {
       const meta = session.inputMetadata ? session.inputMetadata.find((m) => m.name === name) : null;
-      const shape = (meta && meta.shape ? meta.shape : []).map((d) => (typeof d === 'number' && d >= 0 ? d : batch));
+      const shape = (meta && meta.shape ? meta.shape : []).map((d) => (typeof d === 'number' && d >= 0 ? d : (args.dims[d] || batch)));
       const n = shape.reduce((a, b) => a * b, 1);
       feeds[name] = new ort.Tensor('float32', randomData(n, 1), shape);
     }

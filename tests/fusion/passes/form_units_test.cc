@@ -61,27 +61,36 @@ TEST(FormUnitsTest, ConvBnAddReluIsOneUnit) {
 }
 
 // Models exported with dynamic height and width: ONNX shape inference leaves H and W of every
-// conv output unknown. The residual still joins the unit (the kernels check the run-time
-// shapes); a residual with a known different dim (a broadcast) does not.
+// conv output unknown, as empty dims or as a fresh invented symbol per value ("unk__N", what
+// onnx 1.12 writes for torchvision exports). The residual still joins the unit (the kernels
+// check the run-time shapes); a residual with a known different dim (a broadcast) or with
+// different user-named dims does not.
 TEST(FormUnitsTest, ResidualWithUnknownHeightAndWidthJoinsTheUnit) {
-  for (bool broadcast : {false, true}) {
-    SCOPED_TRACE(broadcast);
+  enum Kind { kEmpty, kInvented, kBroadcast, kSwappedNames };
+  for (Kind kind : {kEmpty, kInvented, kBroadcast, kSwappedNames}) {
+    SCOPED_TRACE(kind);
     GraphBuilder b;
-    auto unknown_hw = [](ir::Value* v) {
-      v->mutable_type().shape.dims[2] = ir::Dim{};
-      v->mutable_type().shape.dims[3] = ir::Dim{};
+    int invented = 0;
+    auto unknown_hw = [&](ir::Value* v, bool swapped = false) {
+      for (int d : {2, 3}) {
+        ir::Dim& dim = v->mutable_type().shape.dims[d];
+        dim = ir::Dim{};
+        if (kind == kInvented) dim.symbol = "unk__" + std::to_string(invented++);
+        if (kind == kSwappedNames) dim.symbol = (d == 2) != swapped ? "height" : "width";
+      }
       return v;
     };
+    const bool broadcast = kind == kBroadcast;
     ir::Value* x = unknown_hw(b.Input("x", {-1, 4, 5, 5}));
     ir::Value* skip = b.Op("Relu", {x}, "skip", {-1, 4, broadcast ? 1 : 5, broadcast ? 1 : 5});
-    if (!broadcast) unknown_hw(skip);
+    if (!broadcast) unknown_hw(skip, /*swapped=*/true);
     ir::Value* c = unknown_hw(b.Op("Conv", {x, b.Random("w", {4, 4, 3, 3})}, "conv", {-1, 4, 5, 5},
                                    GraphBuilder::Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}})));
     ir::Value* add = unknown_hw(b.Op("Add", {c, skip}, "add", {-1, 4, 5, 5}));
     b.Output(unknown_hw(b.Op("Relu", {add}, "out", {-1, 4, 5, 5})));
     QFUSE_ASSERT_OK(Fuse(&b.model(), FusionLevel::kFull).status());
     const ir::Node* last = b.graph().outputs()[0]->producer();
-    if (broadcast) {
+    if (kind == kBroadcast || kind == kSwappedNames) {
       EXPECT_FALSE(ir::IsUnit(*last));  // the Add stays (and the Relu after it)
     } else {
       ASSERT_TRUE(ir::IsUnit(*last));

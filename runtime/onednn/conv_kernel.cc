@@ -1,0 +1,250 @@
+#include "runtime/onednn/conv_kernel.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "ir/fused_unit.h"
+#include "ir/status_macros.h"
+#include "runtime/kernels/fused/quant_unit.h"
+#include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/linalg/conv_geometry.h"
+#include "runtime/kernels/linalg/linalg.h"
+#include "runtime/onednn/onednn_engine.h"
+
+namespace qfuse::runtime::onednn {
+namespace {
+
+using dnnl::memory;
+using kernels::linalg::ConvAttrs;
+using kernels::linalg::ConvGeometry;
+
+// The unit's activation as oneDNN eltwise post-ops (after the residual's sum).
+void AppendActivation(const ir::UnitSpec& spec, dnnl::post_ops* ops) {
+  using dnnl::algorithm;
+  switch (spec.activation) {
+    case ir::UnitActivation::kNone: return;
+    case ir::UnitActivation::kRelu: return ops->append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+    case ir::UnitActivation::kLeakyRelu: return ops->append_eltwise(1.f, algorithm::eltwise_relu, spec.alpha, 0.f);
+    case ir::UnitActivation::kRelu6:
+    case ir::UnitActivation::kClip:
+      return ops->append_eltwise(1.f, algorithm::eltwise_clip, ir::UnitClampMin(spec), ir::UnitClampMax(spec));
+    case ir::UnitActivation::kHardSwish: return ops->append_eltwise(1.f, algorithm::eltwise_hardswish, 0.f, 0.f);
+    case ir::UnitActivation::kHardSigmoid:
+      ops->append_eltwise(1.f, algorithm::eltwise_linear, spec.alpha, spec.beta);
+      return ops->append_eltwise(1.f, algorithm::eltwise_clip, 0.f, 1.f);
+    case ir::UnitActivation::kSigmoid: return ops->append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
+    case ir::UnitActivation::kSilu: return ops->append_eltwise(1.f, algorithm::eltwise_swish, 1.f, 0.f);
+  }
+}
+
+// One convolution primitive for one input shape and input layout, with its weights
+// already in the primitive's preferred format.
+struct Primitive {
+  dnnl::convolution_forward conv;
+  memory weights;
+  memory::desc src_desc, dst_desc;
+  std::vector<int64_t> dst_dims;  // plain [N, OC, OH, OW]
+};
+
+class OneDnnConvKernel : public Kernel {
+ public:
+  OneDnnConvKernel(ConvAttrs attrs, ir::UnitSpec spec, ir::Tensor weights, ir::Tensor bias,
+                   std::unique_ptr<Kernel> native)
+      : attrs_(std::move(attrs)),
+        spec_(std::move(spec)),
+        weights_(std::move(weights)),
+        bias_(std::move(bias)),
+        native_(std::move(native)),
+        block_(BlockSize()),
+        out_channels_(weights_.dims()[0]),
+        in_channels_(weights_.dims()[1] * attrs_.group) {}
+
+  int64_t blocked_channels(int output) const override { return output == 0 ? out_channels_ : 0; }
+  bool accepts_blocked(int input) const override { return input == ir::kUnitX || input == ir::kUnitResidual; }
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 1));
+    const Tensor& x = *inputs[ir::kUnitX];
+    const Tensor* residual = inputs.size() > ir::kUnitResidual ? inputs[ir::kUnitResidual] : nullptr;
+    QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> x_dims, PlainDims(x, in_channels_, "input"));
+    UseThreadsOf(*ctx.pool);
+    const bool x_blocked = x.rank() == 5;
+    // A plain input with few channels (a network's first layer) is read as is; any other
+    // plain input is reordered to the blocked layout first.
+    const bool src_plain = !x_blocked && in_channels_ < block_;
+    absl::StatusOr<const Primitive*> prim = Find(x_dims, src_plain, residual != nullptr);
+    if (!prim.ok()) return RunNative(ctx, inputs, outputs);
+    const Primitive& p = **prim;
+    Tensor out = NewBlocked(p.dst_dims, out_channels_, block_);
+    if (residual != nullptr) {
+      QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> r_dims, PlainDims(*residual, out_channels_, "residual"));
+      if (r_dims != p.dst_dims) {
+        return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(r_dims),
+                                                       " differs from the output's ", ir::DimsToString(p.dst_dims)));
+      }
+      if (residual->rank() == 5) {
+        std::memcpy(out.raw_data(), residual->raw_data(), out.byte_size());
+      } else {
+        PlainToBlocked(*ctx.pool, *residual, block_, out.raw_data());
+      }
+    }
+    Tensor reordered;
+    const void* src_data = x.raw_data();
+    if (!x_blocked && !src_plain) {
+      reordered = NewBlocked(x_dims, in_channels_, block_);
+      PlainToBlocked(*ctx.pool, x, block_, reordered.raw_data());
+      src_data = reordered.raw_data();
+    }
+    memory src(p.src_desc, Engine(), const_cast<void*>(src_data));
+    memory dst(p.dst_desc, Engine(), out.raw_data());
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
+    if (bias_.dtype() != ir::DataType::kUndefined) {
+      args.emplace(DNNL_ARG_BIAS, memory({{out_channels_}, memory::data_type::f32, memory::format_tag::x}, Engine(),
+                                         const_cast<void*>(bias_.raw_data())));
+    }
+    try {
+      p.conv.execute(Stream(), args);
+      Stream().wait();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(absl::StrCat("oneDNN convolution failed: ", e.what()));
+    }
+    outputs[0] = std::move(out);
+    return absl::OkStatus();
+  }
+
+ private:
+  // [N, C, H, W] of a plain 4-D tensor or of a blocked one holding `channels` channels.
+  absl::StatusOr<std::vector<int64_t>> PlainDims(const Tensor& t, int64_t channels, const char* what) const {
+    if (t.dtype() != ir::DataType::kFloat32) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " has type ", ir::DataTypeName(t.dtype()), ", not FLOAT"));
+    }
+    if (t.rank() == 5 && t.dims()[4] == block_ && t.dims()[1] == (channels + block_ - 1) / block_) {
+      return std::vector<int64_t>{t.dims()[0], channels, t.dims()[2], t.dims()[3]};
+    }
+    if (t.rank() == 4 && t.dims()[1] == channels) return t.dims();
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", ir::DimsToString(t.dims()), " does not have ", channels,
+                                                   " channels in 2-D layout"));
+  }
+
+  // The primitive for this input shape, created on first use; an error when oneDNN
+  // refuses the shape (the caller then runs the hand-written kernel).
+  absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims, bool src_plain, bool residual) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto key = std::make_tuple(x_dims, src_plain, residual);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second.get();
+    QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Primitive> made, Make(x_dims, src_plain, residual));
+    return cache_.emplace(key, std::move(made)).first->second.get();
+  }
+
+  absl::StatusOr<std::unique_ptr<Primitive>> Make(const std::vector<int64_t>& x_dims, bool src_plain, bool residual) {
+    const std::vector<int64_t> kernel = {weights_.dims()[2], weights_.dims()[3]};
+    QFUSE_ASSIGN_OR_RETURN(ConvGeometry g, kernels::linalg::ResolveConv(attrs_, {x_dims[2], x_dims[3]}, kernel));
+    auto p = std::make_unique<Primitive>();
+    p->dst_dims = {x_dims[0], out_channels_, g.col[1], g.col[2]};
+    memory::dims strides, dilations, pad_l, pad_r;
+    for (int d = 1; d <= 2; ++d) {
+      const int64_t extent = (g.kernel[d] - 1) * g.dilation[d] + 1;
+      strides.push_back(g.stride[d]);
+      dilations.push_back(g.dilation[d] - 1);
+      pad_l.push_back(g.pad_begin[d]);
+      pad_r.push_back((g.col[d] - 1) * g.stride[d] + extent - g.image[d] - g.pad_begin[d]);
+    }
+    const memory::dims src_dims(x_dims.begin(), x_dims.end());
+    const memory::dims dst_dims(p->dst_dims.begin(), p->dst_dims.end());
+    const int64_t group = attrs_.group;
+    const memory::dims w_dims =
+        group > 1 ? memory::dims{group, out_channels_ / group, weights_.dims()[1], kernel[0], kernel[1]}
+                  : memory::dims{out_channels_, weights_.dims()[1], kernel[0], kernel[1]};
+    try {
+      p->src_desc = memory::desc(src_dims, memory::data_type::f32,
+                                 src_plain ? memory::format_tag::nchw : BlockedTag(block_));
+      p->dst_desc = memory::desc(dst_dims, memory::data_type::f32, BlockedTag(block_));
+      const memory::desc w_any(w_dims, memory::data_type::f32, memory::format_tag::any);
+      const memory::desc b_desc = bias_.dtype() == ir::DataType::kUndefined
+                                      ? memory::desc()
+                                      : memory::desc({out_channels_}, memory::data_type::f32, memory::format_tag::x);
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                           p->src_desc, w_any, b_desc, p->dst_desc, strides, dilations, pad_l, pad_r);
+      dnnl::post_ops ops;
+      if (residual) ops.append_sum(1.f);
+      AppendActivation(spec_, &ops);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+      p->conv = dnnl::convolution_forward(pd);
+      memory user_weights({w_dims, memory::data_type::f32, group > 1 ? memory::format_tag::goihw : memory::format_tag::oihw},
+                          Engine(), const_cast<void*>(weights_.raw_data()));
+      p->weights = memory(pd.weights_desc(), Engine());
+      dnnl::reorder(user_weights, p->weights).execute(Stream(), user_weights, p->weights);
+      Stream().wait();
+    } catch (const dnnl::error& e) {
+      return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
+    }
+    return p;
+  }
+
+  // The hand-written kernel on plain tensors; its output reordered to the blocked layout.
+  absl::Status RunNative(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                         absl::Span<Tensor> outputs) {
+    const int64_t channels[] = {in_channels_, 0, 0, out_channels_};  // x, w, bias, residual
+    return RunNativeOnBlocked(*native_, ctx, inputs, channels, block_, outputs);
+  }
+
+  const ConvAttrs attrs_;
+  const ir::UnitSpec spec_;
+  const ir::Tensor weights_;
+  const ir::Tensor bias_;  // dtype kUndefined when absent
+  const std::unique_ptr<Kernel> native_;
+  const int64_t block_;
+  const int64_t out_channels_;
+  const int64_t in_channels_;
+  std::mutex mu_;
+  std::map<std::tuple<std::vector<int64_t>, bool, bool>, std::unique_ptr<Primitive>> cache_;
+};
+
+// The oneDNN kernel for `node` (Conv inputs X, W, B; a unit adds the residual), or
+// nullptr when the node does not fit it.
+absl::StatusOr<std::unique_ptr<Kernel>> MaybeOneDnn(const ir::Node& node, const ir::UnitSpec& spec,
+                                                   std::unique_ptr<Kernel> native) {
+  const ir::Value* w = node.input(ir::kUnitW);
+  const ir::Value* b = node.inputs().size() > ir::kUnitBias ? node.input(ir::kUnitBias) : nullptr;
+  const bool fits = UseOneDnn() && w != nullptr && w->is_constant() && w->initializer()->rank() == 4 &&
+                    w->initializer()->dtype() == ir::DataType::kFloat32 &&
+                    (b == nullptr || (b->is_constant() && b->initializer()->dtype() == ir::DataType::kFloat32)) &&
+                    (node.output(0)->type().dtype == ir::DataType::kFloat32 ||
+                     node.output(0)->type().dtype == ir::DataType::kUndefined);
+  if (!fits) return native;
+  QFUSE_ASSIGN_OR_RETURN(ConvAttrs attrs, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
+  const ir::Tensor& weights = *w->initializer();
+  if (weights.dims()[0] % attrs.group != 0) return native;  // the hand-written kernel reports it
+  if (b != nullptr && b->initializer()->num_elements() != weights.dims()[0]) return native;
+  return std::unique_ptr<Kernel>(new OneDnnConvKernel(std::move(attrs), spec, weights,
+                                                      b == nullptr ? ir::Tensor() : *b->initializer(),
+                                                      std::move(native)));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatConvKernel(const ir::Node& node) {
+  QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreateConvKernel(node));
+  return MaybeOneDnn(node, ir::UnitSpec{"Conv"}, std::move(native));
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatUnitKernel(const ir::Node& node) {
+  QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreateQuantUnitKernel(node));
+  QFUSE_ASSIGN_OR_RETURN(ir::UnitSpec spec, ir::ReadUnitSpec(node));
+  if (spec.base_op != "Conv") return native;
+  return MaybeOneDnn(node, spec, std::move(native));
+}
+
+}  // namespace qfuse::runtime::onednn

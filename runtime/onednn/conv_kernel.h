@@ -1,0 +1,24 @@
+// Float 2-D Conv and Conv units (Conv + bias + residual + activation) on oneDNN, reading
+// and writing the channel-blocked layout (runtime/onednn/onednn_engine.h), with the
+// residual add and activation as oneDNN post-ops of the convolution.
+#ifndef QFUSE_RUNTIME_ONEDNN_CONV_KERNEL_H_
+#define QFUSE_RUNTIME_ONEDNN_CONV_KERNEL_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "ir/graph.h"
+#include "runtime/kernel.h"
+
+namespace qfuse::runtime::onednn {
+
+// Registry factories for "Conv" and qfuse.QuantUnit: the oneDNN kernel when UseOneDnn()
+// and the node fits (FLOAT, 4-D constant weights, constant or no bias, a Conv unit),
+// otherwise the hand-written kernel (runtime/kernels). The oneDNN kernel falls back to
+// the hand-written one for a shape oneDNN refuses.
+absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatConvKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatUnitKernel(const ir::Node& node);
+
+}  // namespace qfuse::runtime::onednn
+
+#endif  // QFUSE_RUNTIME_ONEDNN_CONV_KERNEL_H_

@@ -1,0 +1,131 @@
+#include "runtime/onednn/onednn_engine.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "runtime/cpu_isa.h"
+
+extern "C" void omp_set_num_threads(int num_threads);  // libgomp, oneDNN's threading runtime
+
+namespace qfuse::runtime::onednn {
+namespace {
+
+using dnnl::memory;
+
+std::atomic<int>& UseFlag() {
+  static std::atomic<int> use{[] {
+    const char* engine = std::getenv("QFUSE_ENGINE");
+    return engine == nullptr || std::strcmp(engine, "native") != 0 ? 1 : 0;
+  }()};
+  return use;
+}
+
+dnnl::cpu_isa OneDnnIsa(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+    case Isa::kAvx2: return dnnl::cpu_isa::avx2;
+    case Isa::kAvx512: return dnnl::cpu_isa::avx512_core;
+    case Isa::kAvx512Vnni: return dnnl::cpu_isa::avx512_core_vnni;
+    case Isa::kAmx: return dnnl::cpu_isa::all;
+  }
+  return dnnl::cpu_isa::all;
+}
+
+memory::desc PlainDesc(const std::vector<int64_t>& dims) {
+  return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, memory::format_tag::nchw);
+}
+
+memory::desc BlockedDesc(const std::vector<int64_t>& plain_dims, int64_t block) {
+  return memory::desc(memory::dims(plain_dims.begin(), plain_dims.end()), memory::data_type::f32, BlockedTag(block));
+}
+
+}  // namespace
+
+bool UseOneDnn() { return UseFlag().load(std::memory_order_relaxed) != 0 && IsaAllowed(Isa::kAvx2); }
+
+void SetUseOneDnn(bool use) { UseFlag().store(use ? 1 : 0, std::memory_order_relaxed); }
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine* engine = [] {
+    dnnl::set_max_cpu_isa(OneDnnIsa(MaxIsa()));
+    return new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
+  return *engine;
+}
+
+dnnl::stream& Stream() {
+  static dnnl::stream* stream = new dnnl::stream(Engine());
+  return *stream;
+}
+
+int64_t BlockSize() { return IsaAllowed(Isa::kAvx512) ? 16 : 8; }
+
+memory::format_tag BlockedTag(int64_t block) {
+  return block == 16 ? memory::format_tag::nChw16c : memory::format_tag::nChw8c;
+}
+
+void UseThreadsOf(const ThreadPool& pool) {
+  static std::atomic<int> current{0};
+  const int n = pool.num_threads();
+  if (current.exchange(n) != n) omp_set_num_threads(n);
+}
+
+std::vector<int64_t> BlockedDims(const std::vector<int64_t>& plain, int64_t block) {
+  return {plain[0], (plain[1] + block - 1) / block, plain[2], plain[3], block};
+}
+
+absl::StatusOr<ir::Tensor> BlockedToPlain(const ThreadPool& pool, const ir::Tensor& blocked, int64_t channels) {
+  if (blocked.rank() != 5 || (blocked.dims()[4] != 8 && blocked.dims()[4] != 16) ||
+      blocked.dims()[1] * blocked.dims()[4] < channels || (blocked.dims()[1] - 1) * blocked.dims()[4] >= channels) {
+    return absl::InternalError(absl::StrCat("a channel-blocked tensor ", ir::DimsToString(blocked.dims()),
+                                            " cannot hold ", channels, " channels"));
+  }
+  const int64_t block = blocked.dims()[4];
+  const std::vector<int64_t> plain_dims = {blocked.dims()[0], channels, blocked.dims()[2], blocked.dims()[3]};
+  ir::Tensor plain = ir::Tensor::Uninitialized(ir::DataType::kFloat32, plain_dims);
+  UseThreadsOf(pool);
+  memory src(BlockedDesc(plain_dims, block), Engine(), const_cast<void*>(blocked.raw_data()));
+  memory dst(PlainDesc(plain_dims), Engine(), plain.raw_data());
+  dnnl::reorder(src, dst).execute(Stream(), src, dst);
+  Stream().wait();
+  return plain;
+}
+
+void PlainToBlocked(const ThreadPool& pool, const ir::Tensor& plain, int64_t block, void* dst_data) {
+  UseThreadsOf(pool);
+  memory src(PlainDesc(plain.dims()), Engine(), const_cast<void*>(plain.raw_data()));
+  memory dst(BlockedDesc(plain.dims(), block), Engine(), dst_data);
+  dnnl::reorder(src, dst).execute(Stream(), src, dst);
+  Stream().wait();
+}
+
+ir::Tensor NewBlocked(const std::vector<int64_t>& dims, int64_t channels, int64_t block) {
+  return channels % block == 0 ? ir::Tensor::Uninitialized(ir::DataType::kFloat32, BlockedDims(dims, block))
+                               : ir::Tensor(ir::DataType::kFloat32, BlockedDims(dims, block));
+}
+
+absl::Status RunNativeOnBlocked(Kernel& native, const KernelContext& ctx, absl::Span<const ir::Tensor* const> inputs,
+                                absl::Span<const int64_t> input_channels, int64_t block, absl::Span<ir::Tensor> outputs) {
+  std::vector<ir::Tensor> plain(inputs.size());
+  std::vector<const ir::Tensor*> ptrs(inputs.begin(), inputs.end());
+  for (size_t i = 0; i < inputs.size() && i < input_channels.size(); ++i) {
+    if (inputs[i] != nullptr && inputs[i]->rank() == 5 && input_channels[i] > 0) {
+      QFUSE_ASSIGN_OR_RETURN(plain[i], BlockedToPlain(*ctx.pool, *inputs[i], input_channels[i]));
+      ptrs[i] = &plain[i];
+    }
+  }
+  ir::Tensor out;
+  QFUSE_RETURN_IF_ERROR(native.Run(ctx, ptrs, absl::MakeSpan(&out, 1)));
+  if (out.dtype() != ir::DataType::kFloat32 || out.rank() != 4) {
+    return absl::InternalError(absl::StrCat("fallback output ", ir::DimsToString(out.dims()), " is not a 4-D FLOAT"));
+  }
+  outputs[0] = NewBlocked(out.dims(), out.dims()[1], block);
+  PlainToBlocked(*ctx.pool, out, block, outputs[0].raw_data());
+  return absl::OkStatus();
+}
+
+}  // namespace qfuse::runtime::onednn

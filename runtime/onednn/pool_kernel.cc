@@ -1,0 +1,180 @@
+#include "runtime/onednn/pool_kernel.h"
+
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "runtime/kernels/nn/nn.h"
+#include "runtime/onednn/onednn_engine.h"
+
+namespace qfuse::runtime::onednn {
+namespace {
+
+using dnnl::memory;
+
+// A window pool over H and W; `global` makes the window the whole input.
+struct PoolShape {
+  dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
+  bool global = false;
+  bool ceil_mode = false;
+  int64_t kernel[2] = {1, 1}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0};  // pads: begin h, w, end h, w
+};
+
+struct Primitive {
+  dnnl::pooling_forward pool;
+  memory::desc src_desc, dst_desc;
+  std::vector<int64_t> dst_dims;
+};
+
+class OneDnnPoolKernel : public Kernel {
+ public:
+  OneDnnPoolKernel(PoolShape shape, int64_t channels, std::unique_ptr<Kernel> native)
+      : shape_(shape), channels_(channels), native_(std::move(native)), block_(BlockSize()) {}
+
+  int64_t blocked_channels(int output) const override { return output == 0 ? channels_ : 0; }
+  bool accepts_blocked(int input) const override { return input == 0; }
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    if (inputs.empty() || inputs[0] == nullptr) return absl::InvalidArgumentError("the input is missing");
+    const Tensor& x = *inputs[0];
+    std::vector<int64_t> dims;
+    if (x.dtype() == ir::DataType::kFloat32 && x.rank() == 5 && x.dims()[4] == block_ &&
+        x.dims()[1] == (channels_ + block_ - 1) / block_) {
+      dims = {x.dims()[0], channels_, x.dims()[2], x.dims()[3]};
+    }
+    absl::StatusOr<const Primitive*> prim = dims.empty() ? absl::UnimplementedError("plain input") : Find(dims);
+    const int64_t input_channels[] = {channels_};
+    if (!prim.ok()) return RunNativeOnBlocked(*native_, ctx, inputs, input_channels, block_, outputs);
+    UseThreadsOf(*ctx.pool);
+    Tensor out = NewBlocked((*prim)->dst_dims, channels_, block_);
+    memory src((*prim)->src_desc, Engine(), const_cast<void*>(x.raw_data()));
+    memory dst((*prim)->dst_desc, Engine(), out.raw_data());
+    try {
+      (*prim)->pool.execute(Stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+      Stream().wait();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(absl::StrCat("oneDNN pooling failed: ", e.what()));
+    }
+    outputs[0] = std::move(out);
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& dims) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(dims);
+    if (it != cache_.end()) return it->second.get();
+    QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Primitive> made, Make(dims));
+    return cache_.emplace(dims, std::move(made)).first->second.get();
+  }
+
+  absl::StatusOr<std::unique_ptr<Primitive>> Make(const std::vector<int64_t>& dims) const {
+    auto p = std::make_unique<Primitive>();
+    memory::dims kernel, strides, pad_l, pad_r, out;
+    for (int d = 0; d < 2; ++d) {
+      const int64_t in = dims[2 + d];
+      const int64_t k = shape_.global ? in : shape_.kernel[d];
+      const int64_t s = shape_.global ? 1 : shape_.strides[d];
+      const int64_t pb = shape_.global ? 0 : shape_.pads[d], pe = shape_.global ? 0 : shape_.pads[2 + d];
+      const int64_t span = in + pb + pe - k;
+      if (span < 0) return absl::InvalidArgumentError("the pooling window is larger than the padded input");
+      int64_t o = shape_.ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
+      if (shape_.ceil_mode && (o - 1) * s >= in + pb) --o;  // ONNX: the last window starts inside
+      kernel.push_back(k);
+      strides.push_back(s);
+      pad_l.push_back(pb);
+      pad_r.push_back((o - 1) * s + k - in - pb);
+      out.push_back(o);
+    }
+    p->dst_dims = {dims[0], dims[1], out[0], out[1]};
+    try {
+      p->src_desc = memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, BlockedTag(block_));
+      p->dst_desc = memory::desc(memory::dims(p->dst_dims.begin(), p->dst_dims.end()), memory::data_type::f32,
+                                 BlockedTag(block_));
+      dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, shape_.algorithm, p->src_desc, p->dst_desc,
+                                       strides, kernel, pad_l, pad_r);
+      p->pool = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(desc, Engine()));
+    } catch (const dnnl::error& e) {
+      return absl::UnimplementedError(absl::StrCat("oneDNN refuses this pooling: ", e.what()));
+    }
+    return p;
+  }
+
+  const PoolShape shape_;
+  const int64_t channels_;
+  const std::unique_ptr<Kernel> native_;
+  const int64_t block_;
+  std::mutex mu_;
+  std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
+};
+
+// The input's channel count when it is a FLOAT 4-D value with a known one, else 0.
+int64_t KnownChannels(const ir::Node& node) {
+  const ir::Value* x = node.inputs().empty() ? nullptr : node.input(0);
+  if (x == nullptr || node.outputs().size() != 1) return 0;
+  const ir::TensorType& t = x->type();
+  if (t.dtype != ir::DataType::kFloat32 || !t.shape.rank_known || t.shape.rank() != 4) return 0;
+  return t.shape.dims[1].is_known() ? t.shape.dims[1].value : 0;
+}
+
+// Reads the window attributes oneDNN can run; nullopt-like false when it cannot.
+absl::StatusOr<bool> ReadWindow(const ir::Node& node, PoolShape* shape) {
+  const ir::AttributeMap& a = node.attrs();
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, a.GetInts("kernel_shape", {}));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, a.GetInts("strides", {}));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> pads, a.GetInts("pads", {}));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> dilations, a.GetInts("dilations", {}));
+  QFUSE_ASSIGN_OR_RETURN(std::string auto_pad, a.GetString("auto_pad", "NOTSET"));
+  QFUSE_ASSIGN_OR_RETURN(int64_t ceil_mode, a.GetInt("ceil_mode", 0));
+  QFUSE_ASSIGN_OR_RETURN(int64_t count_include_pad, a.GetInt("count_include_pad", 0));
+  if (kernel.size() != 2 || (!strides.empty() && strides.size() != 2) || (!pads.empty() && pads.size() != 4)) {
+    return false;
+  }
+  for (int64_t d : dilations) {
+    if (d != 1) return false;
+  }
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && !auto_pad.empty()) return false;
+  const bool average = node.op_type() == "AveragePool";
+  if (average && ceil_mode != 0) return false;
+  shape->algorithm = !average               ? dnnl::algorithm::pooling_max
+                     : count_include_pad != 0 ? dnnl::algorithm::pooling_avg_include_padding
+                                              : dnnl::algorithm::pooling_avg_exclude_padding;
+  shape->ceil_mode = ceil_mode != 0;
+  for (int d = 0; d < 2; ++d) {
+    shape->kernel[d] = kernel[d];
+    shape->strides[d] = strides.empty() ? 1 : strides[d];
+  }
+  for (int i = 0; i < 4; ++i) shape->pads[i] = pads.empty() || auto_pad == "VALID" ? 0 : pads[i];
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatPoolKernel(const ir::Node& node) {
+  QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreatePoolKernel(node));
+  const int64_t channels = KnownChannels(node);
+  if (!UseOneDnn() || channels == 0) return native;
+  PoolShape shape;
+  QFUSE_ASSIGN_OR_RETURN(bool fits, ReadWindow(node, &shape));
+  if (!fits) return native;
+  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, std::move(native)));
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatGlobalPoolKernel(const ir::Node& node) {
+  QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreateGlobalPoolKernel(node));
+  const int64_t channels = KnownChannels(node);
+  if (!UseOneDnn() || channels == 0) return native;
+  PoolShape shape;
+  shape.global = true;
+  shape.algorithm =
+      node.op_type() == "GlobalMaxPool" ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
+  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, std::move(native)));
+}
+
+}  // namespace qfuse::runtime::onednn
