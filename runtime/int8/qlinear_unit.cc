@@ -19,6 +19,7 @@
 #include "ir/status_macros.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
+#include "runtime/int8/unit_requantization.h"
 #include "runtime/int8/value_params.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
 #include "runtime/kernels/quant/conv_tiles.h"
@@ -129,53 +130,37 @@ class QLinearUnitKernel : public Kernel {
 
   absl::Status Prepare(const ir::Node& node) {
     name_ = node.Describe();
-    QFUSE_ASSIGN_OR_RETURN(spec_, ir::ReadUnitSpec(node));
+    QFUSE_ASSIGN_OR_RETURN(UnitRequantization u, ReadUnitRequantization(node));
+    spec_ = u.spec;
+    float_epilogue_ = u.float_epilogue;
+    x_ = u.x;
+    r_ = u.residual;
+    bias_ = std::move(u.bias);
+    stage_ = std::move(u.stage);
+    cout_ = u.out_channels;
     const ir::UnitSpec& spec = spec_;
-    QFUSE_ASSIGN_OR_RETURN(numerics::RequantizeMode mode, ReadRequantizeMode(node));
-    float_epilogue_ = !ir::IsClampActivation(spec.activation);
-    if (float_epilogue_) mode = numerics::RequantizeMode::kOnnx;  // the epilogue is float in both modes
-    QFUSE_ASSIGN_OR_RETURN(x_, ReadActivationQuant(node.input(ir::kUnitX), "x"));
-    if (node.input(ir::kUnitResidual) != nullptr) {
-      QFUSE_ASSIGN_OR_RETURN(r_, ReadActivationQuant(node.input(ir::kUnitResidual), "residual"));
-    }
-    const ir::Value* wv = node.input(ir::kUnitW);
-    if (wv == nullptr || !wv->is_constant() || wv->initializer()->dtype() != DataType::kInt8 ||
-        !wv->type().quant.has_value()) {
-      return absl::InvalidArgumentError("w must be a constant INT8 tensor with quantization parameters");
-    }
-    const Tensor& w = *wv->initializer();
-    const ir::QuantParams& wq = *wv->type().quant;
+    const Tensor& w = *node.input(ir::kUnitW)->initializer();
+    const ir::QuantParams& wq = *node.input(ir::kUnitW)->type().quant;
     w_dims_ = w.dims();
-    int64_t channel_axis = 0;
     if (spec.base_op == "Conv") {
       base_ = BaseOp::kConv;
       QFUSE_ASSIGN_OR_RETURN(conv_, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
       if (w.rank() < 3 || w.dims()[0] % conv_.group != 0) {
         return absl::InvalidArgumentError(absl::StrCat("w ", ir::DimsToString(w.dims()), " for group ", conv_.group));
       }
-      cout_ = w.dims()[0];
       k_ = w.num_elements() / std::max<int64_t>(cout_, 1);
     } else if (spec.base_op == "Gemm" || spec.base_op == "MatMul") {
       base_ = spec.base_op == "Gemm" ? BaseOp::kGemm : BaseOp::kMatMul;
       QFUSE_ASSIGN_OR_RETURN(const int64_t trans_a, node.attrs().GetInt("transA", 0));
       QFUSE_ASSIGN_OR_RETURN(const float alpha, node.attrs().GetFloat("alpha", 1.f));
       QFUSE_ASSIGN_OR_RETURN(const float beta, node.attrs().GetFloat("beta", 1.f));
-      QFUSE_ASSIGN_OR_RETURN(const int64_t trans_b, node.attrs().GetInt("transB", 0));
       if (trans_a != 0 || alpha != 1.f || beta != 1.f || w.rank() != 2) {
         return absl::UnimplementedError("integer Gemm/MatMul needs transA 0, alpha 1, beta 1 and 2-D weights");
       }
-      trans_b_ = base_ == BaseOp::kGemm && trans_b != 0;
-      channel_axis = trans_b_ ? 0 : 1;
-      cout_ = w.dims()[channel_axis];
-      k_ = w.dims()[1 - channel_axis];
+      trans_b_ = u.channel_axis == 0;
+      k_ = w.dims()[1 - u.channel_axis];
     } else {
       return absl::UnimplementedError(absl::StrCat("integer ", spec.base_op, " units are not supported"));
-    }
-    const bool per_channel = wq.scales.size() > 1;
-    if ((per_channel && (static_cast<int64_t>(wq.scales.size()) != cout_ || wq.axis.value_or(-1) != channel_axis)) ||
-        wq.zero_points.size() != wq.scales.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("weight quantization must be per tensor or per output channel (axis ",
-                                                     channel_axis, ", ", cout_, " scales)"));
     }
     std::vector<int32_t> w_zps(wq.zero_points.begin(), wq.zero_points.end());
     int64_t max_abs_w = 0;
@@ -208,36 +193,10 @@ class QLinearUnitKernel : public Kernel {
       max_abs_w = weights_.back().max_abs;
     }
     int64_t max_abs_bias = 0;
-    if (const ir::Value* b = node.input(ir::kUnitBias); b != nullptr) {
-      if (!b->is_constant() || b->initializer()->dtype() != DataType::kInt32 || b->initializer()->num_elements() != cout_) {
-        return absl::InvalidArgumentError(absl::StrCat("bias must be a constant INT32 [", cout_, "]"));
-      }
-      bias_.assign(b->initializer()->values<int32_t>().begin(), b->initializer()->values<int32_t>().end());
-      for (int32_t v : bias_) max_abs_bias = std::max<int64_t>(max_abs_bias, std::abs(int64_t{v}));
-    }
+    for (int32_t v : bias_) max_abs_bias = std::max<int64_t>(max_abs_bias, std::abs(int64_t{v}));
     const int64_t max_abs_x = numerics::MaxAbsCentered(kernels::quant::TypeMin(x_.type), kernels::quant::TypeMax(x_.type),
                                                        x_.zero_point);
-    QFUSE_RETURN_IF_ERROR(numerics::CheckAccumulatorFitsInt32({k_, max_abs_x, max_abs_w, max_abs_bias}, name_));
-
-    OutputStageSpec stage;
-    stage.mode = mode;
-    const ir::TensorType& yt = node.output(0)->type();
-    stage.output_type = yt.dtype;
-    if (yt.dtype != DataType::kFloat32) {
-      QFUSE_ASSIGN_OR_RETURN(ActivationQuant y, ReadActivationQuant(node.output(0), "y"));
-      stage.output_scale = y.scale;
-      stage.output_zero_point = y.zero_point;
-    }
-    stage.a.input_scale = x_.scale;
-    stage.a.weight_scales = wq.scales;
-    if (r_.has_value()) {
-      stage.has_b = true;
-      stage.b.input_scale = r_->scale;
-    }
-    stage.act_min = ir::UnitClampMin(spec);  // unbounded for non-linear activations
-    stage.act_max = ir::UnitClampMax(spec);
-    QFUSE_ASSIGN_OR_RETURN(stage_, OutputStage::Create(stage));
-    return absl::OkStatus();
+    return numerics::CheckAccumulatorFitsInt32({k_, max_abs_x, max_abs_w, max_abs_bias}, name_);
   }
 
   // Stores n outputs of channel c from acc[i * stride] (+ bias) and residual r + offset.

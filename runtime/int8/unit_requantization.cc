@@ -1,0 +1,71 @@
+#include "runtime/int8/unit_requantization.h"
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "runtime/int8/int8_ops.h"
+
+namespace qfuse::runtime::int8 {
+
+absl::StatusOr<UnitRequantization> ReadUnitRequantization(const ir::Node& node) {
+  UnitRequantization u;
+  QFUSE_ASSIGN_OR_RETURN(u.spec, ir::ReadUnitSpec(node));
+  QFUSE_ASSIGN_OR_RETURN(numerics::RequantizeMode mode, ReadRequantizeMode(node));
+  u.float_epilogue = !ir::IsClampActivation(u.spec.activation);
+  if (u.float_epilogue) mode = numerics::RequantizeMode::kOnnx;  // the epilogue is float in both modes
+  QFUSE_ASSIGN_OR_RETURN(u.x, ReadActivationQuant(node.input(ir::kUnitX), "x"));
+  if (node.input(ir::kUnitResidual) != nullptr) {
+    QFUSE_ASSIGN_OR_RETURN(u.residual, ReadActivationQuant(node.input(ir::kUnitResidual), "residual"));
+  }
+  const ir::Value* wv = node.input(ir::kUnitW);
+  if (wv == nullptr || !wv->is_constant() || wv->initializer()->dtype() != ir::DataType::kInt8 ||
+      !wv->type().quant.has_value()) {
+    return absl::InvalidArgumentError("w must be a constant INT8 tensor with quantization parameters");
+  }
+  const ir::Tensor& w = *wv->initializer();
+  const ir::QuantParams& wq = *wv->type().quant;
+  if (u.spec.base_op == "Gemm") {
+    QFUSE_ASSIGN_OR_RETURN(const int64_t trans_b, node.attrs().GetInt("transB", 0));
+    u.channel_axis = trans_b != 0 ? 0 : 1;
+  } else if (u.spec.base_op == "MatMul") {
+    u.channel_axis = 1;
+  }
+  if (w.rank() <= u.channel_axis) {
+    return absl::InvalidArgumentError(absl::StrCat("w ", ir::DimsToString(w.dims()), " has no output-channel axis"));
+  }
+  u.out_channels = w.dims()[u.channel_axis];
+  const bool per_channel = wq.scales.size() > 1;
+  if ((per_channel && (static_cast<int64_t>(wq.scales.size()) != u.out_channels ||
+                       wq.axis.value_or(-1) != u.channel_axis)) ||
+      wq.zero_points.size() != wq.scales.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("weight quantization must be per tensor or per output channel (axis ",
+                                                   u.channel_axis, ", ", u.out_channels, " scales)"));
+  }
+  if (const ir::Value* b = node.input(ir::kUnitBias); b != nullptr) {
+    if (!b->is_constant() || b->initializer()->dtype() != ir::DataType::kInt32 ||
+        b->initializer()->num_elements() != u.out_channels) {
+      return absl::InvalidArgumentError(absl::StrCat("bias must be a constant INT32 [", u.out_channels, "]"));
+    }
+    u.bias.assign(b->initializer()->values<int32_t>().begin(), b->initializer()->values<int32_t>().end());
+  }
+  OutputStageSpec stage;
+  stage.mode = mode;
+  const ir::TensorType& yt = node.output(0)->type();
+  stage.output_type = yt.dtype;
+  if (yt.dtype != ir::DataType::kFloat32) {
+    QFUSE_ASSIGN_OR_RETURN(ActivationQuant y, ReadActivationQuant(node.output(0), "y"));
+    stage.output_scale = y.scale;
+    stage.output_zero_point = y.zero_point;
+  }
+  stage.a.input_scale = u.x.scale;
+  stage.a.weight_scales = wq.scales;
+  if (u.residual.has_value()) {
+    stage.has_b = true;
+    stage.b.input_scale = u.residual->scale;
+  }
+  stage.act_min = ir::UnitClampMin(u.spec);  // unbounded for non-linear activations
+  stage.act_max = ir::UnitClampMax(u.spec);
+  QFUSE_ASSIGN_OR_RETURN(u.stage, OutputStage::Create(stage));
+  return u;
+}
+
+}  // namespace qfuse::runtime::int8
