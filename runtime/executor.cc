@@ -48,16 +48,16 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     step.kernel = *std::move(kernel);
     for (const ir::Value* in : node->inputs()) step.input_slots.push_back(in == nullptr ? -1 : slot(in));
     for (const ir::Value* out : node->outputs()) step.output_slots.push_back(out == nullptr ? -1 : slot(out));
-    exec->slot_blocked_channels_.resize(exec->slot_values_.size(), 0);
+    exec->slot_layouts_.resize(exec->slot_values_.size());
     for (size_t o = 0; o < step.output_slots.size(); ++o) {
       if (step.output_slots[o] >= 0) {
-        exec->slot_blocked_channels_[step.output_slots[o]] = step.kernel->blocked_channels(static_cast<int>(o));
+        exec->slot_layouts_[step.output_slots[o]] = step.kernel->output_layout(static_cast<int>(o));
       }
     }
     exec->steps_.push_back(std::move(step));
   }
   for (const ir::Value* out : graph.outputs()) exec->output_slots_.push_back(slot(out));
-  exec->slot_blocked_channels_.resize(exec->slot_values_.size(), 0);
+  exec->slot_layouts_.resize(exec->slot_values_.size());
   // Lifetime plan: an intermediate is freed right after its last reader runs.
   last_reader.assign(exec->slot_values_.size(), -1);
   for (size_t s = 0; s < exec->steps_.size(); ++s) {
@@ -115,29 +115,34 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
   KernelContext ctx{&pool_};
   int64_t live = 0;
   peak_bytes_ = 0;
-  // Plain copies of channel-blocked values, made once when a reader needs them.
+  // Plain copies of values in another layout, made once when a reader needs them.
   std::vector<Tensor> plain(slot_values_.size());
   auto plain_view = [&](int s) -> absl::StatusOr<const Tensor*> {
-    if (slot_blocked_channels_[s] == 0) return view[s];
+    if (slot_layouts_[s].kind == LayoutKind::kPlain) return view[s];
     if (plain[s].dtype() == ir::DataType::kUndefined) {
-      QFUSE_ASSIGN_OR_RETURN(plain[s], onednn::BlockedToPlain(pool_, *view[s], slot_blocked_channels_[s]));
+      QFUSE_ASSIGN_OR_RETURN(plain[s], onednn::ToPlain(pool_, *view[s], slot_layouts_[s]));
       live += static_cast<int64_t>(plain[s].byte_size());
     }
     return &plain[s];
   };
   std::vector<const Tensor*> in_ptrs;
+  std::vector<TensorLayout> in_layouts;
   std::vector<Tensor> outs;
   for (Step& step : steps_) {
     in_ptrs.clear();
+    in_layouts.clear();
     for (size_t i = 0; i < step.input_slots.size(); ++i) {
       const int s = step.input_slots[i];
-      if (s < 0 || step.kernel->accepts_blocked(static_cast<int>(i))) {
+      if (s < 0 || step.kernel->accepts_layout(static_cast<int>(i), slot_layouts_[s].kind)) {
         in_ptrs.push_back(s < 0 ? nullptr : view[s]);
+        in_layouts.push_back(s < 0 ? TensorLayout{} : slot_layouts_[s]);
       } else {
         QFUSE_ASSIGN_OR_RETURN(const Tensor* t, plain_view(s));
         in_ptrs.push_back(t);
+        in_layouts.push_back(TensorLayout{});
       }
     }
+    ctx.input_layouts = in_layouts.data();
     outs.assign(step.output_slots.size(), Tensor());
     const auto step_start = std::chrono::steady_clock::now();
     absl::Status status = step.kernel->Run(ctx, in_ptrs, absl::MakeSpan(outs));
@@ -170,9 +175,9 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
   std::vector<NamedTensor> results;
   for (int s : output_slots_) {
     const ir::Value* v = slot_values_[s];
-    if (slot_blocked_channels_[s] != 0) {
-      QFUSE_ASSIGN_OR_RETURN(const Tensor* t, plain_view(s));
-      results.push_back({v->name(), *t});
+    if (slot_layouts_[s].kind != LayoutKind::kPlain) {
+      QFUSE_RETURN_IF_ERROR(plain_view(s).status());
+      results.push_back({v->name(), std::move(plain[s])});
       continue;
     }
     // An output may be a constant or an input passed straight through.

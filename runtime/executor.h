@@ -80,7 +80,7 @@ class Executor {
   ThreadPool pool_;
   std::vector<Step> steps_;
   std::vector<const ir::Value*> slot_values_;  // slot -> value
-  std::vector<int64_t> slot_blocked_channels_;  // slot -> its producer's blocked_channels (0: plain)
+  std::vector<TensorLayout> slot_layouts_;  // slot -> its producer's output_layout
   std::vector<int> input_slots_;               // per graph input
   std::vector<int> output_slots_;              // per graph output
   std::vector<int> constant_slots_;

@@ -17,8 +17,22 @@ namespace qfuse::runtime {
 
 using ir::Tensor;
 
+// How a 4-D activation is stored between two kernels (runtime/onednn/onednn_engine.h):
+//   kPlain           ONNX's row-major NCHW
+//   kChannelBlocked  FLOAT [N, ceil(C/B), H, W, B], B = 16 or 8 (oneDNN nChw16c / nChw8c)
+//   kChannelsLast    INT8/UINT8 [N, H, W, C] (oneDNN nhwc)
+// Only kernels that say so produce or read the non-plain kinds; the executor converts
+// for every other reader, for observers and for graph outputs.
+enum class LayoutKind { kPlain, kChannelBlocked, kChannelsLast };
+struct TensorLayout {
+  LayoutKind kind = LayoutKind::kPlain;
+  int64_t channels = 0;  // the logical C of a non-plain layout
+};
+
 struct KernelContext {
   const ThreadPool* pool = nullptr;  // never null during Run
+  // The layout of each input, in input order (null: every input is plain).
+  const TensorLayout* input_layouts = nullptr;
 };
 
 class Kernel {
@@ -31,12 +45,11 @@ class Kernel {
   virtual absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                            absl::Span<Tensor> outputs) = 0;
 
-  // Layouts (runtime/onednn/onednn_engine.h). 0: output `output` is plain ONNX layout;
-  // n > 0: it is channel-blocked and holds n logical channels. Fixed at creation.
-  virtual int64_t blocked_channels(int output) const { return 0; }
-  // True when input `input` may be handed over channel-blocked; otherwise the executor
+  // The layout of output `output` (fixed at creation; plain unless the kernel says so).
+  virtual TensorLayout output_layout(int output) const { return {}; }
+  // True when input `input` may be handed over in layout `kind`; otherwise the executor
   // converts it to plain first.
-  virtual bool accepts_blocked(int input) const { return false; }
+  virtual bool accepts_layout(int input, LayoutKind kind) const { return kind == LayoutKind::kPlain; }
 };
 
 // Creates the kernel for `node`, parsing its attributes once. Unsupported attribute

@@ -13,6 +13,7 @@
 #include "runtime/kernels/shape/shape_ops.h"
 #include "runtime/onednn/conv_kernel.h"
 #include "runtime/onednn/pool_kernel.h"
+#include "runtime/onednn/qlinear_conv_kernel.h"
 
 namespace qfuse::runtime {
 namespace {
@@ -77,7 +78,7 @@ KernelRegistry* BuildRegistry() {
   r->Register(std::string(ir::kQfuseDomain) + "." + ir::kUnitOpType, onednn::CreateFloatUnitKernel);
   // qfuse's integer ops (made from QDQ groups by runtime/int8/qdq_lowering.h).
   const std::string q = std::string(ir::kQfuseDomain) + ".";
-  r->Register(q + int8::kQLinearUnitOp, int8::CreateQLinearUnitKernel);
+  r->Register(q + int8::kQLinearUnitOp, onednn::CreateIntegerUnitKernel);  // else int8::CreateQLinearUnitKernel
   r->Register(q + int8::kQLinearAddOp, int8::CreateQLinearAddKernel);
   r->Register(q + int8::kQLinearClampOp, int8::CreateQLinearClampKernel);
   r->Register(q + int8::kQLinearAveragePoolOp, int8::CreateQLinearAveragePoolKernel);

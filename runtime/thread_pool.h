@@ -1,5 +1,7 @@
-// A fixed-size pool of worker threads (Eigen's ThreadPool, from Debian's libeigen3-dev)
-// with a blocking ParallelFor over an index range.
+// The runtime's threads: a blocking ParallelFor over an index range on OpenMP (GCC's
+// libgomp), the threading runtime Debian's oneDNN is built with, so hand-written kernels
+// and oneDNN primitives share one team of threads instead of two pools spinning against
+// each other on the same cores.
 #ifndef QFUSE_RUNTIME_THREAD_POOL_H_
 #define QFUSE_RUNTIME_THREAD_POOL_H_
 

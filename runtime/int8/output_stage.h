@@ -176,6 +176,34 @@ class OutputStage {
       for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(Quantize(a[i * a_stride] + bias, c));
     }
   }
+  // One pixel's consecutive channels (the channels-last layout): out[j] =
+  // Quantize(a[j] + bias[c0 + j], b[j] - b_zp, c0 + j) for j < n, the same bytes as
+  // QuantizeRow (bias null: no bias; b null: one term). kOnnx is vectorised (AVX-512).
+  template <typename T, typename B>
+  void QuantizeChannels(const int32_t* a, const int32_t* bias, const B* b, int32_t b_zp, int64_t c0, int64_t n,
+                        T* out) const {
+    static_assert(sizeof(T) == 1 && sizeof(B) == 1, "int8 / uint8 rows");
+    const int64_t done = QuantizeChannelsSimd(a, bias, reinterpret_cast<const uint8_t*>(b), std::is_signed<B>::value,
+                                              b_zp, c0, n, reinterpret_cast<uint8_t*>(out));
+    for (int64_t j = done; j < n; ++j) {
+      const int32_t acc = a[j] + (bias == nullptr ? 0 : bias[c0 + j]);
+      out[j] = static_cast<T>(b == nullptr ? Quantize(acc, c0 + j)
+                                           : Quantize(acc, static_cast<int32_t>(b[j]) - b_zp, c0 + j));
+    }
+  }
+  // QuantizeChannels over `pixels` consecutive pixels of `channels` channels each (a, b and
+  // out advance by `channels` per pixel; bias and scales are per channel from 0).
+  template <typename T, typename B>
+  void QuantizePixels(const int32_t* a, const int32_t* bias, const B* b, int32_t b_zp, int64_t channels,
+                      int64_t pixels, T* out) const {
+    static_assert(sizeof(T) == 1 && sizeof(B) == 1, "int8 / uint8 rows");
+    const int64_t done = QuantizePixelsSimd(a, bias, reinterpret_cast<const uint8_t*>(b), std::is_signed<B>::value,
+                                            b_zp, channels, pixels, reinterpret_cast<uint8_t*>(out));
+    for (int64_t p = done; p < pixels; ++p) {
+      QuantizeChannels(a + p * channels, bias, b == nullptr ? nullptr : b + p * channels, b_zp, 0, channels,
+                       out + p * channels);
+    }
+  }
   // out[i] = ONNX QuantizeLinear(v[i], s_y, zp) into T (int8_t / uint8_t), saturating to
   // T's limits (the non-linear activation epilogue above).
   template <typename T>
@@ -197,6 +225,12 @@ class OutputStage {
   // term); returns how many elements it wrote (0 at RequantizeIsa::kScalar).
   int64_t QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t c,
                           int64_t n, uint8_t* out) const;
+  // Vectorised QuantizePixels (masked channel tails): all pixels, or 0 when not vectorised.
+  int64_t QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,
+                             int64_t channels, int64_t pixels, uint8_t* out) const;
+  // Vectorised QuantizeChannels over a prefix of the channels; returns how many it wrote.
+  int64_t QuantizeChannelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,
+                               int64_t c0, int64_t n, uint8_t* out) const;
 
   numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
   ir::DataType output_type_ = ir::DataType::kInt8;

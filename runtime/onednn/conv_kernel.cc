@@ -67,8 +67,13 @@ class OneDnnConvKernel : public Kernel {
         out_channels_(weights_.dims()[0]),
         in_channels_(weights_.dims()[1] * attrs_.group) {}
 
-  int64_t blocked_channels(int output) const override { return output == 0 ? out_channels_ : 0; }
-  bool accepts_blocked(int input) const override { return input == ir::kUnitX || input == ir::kUnitResidual; }
+  TensorLayout output_layout(int output) const override {
+    return output == 0 ? TensorLayout{LayoutKind::kChannelBlocked, out_channels_} : TensorLayout{};
+  }
+  bool accepts_layout(int input, LayoutKind kind) const override {
+    return kind == LayoutKind::kPlain ||
+           (kind == LayoutKind::kChannelBlocked && (input == ir::kUnitX || input == ir::kUnitResidual));
+  }
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {

@@ -95,6 +95,38 @@ absl::StatusOr<ir::Tensor> BlockedToPlain(const ThreadPool& pool, const ir::Tens
   return plain;
 }
 
+absl::StatusOr<ir::Tensor> ToPlain(const ThreadPool& pool, const ir::Tensor& t, const TensorLayout& layout) {
+  switch (layout.kind) {
+    case LayoutKind::kPlain: return t;
+    case LayoutKind::kChannelBlocked: return BlockedToPlain(pool, t, layout.channels);
+    case LayoutKind::kChannelsLast: {
+      if (t.rank() != 4 || t.dims()[3] != layout.channels ||
+          (t.dtype() != ir::DataType::kInt8 && t.dtype() != ir::DataType::kUint8)) {
+        return absl::InternalError(absl::StrCat("a channels-last tensor ", ir::DimsToString(t.dims()), " of ",
+                                                ir::DataTypeName(t.dtype()), " cannot hold ", layout.channels,
+                                                " int8 channels"));
+      }
+      const std::vector<int64_t> plain_dims = {t.dims()[0], t.dims()[3], t.dims()[1], t.dims()[2]};
+      ir::Tensor plain = ir::Tensor::Uninitialized(t.dtype(), plain_dims);
+      ReorderInt8(pool, t, /*src_channels_last=*/true, plain_dims, plain.raw_data());
+      return plain;
+    }
+  }
+  return absl::InternalError("unknown layout");
+}
+
+void ReorderInt8(const ThreadPool& pool, const ir::Tensor& src, bool src_channels_last,
+                 const std::vector<int64_t>& plain_dims, void* dst) {
+  UseThreadsOf(pool);
+  const memory::data_type type = src.dtype() == ir::DataType::kInt8 ? memory::data_type::s8 : memory::data_type::u8;
+  const memory::dims dims(plain_dims.begin(), plain_dims.end());
+  const memory::desc nchw(dims, type, memory::format_tag::nchw), nhwc(dims, type, memory::format_tag::nhwc);
+  memory from(src_channels_last ? nhwc : nchw, Engine(), const_cast<void*>(src.raw_data()));
+  memory to(src_channels_last ? nchw : nhwc, Engine(), dst);
+  dnnl::reorder(from, to).execute(Stream(), from, to);
+  Stream().wait();
+}
+
 void PlainToBlocked(const ThreadPool& pool, const ir::Tensor& plain, int64_t block, void* dst_data) {
   UseThreadsOf(pool);
   memory src(PlainDesc(plain.dims()), Engine(), const_cast<void*>(plain.raw_data()));

@@ -4,7 +4,9 @@
 // Channel-blocked layout: a 4-D activation [N, C, H, W] stored as
 // [N, ceil(C / B), H, W, B] (oneDNN's nChw16c / nChw8c) with B = 16 when AVX-512 is
 // allowed, else 8; channels past C are zero. Kernels that produce it say so
-// (Kernel::blocked_channels); the executor converts to plain for everyone else.
+// (Kernel::output_layout, LayoutKind::kChannelBlocked); the executor converts to plain
+// for everyone else. INT8/UINT8 activations between oneDNN integer kernels are
+// channels-last (LayoutKind::kChannelsLast).
 #ifndef QFUSE_RUNTIME_ONEDNN_ONEDNN_ENGINE_H_
 #define QFUSE_RUNTIME_ONEDNN_ONEDNN_ENGINE_H_
 
@@ -44,6 +46,12 @@ std::vector<int64_t> BlockedDims(const std::vector<int64_t>& plain, int64_t bloc
 // Converts a blocked tensor (5-D, see above) holding `channels` logical channels back to
 // a plain FLOAT [N, channels, H, W] tensor.
 absl::StatusOr<ir::Tensor> BlockedToPlain(const ThreadPool& pool, const ir::Tensor& blocked, int64_t channels);
+// Converts a tensor in `layout` (runtime/kernel.h) to plain NCHW.
+absl::StatusOr<ir::Tensor> ToPlain(const ThreadPool& pool, const ir::Tensor& t, const TensorLayout& layout);
+// Reorders an INT8/UINT8 tensor between plain [N, C, H, W] and channels-last [N, H, W, C]
+// (`plain_dims` are the NCHW dims either way); `dst` must have the other layout's size.
+void ReorderInt8(const ThreadPool& pool, const ir::Tensor& src, bool src_channels_last,
+                 const std::vector<int64_t>& plain_dims, void* dst);
 // Reorders a plain FLOAT [N, C, H, W] tensor into `dst`, a buffer of the blocked layout.
 void PlainToBlocked(const ThreadPool& pool, const ir::Tensor& plain, int64_t block, void* dst);
 // A blocked buffer for plain dims `dims` with `channels` channels: uninitialised when the

@@ -36,8 +36,12 @@ class OneDnnPoolKernel : public Kernel {
   OneDnnPoolKernel(PoolShape shape, int64_t channels, std::unique_ptr<Kernel> native)
       : shape_(shape), channels_(channels), native_(std::move(native)), block_(BlockSize()) {}
 
-  int64_t blocked_channels(int output) const override { return output == 0 ? channels_ : 0; }
-  bool accepts_blocked(int input) const override { return input == 0; }
+  TensorLayout output_layout(int output) const override {
+    return output == 0 ? TensorLayout{LayoutKind::kChannelBlocked, channels_} : TensorLayout{};
+  }
+  bool accepts_layout(int input, LayoutKind kind) const override {
+    return kind == LayoutKind::kPlain || (kind == LayoutKind::kChannelBlocked && input == 0);
+  }
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {

@@ -1,34 +1,77 @@
 #!/usr/bin/env bash
-# Benchmarks qfuse against onnxruntime on the same models, in one run, 2 threads each:
-#   bash tools/ort/bench_vs_ort.sh [model.onnx ...]
-# For every float model: qfuse fp32 as given and fused; its int8 QDQ model (full fusion
-# level, written by //tools:quantize into out/quantize-<name>/ when missing) on qfuse's
-# integer kernels (with the per-op profile) and on onnxruntime (full graph optimisation:
-# its QDQ -> QLinear* fusion); and onnxruntime fp32. RUNS sets the timed runs (default 30).
+# Benchmarks qfuse against onnxruntime on the same models, in one run, 2 threads each, and
+# prints the ratio table of issue 11's targets, once with no ISA cap and once with
+# QFUSE_MAX_ISA=avx2 (onnxruntime has no cap: it always runs at the machine's best ISA):
+#   bash tools/ort/bench_vs_ort.sh                # the two samples + zoo ResNet-18 and MobileNetV2
+#   RUNS=30 CAPS="none avx2" bash tools/ort/bench_vs_ort.sh
+# Per model: qfuse fp32 fused (level full, oneDNN float kernels), qfuse int8 of level full
+# and bn (integer kernels), onnxruntime fp32 (graph optimisation 'all') and onnxruntime on
+# the same int8 files. Samples: batch 1 and 64; zoo models (224x224, dynamic axes) batch 1
+# and 16, which keeps the script near 10 minutes. Int8 files are written by
+# //tools:quantize into out/bench/<name>/ when missing (zoo models: the zoo's own
+# calibration set, models/zoo/make_zoo.sh; skipped when the zoo was not made).
+# Raw timings go to out/bench/timings.tsv; the table is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bash tools/ort/setup.sh
-models=("$@")
-[ ${#models[@]} -gt 0 ] || models=(models/resnet_small/model.onnx models/mobilenetv2_small/model.onnx)
-runs="${RUNS:-30}"
+bash tools/ort/setup.sh >/dev/null
+runs="${RUNS:-20}"
+caps="${CAPS:-none avx2}"
 bazel build //tools:run //tools:quantize >/dev/null 2>&1 || bazel build //tools:run //tools:quantize
-for m in "${models[@]}"; do
-  name="$(basename "$(dirname "$m")")"
-  out="out/quantize-$name"
-  int8="$out/model_int8_full.onnx"
-  if [ ! -f "$int8" ]; then
-    echo "-- writing $int8"
-    bazel-bin/tools/quantize/quantize --model="$m" --fusion=full --analysis_samples=0 --output="$out" >/dev/null
-  fi
-  echo "== $m"
-  echo "-- qfuse fp32, graph as given"
-  bazel-bin/tools/run --model="$m" --bench --threads=2 --runs="$runs" --fusion=none
-  echo "-- qfuse fp32, fused (BN folded, activations fused: comparable to onnxruntime's optimized graph)"
-  bazel-bin/tools/run --model="$m" --bench --threads=2 --runs="$runs" --fusion=full --profile
-  echo "-- qfuse int8 ($int8, integer kernels)"
-  bazel-bin/tools/run --model="$int8" --bench --threads=2 --runs="$runs" --profile
-  echo "-- onnxruntime fp32"
-  node tools/ort/ort_bench.js "$m" --threads=2 --runs="$runs"
-  echo "-- onnxruntime int8 (same QDQ model)"
-  node tools/ort/ort_bench.js "$int8" --threads=2 --runs="$runs"
-done
+mkdir -p out/bench
+tsv=out/bench/timings.tsv
+printf 'cap\tmodel\truntime\tbatch\tms\n' >"$tsv"
+
+# name|float model|dims|batches|calibration data (empty: the sample's default)
+models=(
+  "resnet_small|models/resnet_small/model.onnx||1,64|"
+  "mobilenetv2_small|models/mobilenetv2_small/model.onnx||1,64|"
+  "resnet18_224|out/zoo/resnet18/opset13.onnx|height=224,width=224|1,16|out/zoo/resnet18/calib.npy"
+  "mobilenet_v2_224|out/zoo/mobilenet_v2/opset13.onnx|height=224,width=224|1,16|out/zoo/mobilenet_v2/calib.npy"
+)
+
+# Appends "cap model runtime batch ms" rows from a bench log on stdin.
+record() {
+  awk -v cap="$1" -v model="$2" -v rt="$3" '/^batch/ { gsub(":", "", $2); print cap "\t" model "\t" rt "\t" $2 "\t" $4 }' >>"$tsv"
+}
+
+for entry in "${models[@]}"; do
+  IFS='|' read -r name model dims batches calib <<<"$entry"
+  if [ ! -f "$model" ]; then echo "-- skipping $name: $model not found (bash models/zoo/make_zoo.sh makes it)"; continue; fi
+  for level in full bn; do
+    int8="out/bench/$name/model_int8_$level.onnx"
+    if [ ! -f "$int8" ]; then
+      echo "-- writing $int8"
+      args=(--model="$model" --fusion="$level" --analysis_samples=0 --output="out/bench/$name")
+      [ -n "$calib" ] && args+=(--calib_data="$calib" --eval_data="${calib%calib.npy}eval.npy" --calib_samples=64 \
+        --eval_samples=16)
+      bazel-bin/tools/quantize/quantize "${args[@]}" >/dev/null
+    fi
+  done
+  dims_flag=()
+  [ -n "$dims" ] && dims_flag=(--dims="$dims")
+  for cap in $caps; do
+    env_cap=()
+    [ "$cap" != none ] && env_cap=(env QFUSE_MAX_ISA="$cap")
+    echo "== $name, ISA cap: $cap"
+    common=(--bench --threads=2 --runs="$runs" --batches="$batches" "${dims_flag[@]}")
+    "${env_cap[@]}" bazel-bin/tools/run --model="$model" --fusion=full "${common[@]}" | tee /dev/stderr |
+      record "$cap" "$name" qfuse_fp32
+    for level in full bn; do
+      "${env_cap[@]}" bazel-bin/tools/run --model="out/bench/$name/model_int8_$level.onnx" "${common[@]}" |
+        tee /dev/stderr | record "$cap" "$name" "qfuse_int8_$level"
+    done
+    if [ "$cap" = none ]; then  # onnxruntime does not depend on the cap: measured once
+      node tools/ort/ort_bench.js "$model" --threads=2 --runs="$runs" --batches="$batches" "${dims_flag[@]}" |
+        tee /dev/stderr | record "$cap" "$name" ort_fp32
+      for level in full bn; do
+        node tools/ort/ort_bench.js "out/bench/$name/model_int8_$level.onnx" --threads=2 --runs="$runs" \
+          --batches="$batches" "${dims_flag[@]}" | tee /dev/stderr | record "$cap" "$name" "ort_int8_$level"
+      done
+    fi
+  done
+done 2>&1
+
+echo
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), flags:" \
+  "$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|avx512f|avx512bw|avx512_vnni|amx_int8)$' | tr '\n' ' ')"
+/usr/bin/python3 tools/ort/bench_table.py "$tsv"

@@ -42,7 +42,7 @@ void CheckCase(const Case& cs, std::mt19937& rng, int* compared) {
   spec.output_scale = std::exp2(log_scale(rng) / 4);
   spec.output_zero_point = zp_dist(rng);
   spec.a.input_scale = std::exp2(log_scale(rng) / 2);
-  const int channels = cs.per_channel ? 5 : 1;
+  const int channels = cs.per_channel ? 37 : 1;  // 37: two AVX-512 groups and a tail
   spec.a.weight_scales.clear();
   for (int c = 0; c < channels; ++c) {
     // Powers of two make exact ties (x.5) common; other scales exercise general rounding.
@@ -58,7 +58,7 @@ void CheckCase(const Case& cs, std::mt19937& rng, int* compared) {
   absl::StatusOr<OutputStage> stage = OutputStage::Create(spec);
   if (!stage.ok()) return;  // multiplier out of the kFixed range: nothing to compare
   ++*compared;
-  const int64_t n = 8 + static_cast<int64_t>(rng() % 90);
+  const int64_t n = 40 + static_cast<int64_t>(rng() % 60);
   std::vector<int32_t> a(n);
   std::vector<B> b(n);
   std::uniform_int_distribution<int32_t> small(-2000, 2000), any(std::numeric_limits<int32_t>::min() / 2,
@@ -71,6 +71,45 @@ void CheckCase(const Case& cs, std::mt19937& rng, int* compared) {
   }
   const int32_t bias = small(rng);
   const int32_t b_zp = bd(rng);
+  // Channels-last: one pixel's channels (per tensor: n lanes of channel 0's scale), each
+  // with its own bias, at every ISA level against the element-wise reference.
+  const int64_t lanes = cs.per_channel ? channels : n;
+  std::vector<int32_t> biases(lanes);
+  for (int32_t& v : biases) v = small(rng);
+  for (RequantizeIsa isa : {RequantizeIsa::kScalar, RequantizeIsa::kAvx2, RequantizeIsa::kAvx512}) {
+    if (static_cast<int>(isa) > static_cast<int>(MaxRequantizeIsa())) continue;
+    IsaGuard guard;
+    SetRequantizeIsa(isa);
+    std::vector<T> got(lanes);
+    stage->QuantizeChannels(a.data(), biases.data(), cs.two_term ? b.data() : nullptr, b_zp, 0, lanes, got.data());
+    for (int64_t i = 0; i < lanes; ++i) {
+      const int64_t c = cs.per_channel ? i : 0;
+      const int32_t ref = cs.two_term ? stage->Quantize(a[i] + biases[i], static_cast<int32_t>(b[i]) - b_zp, c)
+                                      : stage->Quantize(a[i] + biases[i], c);
+      ASSERT_EQ(static_cast<int>(static_cast<T>(ref)), static_cast<int>(got[i])) << "channels-last isa "
+                                                                                 << static_cast<int>(isa) << " i " << i;
+    }
+  }
+  // Whole pixels (per channel: one pixel of 37 channels, then the first 3 of a second one
+  // would overrun a, so one pixel; per tensor: pixels of 7 lanes, masked tails).
+  const int64_t pixel_lanes = cs.per_channel ? channels : 7;
+  const int64_t pixels = cs.per_channel ? 1 : n / 7;
+  for (RequantizeIsa isa : {RequantizeIsa::kScalar, RequantizeIsa::kAvx512}) {
+    if (static_cast<int>(isa) > static_cast<int>(MaxRequantizeIsa())) continue;
+    IsaGuard guard;
+    SetRequantizeIsa(isa);
+    std::vector<T> got(pixel_lanes * pixels);
+    stage->QuantizePixels(a.data(), biases.data(), cs.two_term ? b.data() : nullptr, b_zp, pixel_lanes, pixels,
+                          got.data());
+    for (int64_t i = 0; i < pixel_lanes * pixels; ++i) {
+      const int64_t lane = i % pixel_lanes;
+      const int64_t c = cs.per_channel ? lane : 0;
+      const int32_t ref = cs.two_term ? stage->Quantize(a[i] + biases[lane], static_cast<int32_t>(b[i]) - b_zp, c)
+                                      : stage->Quantize(a[i] + biases[lane], c);
+      ASSERT_EQ(static_cast<int>(static_cast<T>(ref)), static_cast<int>(got[i])) << "pixels isa "
+                                                                                 << static_cast<int>(isa) << " i " << i;
+    }
+  }
   for (int64_t c = 0; c < channels; ++c) {
     std::vector<T> scalar(n), vec(n);
     {

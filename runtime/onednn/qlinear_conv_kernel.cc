@@ -1,0 +1,266 @@
+#include "runtime/onednn/qlinear_conv_kernel.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "runtime/cpu_isa.h"
+#include "runtime/int8/int8_ops.h"
+#include "runtime/int8/unit_requantization.h"
+#include "runtime/kernels/linalg/conv_geometry.h"
+#include "runtime/onednn/onednn_engine.h"
+
+namespace qfuse::runtime::onednn {
+namespace {
+
+using dnnl::memory;
+using kernels::linalg::ConvAttrs;
+using kernels::linalg::ConvGeometry;
+
+// Pixels per parallel task of the output stage.
+constexpr int64_t kPixelsPerTask = 64;
+
+struct Primitive {
+  dnnl::convolution_forward conv;
+  memory weights;
+  memory::desc src_desc, acc_desc;
+  std::vector<int64_t> out_dims;  // plain [N, OC, OH, OW]
+};
+
+memory::data_type OneDnnType(ir::DataType t) {
+  return t == ir::DataType::kInt8 ? memory::data_type::s8 : memory::data_type::u8;
+}
+
+class OneDnnQLinearConvKernel : public Kernel {
+ public:
+  OneDnnQLinearConvKernel(int8::UnitRequantization u, ConvAttrs attrs, ir::Tensor weights, ir::DataType out_type,
+                          std::unique_ptr<Kernel> native)
+      : u_(std::move(u)),
+        attrs_(std::move(attrs)),
+        weights_(std::move(weights)),
+        out_type_(out_type),
+        native_(std::move(native)),
+        out_channels_(weights_.dims()[0]),
+        in_channels_(weights_.dims()[1] * attrs_.group) {}
+
+  TensorLayout output_layout(int output) const override {
+    return output == 0 ? TensorLayout{LayoutKind::kChannelsLast, out_channels_} : TensorLayout{};
+  }
+  bool accepts_layout(int input, LayoutKind kind) const override {
+    return kind == LayoutKind::kPlain ||
+           (kind == LayoutKind::kChannelsLast && (input == ir::kUnitX || input == ir::kUnitResidual));
+  }
+
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    const Tensor* x = inputs.empty() ? nullptr : inputs[ir::kUnitX];
+    const Tensor* r = inputs.size() > ir::kUnitResidual ? inputs[ir::kUnitResidual] : nullptr;
+    if (x == nullptr || x->dtype() != u_.x.type || x->rank() != 4) {
+      return absl::InvalidArgumentError(absl::StrCat("x must be a 4-D ", ir::DataTypeName(u_.x.type)));
+    }
+    if (u_.residual.has_value() && (r == nullptr || r->dtype() != u_.residual->type || r->rank() != 4)) {
+      return absl::InvalidArgumentError(absl::StrCat("residual must be a 4-D ", ir::DataTypeName(u_.residual->type)));
+    }
+    const bool x_last = IsChannelsLast(ctx, ir::kUnitX);
+    const std::vector<int64_t> x_dims = PlainDims(*x, x_last);
+    if (x_dims[1] != in_channels_) {
+      return absl::InvalidArgumentError(absl::StrCat("x ", ir::DimsToString(x_dims), " does not have ", in_channels_,
+                                                     " channels"));
+    }
+    absl::StatusOr<const Primitive*> prim = Find(x_dims);
+    if (!prim.ok()) return RunNative(ctx, inputs, outputs);
+    const Primitive& p = **prim;
+    UseThreadsOf(*ctx.pool);
+    Tensor x_nhwc;
+    const void* src_data = x->raw_data();
+    if (!x_last) {
+      x_nhwc = Tensor::Uninitialized(x->dtype(), {x_dims[0], x_dims[2], x_dims[3], x_dims[1]});
+      ReorderInt8(*ctx.pool, *x, /*src_channels_last=*/false, x_dims, x_nhwc.raw_data());
+      src_data = x_nhwc.raw_data();
+    }
+    const std::vector<int64_t>& o = p.out_dims;
+    Tensor acc = Tensor::Uninitialized(ir::DataType::kInt32, {o[0], o[2], o[3], o[1]});
+    memory src(p.src_desc, Engine(), const_cast<void*>(src_data));
+    memory dst(p.acc_desc, Engine(), acc.raw_data());
+    int32_t zp = u_.x.zero_point;
+    memory zp_mem({{1}, memory::data_type::s32, memory::format_tag::x}, Engine(), &zp);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
+    if (zp != 0) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem);
+    try {
+      p.conv.execute(Stream(), args);
+      Stream().wait();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(absl::StrCat("oneDNN convolution failed: ", e.what()));
+    }
+    // The residual, channels-last like the accumulator.
+    Tensor r_nhwc;
+    const uint8_t* res = nullptr;
+    if (r != nullptr) {
+      const bool r_last = IsChannelsLast(ctx, ir::kUnitResidual);
+      if (PlainDims(*r, r_last) != o) {
+        return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(PlainDims(*r, r_last)),
+                                                       " differs from the output's ", ir::DimsToString(o)));
+      }
+      if (!r_last) {
+        r_nhwc = Tensor::Uninitialized(r->dtype(), {o[0], o[2], o[3], o[1]});
+        ReorderInt8(*ctx.pool, *r, /*src_channels_last=*/false, o, r_nhwc.raw_data());
+      }
+      res = static_cast<const uint8_t*>(r_last ? r->raw_data() : r_nhwc.raw_data());
+    }
+    Tensor out = Tensor::Uninitialized(out_type_, {o[0], o[2], o[3], o[1]});
+    Requantize(acc.data<int32_t>(), res, static_cast<uint8_t*>(out.raw_data()), o[0] * o[2] * o[3]);
+    outputs[0] = std::move(out);
+    return absl::OkStatus();
+  }
+
+ private:
+  bool IsChannelsLast(const KernelContext& ctx, int input) const {
+    return ctx.input_layouts != nullptr && ctx.input_layouts[input].kind == LayoutKind::kChannelsLast;
+  }
+
+  static std::vector<int64_t> PlainDims(const Tensor& t, bool channels_last) {
+    return channels_last ? std::vector<int64_t>{t.dims()[0], t.dims()[3], t.dims()[1], t.dims()[2]} : t.dims();
+  }
+
+  // The output stage per pixel: its out_channels_ consecutive accumulators (+ bias, with
+  // the residual's pixel) to out_type_ bytes. It runs on oneDNN's OpenMP threads (this
+  // file is built with -fopenmp): handing it to the executor's pool instead would leave
+  // the OpenMP threads spinning against it for the same cores.
+  void Requantize(const int32_t* acc, const uint8_t* res, uint8_t* out, int64_t pixels) const {
+    const int64_t oc = out_channels_;
+    const int32_t* bias = u_.bias.empty() ? nullptr : u_.bias.data();
+    const int32_t rzp = u_.residual.has_value() ? u_.residual->zero_point : 0;
+    const bool out_signed = out_type_ == ir::DataType::kInt8;
+    const bool res_signed = u_.residual.has_value() && u_.residual->type == ir::DataType::kInt8;
+    const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
+#pragma omp parallel for schedule(static)
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t p = task * kPixelsPerTask, n = std::min(pixels - p, kPixelsPerTask);
+      const int32_t* a = acc + p * oc;
+      const uint8_t* b = res == nullptr ? nullptr : res + p * oc;
+      uint8_t* y = out + p * oc;
+      if (out_signed) {
+        res_signed ? u_.stage.QuantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, n,
+                                             reinterpret_cast<int8_t*>(y))
+                   : u_.stage.QuantizePixels(a, bias, b, rzp, oc, n, reinterpret_cast<int8_t*>(y));
+      } else {
+        res_signed ? u_.stage.QuantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, n, y)
+                   : u_.stage.QuantizePixels(a, bias, b, rzp, oc, n, y);
+      }
+    }
+  }
+
+  absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(x_dims);
+    if (it != cache_.end()) return it->second.get();
+    QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Primitive> made, Make(x_dims));
+    return cache_.emplace(x_dims, std::move(made)).first->second.get();
+  }
+
+  absl::StatusOr<std::unique_ptr<Primitive>> Make(const std::vector<int64_t>& x_dims) const {
+    const std::vector<int64_t> kernel = {weights_.dims()[2], weights_.dims()[3]};
+    QFUSE_ASSIGN_OR_RETURN(ConvGeometry g, kernels::linalg::ResolveConv(attrs_, {x_dims[2], x_dims[3]}, kernel));
+    auto p = std::make_unique<Primitive>();
+    p->out_dims = {x_dims[0], out_channels_, g.col[1], g.col[2]};
+    memory::dims strides, dilations, pad_l, pad_r;
+    for (int d = 1; d <= 2; ++d) {
+      const int64_t extent = (g.kernel[d] - 1) * g.dilation[d] + 1;
+      strides.push_back(g.stride[d]);
+      dilations.push_back(g.dilation[d] - 1);
+      pad_l.push_back(g.pad_begin[d]);
+      pad_r.push_back((g.col[d] - 1) * g.stride[d] + extent - g.image[d] - g.pad_begin[d]);
+    }
+    const int64_t group = attrs_.group;
+    const memory::dims w_dims =
+        group > 1 ? memory::dims{group, out_channels_ / group, weights_.dims()[1], kernel[0], kernel[1]}
+                  : memory::dims{out_channels_, weights_.dims()[1], kernel[0], kernel[1]};
+    try {
+      p->src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()), OneDnnType(u_.x.type),
+                                 memory::format_tag::nhwc);
+      p->acc_desc = memory::desc(memory::dims(p->out_dims.begin(), p->out_dims.end()), memory::data_type::s32,
+                                 memory::format_tag::nhwc);
+      const memory::desc w_any(w_dims, memory::data_type::s8, memory::format_tag::any);
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                           p->src_desc, w_any, p->acc_desc, strides, dilations, pad_l, pad_r);
+      dnnl::primitive_attr attr;
+      if (u_.x.zero_point != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+      p->conv = dnnl::convolution_forward(pd);
+      memory user_weights({w_dims, memory::data_type::s8, group > 1 ? memory::format_tag::goihw : memory::format_tag::oihw},
+                          Engine(), const_cast<void*>(weights_.raw_data()));
+      p->weights = memory(pd.weights_desc(), Engine());
+      dnnl::reorder(user_weights, p->weights).execute(Stream(), user_weights, p->weights);
+      Stream().wait();
+    } catch (const dnnl::error& e) {
+      return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
+    }
+    return p;
+  }
+
+  // The hand-written kernel on plain tensors; its output reordered to channels-last.
+  absl::Status RunNative(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                         absl::Span<Tensor> outputs) {
+    std::vector<Tensor> plain(inputs.size());
+    std::vector<const Tensor*> ptrs(inputs.begin(), inputs.end());
+    for (int i : {static_cast<int>(ir::kUnitX), static_cast<int>(ir::kUnitResidual)}) {
+      if (i < static_cast<int>(inputs.size()) && inputs[i] != nullptr && IsChannelsLast(ctx, i)) {
+        QFUSE_ASSIGN_OR_RETURN(plain[i], ToPlain(*ctx.pool, *inputs[i], ctx.input_layouts[i]));
+        ptrs[i] = &plain[i];
+      }
+    }
+    KernelContext plain_ctx{ctx.pool, nullptr};
+    Tensor out;
+    QFUSE_RETURN_IF_ERROR(native_->Run(plain_ctx, ptrs, absl::MakeSpan(&out, 1)));
+    const std::vector<int64_t>& d = out.dims();
+    outputs[0] = Tensor::Uninitialized(out.dtype(), {d[0], d[2], d[3], d[1]});
+    ReorderInt8(*ctx.pool, out, /*src_channels_last=*/false, d, outputs[0].raw_data());
+    return absl::OkStatus();
+  }
+
+  const int8::UnitRequantization u_;
+  const ConvAttrs attrs_;
+  const ir::Tensor weights_;
+  const ir::DataType out_type_;
+  const std::unique_ptr<Kernel> native_;
+  const int64_t out_channels_;
+  const int64_t in_channels_;
+  std::mutex mu_;
+  std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
+};
+
+// oneDNN's int8 convolutions are exact only where they use vpdpbusd (AVX-512 VNNI): the
+// AVX2 / AVX-512 instructions (vpmaddubsw) saturate pairs of products to int16.
+bool OneDnnInt8IsExact() {
+  return UseOneDnn() && IsaAllowed(Isa::kAvx512Vnni) &&
+         static_cast<int>(dnnl::get_effective_cpu_isa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& node) {
+  QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, int8::CreateQLinearUnitKernel(node));
+  if (!OneDnnInt8IsExact()) return native;
+  QFUSE_ASSIGN_OR_RETURN(int8::UnitRequantization u, int8::ReadUnitRequantization(node));
+  const ir::DataType out_type = node.output(0)->type().dtype;
+  const ir::Value* w = node.input(ir::kUnitW);
+  if (u.spec.base_op != "Conv" || u.float_epilogue || w->initializer()->rank() != 4 ||
+      (out_type != ir::DataType::kInt8 && out_type != ir::DataType::kUint8)) {
+    return native;
+  }
+  for (int64_t zp : w->type().quant->zero_points) {
+    if (zp != 0) return native;
+  }
+  QFUSE_ASSIGN_OR_RETURN(ConvAttrs attrs, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
+  return std::unique_ptr<Kernel>(
+      new OneDnnQLinearConvKernel(std::move(u), std::move(attrs), *w->initializer(), out_type, std::move(native)));
+}
+
+}  // namespace qfuse::runtime::onednn

@@ -1,0 +1,51 @@
+"""Prints issue 11's ratio table from the timings bench_vs_ort.sh wrote.
+
+    python3 tools/ort/bench_table.py out/bench/timings.tsv
+
+A row per (ISA cap, model, batch): median ms of qfuse fp32 (fused), qfuse int8 (full, bn),
+onnxruntime fp32 and int8 (same files; measured without cap), then the target ratios:
+  int8 speed-up   qfuse fp32 / qfuse int8 full       target >= 2 (batch 64/16), >= 1.5 (batch 1)
+  vs ORT int8     ORT int8 bn / qfuse int8 bn        target >= 1.2
+  fp32 vs ORT     qfuse fp32 / ORT fp32              target <= 1.2
+"""
+import csv
+import sys
+from collections import defaultdict
+
+
+def main(path):
+    ms = defaultdict(dict)
+    with open(path) as f:
+        for row in csv.DictReader(f, delimiter="\t"):
+            ms[(row["cap"], row["model"], int(row["batch"]))][row["runtime"]] = float(row["ms"])
+    ort = {(m, b): v for (cap, m, b), v in ms.items() if cap == "none"}
+    print("| ISA cap | model | batch | qfuse fp32 | qfuse int8 full | qfuse int8 bn | ORT fp32 | ORT int8 full |"
+          " ORT int8 bn | int8 speed-up (target) | vs ORT int8 bn (>= 1.2) | fp32 / ORT fp32 (<= 1.2) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
+    met = defaultdict(lambda: [0, 0])
+
+    def mark(name, ok):
+        met[name][0] += ok
+        met[name][1] += 1
+        return "yes" if ok else "**no**"
+
+    for (cap, model, batch), t in sorted(ms.items(), key=lambda kv: (kv[0][0] != "none", kv[0])):
+        o = ort.get((model, batch), {})
+        cells = [t.get("qfuse_fp32"), t.get("qfuse_int8_full"), t.get("qfuse_int8_bn"), o.get("ort_fp32"),
+                 o.get("ort_int8_full"), o.get("ort_int8_bn")]
+        if None in cells:
+            continue
+        fp32, full, bn, ort_fp32, _, ort_bn = cells
+        speed_target = 1.5 if batch == 1 else 2.0
+        speedup, vs_ort, fp32_ratio = fp32 / full, ort_bn / bn, fp32 / ort_fp32
+        print(f"| {cap} | {model} | {batch} | " + " | ".join(f"{c:.3f}" for c in cells) +
+              f" | {speedup:.2f} (>= {speed_target}) {mark('int8 speed-up', speedup >= speed_target)}"
+              f" | {vs_ort:.2f} {mark('vs ORT int8', vs_ort >= 1.2)}"
+              f" | {fp32_ratio:.2f} {mark('fp32 vs ORT', fp32_ratio <= 1.2)} |")
+    print()
+    for name, (ok, total) in met.items():
+        print(f"{name}: met in {ok} of {total} rows")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "out/bench/timings.tsv")
