@@ -1,6 +1,7 @@
 #include "runtime/executor.h"
 
 #include <chrono>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -49,9 +50,21 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     for (const ir::Value* in : node->inputs()) step.input_slots.push_back(in == nullptr ? -1 : slot(in));
     for (const ir::Value* out : node->outputs()) step.output_slots.push_back(out == nullptr ? -1 : slot(out));
     exec->slot_layouts_.resize(exec->slot_values_.size());
+    // An elementwise kernel whose inputs all share one non-plain layout keeps it.
+    std::optional<TensorLayout> shared;
+    if (step.kernel->elementwise()) {
+      for (int s : step.input_slots) {
+        if (s < 0) continue;
+        const TensorLayout& l = exec->slot_layouts_[s];
+        if (!shared.has_value()) shared = l;
+        if (l.kind != shared->kind || l.channels != shared->channels) shared = TensorLayout{};
+      }
+    }
+    step.pass_layout = shared.has_value() && shared->kind != LayoutKind::kPlain;
     for (size_t o = 0; o < step.output_slots.size(); ++o) {
       if (step.output_slots[o] >= 0) {
-        exec->slot_layouts_[step.output_slots[o]] = step.kernel->output_layout(static_cast<int>(o));
+        exec->slot_layouts_[step.output_slots[o]] =
+            step.pass_layout ? *shared : step.kernel->output_layout(static_cast<int>(o));
       }
     }
     exec->steps_.push_back(std::move(step));
@@ -133,7 +146,7 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
     in_layouts.clear();
     for (size_t i = 0; i < step.input_slots.size(); ++i) {
       const int s = step.input_slots[i];
-      if (s < 0 || step.kernel->accepts_layout(static_cast<int>(i), slot_layouts_[s].kind)) {
+      if (s < 0 || step.pass_layout || step.kernel->accepts_layout(static_cast<int>(i), slot_layouts_[s].kind)) {
         in_ptrs.push_back(s < 0 ? nullptr : view[s]);
         in_layouts.push_back(s < 0 ? TensorLayout{} : slot_layouts_[s]);
       } else {

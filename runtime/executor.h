@@ -70,6 +70,7 @@ class Executor {
     std::vector<int> input_slots;   // -1 for omitted inputs
     std::vector<int> output_slots;  // -1 for omitted outputs
     std::vector<int> free_after;    // slots whose last reader is this step
+    bool pass_layout = false;       // an elementwise kernel running on its inputs' shared layout
   };
 
   Executor(std::unique_ptr<ir::Graph> owned, const ir::Graph& graph, int num_threads)

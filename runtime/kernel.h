@@ -50,6 +50,10 @@ class Kernel {
   // True when input `input` may be handed over in layout `kind`; otherwise the executor
   // converts it to plain first.
   virtual bool accepts_layout(int input, LayoutKind kind) const { return kind == LayoutKind::kPlain; }
+  // True when output element i is a function of the inputs' elements at index i alone, all
+  // of one shape: the kernel then runs unchanged on any layout its inputs share, and the
+  // executor hands such inputs over as they are and gives the output their layout.
+  virtual bool elementwise() const { return false; }
 };
 
 // Creates the kernel for `node`, parsing its attributes once. Unsupported attribute

@@ -65,6 +65,7 @@ absl::StatusOr<OutputStage> SingleTerm(numerics::RequantizeMode mode, const Acti
 
 class QLinearAddKernel : public Kernel {
  public:
+  bool elementwise() const override { return true; }
   absl::Status Prepare(const ir::Node& node) {
     QFUSE_ASSIGN_OR_RETURN(const numerics::RequantizeMode mode, ReadRequantizeMode(node));
     QFUSE_ASSIGN_OR_RETURN(a_, ReadActivationQuant(node.input(0), "A"));
@@ -79,6 +80,7 @@ class QLinearAddKernel : public Kernel {
     spec.has_b = true;
     spec.b.input_scale = b_.scale;
     QFUSE_ASSIGN_OR_RETURN(stage_, OutputStage::Create(spec));
+    BuildTable();
     return absl::OkStatus();
   }
 
@@ -93,30 +95,39 @@ class QLinearAddKernel : public Kernel {
       return absl::InvalidArgumentError(absl::StrCat("A ", ir::DimsToString(a.dims()), " and B ",
                                                      ir::DimsToString(b.dims()), " must have the same shape"));
     }
-    outputs[0] = Tensor(stage_.output_type(), a.dims());
-    Tensor* y = &outputs[0];
-    WithBytes(a, [&](const auto* ad) {
-      WithBytes(b, [&](const auto* bd) {
-        WithMutableBytes(y, [&](auto* yd) {
-          using T = std::remove_pointer_t<decltype(yd)>;
-          ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
-            for (int64_t i = begin; i < end; ++i) {
-              yd[i] = static_cast<T>(stage_.Quantize(ad[i] - a_.zero_point, bd[i] - b_.zero_point, 0));
-            }
-          });
-        });
-      });
+    outputs[0] = Tensor::Uninitialized(stage_.output_type(), a.dims());
+    // Both inputs are bytes, so the output stage is a 64 KiB table over (a, b): the same
+    // bytes as calling it per element.
+    const uint8_t* ad = static_cast<const uint8_t*>(a.raw_data());
+    const uint8_t* bd = static_cast<const uint8_t*>(b.raw_data());
+    uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
+    ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) yd[i] = table_[(ad[i] << 8) | bd[i]];
     });
     return absl::OkStatus();
   }
 
  private:
+  // table_[(raw byte of a) << 8 | raw byte of b] = the stage's output byte.
+  void BuildTable() {
+    table_.resize(1 << 16);
+    for (int ra = 0; ra < 256; ++ra) {
+      for (int rb = 0; rb < 256; ++rb) {
+        const int32_t av = (a_.type == DataType::kInt8 ? static_cast<int8_t>(ra) : ra) - a_.zero_point;
+        const int32_t bv = (b_.type == DataType::kInt8 ? static_cast<int8_t>(rb) : rb) - b_.zero_point;
+        table_[(ra << 8) | rb] = static_cast<uint8_t>(stage_.Quantize(av, bv, 0));
+      }
+    }
+  }
+
   ActivationQuant a_, b_;
   OutputStage stage_;
+  std::vector<uint8_t> table_;
 };
 
 class QLinearClampKernel : public Kernel {
  public:
+  bool elementwise() const override { return true; }
   absl::Status Prepare(const ir::Node& node) {
     QFUSE_ASSIGN_OR_RETURN(const numerics::RequantizeMode mode, ReadRequantizeMode(node));
     QFUSE_ASSIGN_OR_RETURN(x_, ReadActivationQuant(node.input(0), "X"));
@@ -124,6 +135,10 @@ class QLinearClampKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(const float lo, node.attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
     QFUSE_ASSIGN_OR_RETURN(const float hi, node.attrs().GetFloat("max", std::numeric_limits<float>::max()));
     QFUSE_ASSIGN_OR_RETURN(stage_, SingleTerm(mode, x_, y, 1.f, lo, hi));
+    for (int raw = 0; raw < 256; ++raw) {
+      const int32_t v = (x_.type == DataType::kInt8 ? static_cast<int8_t>(raw) : raw) - x_.zero_point;
+      table_[raw] = static_cast<uint8_t>(stage_.Quantize(v, 0));
+    }
     return absl::OkStatus();
   }
 
@@ -132,14 +147,11 @@ class QLinearClampKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 1));
     QFUSE_RETURN_IF_ERROR(CheckType(inputs[0], x_, "X"));
     const Tensor& x = *inputs[0];
-    outputs[0] = Tensor(stage_.output_type(), x.dims());
-    WithBytes(x, [&](const auto* xd) {
-      WithMutableBytes(&outputs[0], [&](auto* yd) {
-        using T = std::remove_pointer_t<decltype(yd)>;
-        ctx.pool->ParallelFor(x.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) yd[i] = static_cast<T>(stage_.Quantize(xd[i] - x_.zero_point, 0));
-        });
-      });
+    outputs[0] = Tensor::Uninitialized(stage_.output_type(), x.dims());
+    const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
+    uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
+    ctx.pool->ParallelFor(x.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) yd[i] = table_[xd[i]];
     });
     return absl::OkStatus();
   }
@@ -147,6 +159,7 @@ class QLinearClampKernel : public Kernel {
  private:
   ActivationQuant x_;
   OutputStage stage_;
+  uint8_t table_[256];  // raw input byte -> the stage's output byte
 };
 
 // AveragePool (ceil_mode 0, no dilations: the lowering only matches those) and
