@@ -110,14 +110,25 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, 
   if (!options.saturate_residuals) {
     for (const ir::Value* v : ResidualValues(graph)) residuals.insert(v);
   }
-  for (const auto& [value, histogram] : histograms) {
+  // Threshold searches are independent per tensor: run them on the executor's threads.
+  std::vector<std::pair<const ir::Value*, const AbsHistogram*>> entries;
+  for (const auto& [value, histogram] : histograms) entries.emplace_back(value, &histogram);
+  std::vector<absl::StatusOr<ThresholdChoice>> choices(entries.size(), absl::UnknownError("not computed"));
+  exec->pool().ParallelFor(static_cast<int64_t>(entries.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      ThresholdOptions threshold_options = options.threshold;
+      if (residuals.contains(entries[i].first)) threshold_options.method = CalibrationMethod::kMax;
+      choices[i] = ChooseThreshold(*entries[i].second, threshold_options);
+    }
+  });
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const ir::Value* value = entries[i].first;
+    const AbsHistogram& histogram = *entries[i].second;
     TensorRange range;
     range.name = value->name();
     range.min = histogram.min();
     range.max = histogram.max();
-    ThresholdOptions threshold_options = options.threshold;
-    if (residuals.contains(value)) threshold_options.method = CalibrationMethod::kMax;
-    absl::StatusOr<ThresholdChoice> choice = ChooseThreshold(histogram, threshold_options);
+    const absl::StatusOr<ThresholdChoice>& choice = choices[i];
     if (!choice.ok()) {
       return absl::Status(choice.status().code(),
                           absl::StrCat("tensor '", value->name(), "': ", choice.status().message()));
