@@ -96,33 +96,8 @@ __attribute__((target("avx512f"))) int64_t OnnxRowAvx512(const OnnxRow& r, const
   return i;
 }
 
-// OnnxRowAvx512 with one channel per lane: per-lane multipliers ma[i] and biases bias[i]
-// (bias may be null; ma_per_tensor broadcasts ma[0]).
-__attribute__((target("avx512f"))) int64_t OnnxChannelsAvx512(const float* ma, bool ma_per_tensor, float mb, float flo,
-                                                               float fhi, int32_t zp, const int32_t* a,
-                                                               const int32_t* bias, const uint8_t* b, bool b_signed,
-                                                               int32_t b_zp, int64_t n, uint8_t* out) {
-  const __m512i vbzp = _mm512_set1_epi32(b_zp), vzp = _mm512_set1_epi32(zp);
-  const __m512 vmb = _mm512_set1_ps(mb), lo = _mm512_set1_ps(flo), hi = _mm512_set1_ps(fhi);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512i va = _mm512_loadu_si512(a + i);
-    if (bias != nullptr) va = _mm512_add_epi32(va, _mm512_loadu_si512(bias + i));
-    const __m512 vma = ma_per_tensor ? _mm512_set1_ps(ma[0]) : _mm512_loadu_ps(ma + i);
-    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(va), vma);
-    if (b != nullptr) {
-      const __m128i bv = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
-      const __m512i vb = _mm512_sub_epi32(b_signed ? _mm512_cvtepi8_epi32(bv) : _mm512_cvtepu8_epi32(bv), vbzp);
-      f = _mm512_add_ps(f, _mm512_mul_ps(_mm512_cvtepi32_ps(vb), vmb));
-    }
-    f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
-    const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vzp);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(q));
-  }
-  return i;
-}
-
-// OnnxChannelsAvx512 over whole pixels, the last group of each pixel's channels masked.
+// OnnxRowAvx512 over whole channels-last pixels: one channel per lane (per-lane multipliers
+// and biases), the last group of each pixel's channels masked.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void OnnxPixelsAvx512(
     const float* ma, bool ma_per_tensor, float mb, float flo, float fhi, int32_t zp, const int32_t* a,
     const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t channels, int64_t pixels,
@@ -255,17 +230,6 @@ void SetRequantizeIsa(RequantizeIsa isa) { RequestedLevel().store(static_cast<in
 RequantizeIsa CurrentRequantizeIsa() {
   return static_cast<RequantizeIsa>(
       std::min(RequestedLevel().load(std::memory_order_relaxed), static_cast<int>(MaxRequantizeIsa())));
-}
-
-int64_t OutputStage::QuantizeChannelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed,
-                                          int32_t b_zp, int64_t c0, int64_t n, uint8_t* out) const {
-  if (CurrentRequantizeIsa() != RequantizeIsa::kAvx512 || mode_ != numerics::RequantizeMode::kOnnx ||
-      output_type_ == ir::DataType::kFloat32) {
-    return 0;
-  }
-  const bool per_tensor = onnx_a_.size() == 1;
-  return OnnxChannelsAvx512(onnx_a_.data() + (per_tensor ? 0 : c0), per_tensor, onnx_b_, flo_, fhi_, zp_, a,
-                            bias == nullptr ? nullptr : bias + c0, b, b_signed, b_zp, n, out);
 }
 
 int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed,

@@ -178,14 +178,13 @@ class OutputStage {
   }
   // One pixel's consecutive channels (the channels-last layout): out[j] =
   // Quantize(a[j] + bias[c0 + j], b[j] - b_zp, c0 + j) for j < n, the same bytes as
-  // QuantizeRow (bias null: no bias; b null: one term). kOnnx is vectorised (AVX-512).
+  // QuantizeRow (bias null: no bias; b null: one term). Scalar; QuantizePixels is the
+  // vectorised form.
   template <typename T, typename B>
   void QuantizeChannels(const int32_t* a, const int32_t* bias, const B* b, int32_t b_zp, int64_t c0, int64_t n,
                         T* out) const {
     static_assert(sizeof(T) == 1 && sizeof(B) == 1, "int8 / uint8 rows");
-    const int64_t done = QuantizeChannelsSimd(a, bias, reinterpret_cast<const uint8_t*>(b), std::is_signed<B>::value,
-                                              b_zp, c0, n, reinterpret_cast<uint8_t*>(out));
-    for (int64_t j = done; j < n; ++j) {
+    for (int64_t j = 0; j < n; ++j) {
       const int32_t acc = a[j] + (bias == nullptr ? 0 : bias[c0 + j]);
       out[j] = static_cast<T>(b == nullptr ? Quantize(acc, c0 + j)
                                            : Quantize(acc, static_cast<int32_t>(b[j]) - b_zp, c0 + j));
@@ -228,9 +227,6 @@ class OutputStage {
   // Vectorised QuantizePixels (masked channel tails): all pixels, or 0 when not vectorised.
   int64_t QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,
                              int64_t channels, int64_t pixels, uint8_t* out) const;
-  // Vectorised QuantizeChannels over a prefix of the channels; returns how many it wrote.
-  int64_t QuantizeChannelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,
-                               int64_t c0, int64_t n, uint8_t* out) const;
 
   numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
   ir::DataType output_type_ = ir::DataType::kInt8;

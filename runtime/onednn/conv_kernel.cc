@@ -17,6 +17,7 @@
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
 #include "runtime/kernels/linalg/linalg.h"
+#include "runtime/onednn/conv_desc.h"
 #include "runtime/onednn/onednn_engine.h"
 
 namespace qfuse::runtime::onednn {
@@ -24,7 +25,6 @@ namespace {
 
 using dnnl::memory;
 using kernels::linalg::ConvAttrs;
-using kernels::linalg::ConvGeometry;
 
 // The unit's activation as oneDNN eltwise post-ops (after the residual's sum).
 void AppendActivation(const ir::UnitSpec& spec, dnnl::post_ops* ops) {
@@ -152,34 +152,21 @@ class OneDnnConvKernel : public Kernel {
   }
 
   absl::StatusOr<std::unique_ptr<Primitive>> Make(const std::vector<int64_t>& x_dims, bool src_plain, bool residual) {
-    const std::vector<int64_t> kernel = {weights_.dims()[2], weights_.dims()[3]};
-    QFUSE_ASSIGN_OR_RETURN(ConvGeometry g, kernels::linalg::ResolveConv(attrs_, {x_dims[2], x_dims[3]}, kernel));
+    QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs_, x_dims, weights_.dims()));
     auto p = std::make_unique<Primitive>();
-    p->dst_dims = {x_dims[0], out_channels_, g.col[1], g.col[2]};
-    memory::dims strides, dilations, pad_l, pad_r;
-    for (int d = 1; d <= 2; ++d) {
-      const int64_t extent = (g.kernel[d] - 1) * g.dilation[d] + 1;
-      strides.push_back(g.stride[d]);
-      dilations.push_back(g.dilation[d] - 1);
-      pad_l.push_back(g.pad_begin[d]);
-      pad_r.push_back((g.col[d] - 1) * g.stride[d] + extent - g.image[d] - g.pad_begin[d]);
-    }
-    const memory::dims src_dims(x_dims.begin(), x_dims.end());
-    const memory::dims dst_dims(p->dst_dims.begin(), p->dst_dims.end());
-    const int64_t group = attrs_.group;
-    const memory::dims w_dims =
-        group > 1 ? memory::dims{group, out_channels_ / group, weights_.dims()[1], kernel[0], kernel[1]}
-                  : memory::dims{out_channels_, weights_.dims()[1], kernel[0], kernel[1]};
+    p->dst_dims = d.output;
     try {
-      p->src_desc = memory::desc(src_dims, memory::data_type::f32,
+      p->src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()), memory::data_type::f32,
                                  src_plain ? memory::format_tag::nchw : BlockedTag(block_));
-      p->dst_desc = memory::desc(dst_dims, memory::data_type::f32, BlockedTag(block_));
-      const memory::desc w_any(w_dims, memory::data_type::f32, memory::format_tag::any);
+      p->dst_desc = memory::desc(memory::dims(d.output.begin(), d.output.end()), memory::data_type::f32,
+                                 BlockedTag(block_));
+      const memory::desc w_any(d.weights, memory::data_type::f32, memory::format_tag::any);
       const memory::desc b_desc = bias_.dtype() == ir::DataType::kUndefined
                                       ? memory::desc()
                                       : memory::desc({out_channels_}, memory::data_type::f32, memory::format_tag::x);
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                           p->src_desc, w_any, b_desc, p->dst_desc, strides, dilations, pad_l, pad_r);
+                                           p->src_desc, w_any, b_desc, p->dst_desc, d.strides, d.dilations, d.pad_l,
+                                           d.pad_r);
       dnnl::post_ops ops;
       if (residual) ops.append_sum(1.f);
       AppendActivation(spec_, &ops);
@@ -187,11 +174,7 @@ class OneDnnConvKernel : public Kernel {
       attr.set_post_ops(ops);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
       p->conv = dnnl::convolution_forward(pd);
-      memory user_weights({w_dims, memory::data_type::f32, group > 1 ? memory::format_tag::goihw : memory::format_tag::oihw},
-                          Engine(), const_cast<void*>(weights_.raw_data()));
-      p->weights = memory(pd.weights_desc(), Engine());
-      dnnl::reorder(user_weights, p->weights).execute(Stream(), user_weights, p->weights);
-      Stream().wait();
+      p->weights = ReorderWeights(weights_, d, memory::data_type::f32, pd.weights_desc());
     } catch (const dnnl::error& e) {
       return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
     }

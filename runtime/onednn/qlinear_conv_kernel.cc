@@ -15,6 +15,7 @@
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/unit_requantization.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
+#include "runtime/onednn/conv_desc.h"
 #include "runtime/onednn/onednn_engine.h"
 
 namespace qfuse::runtime::onednn {
@@ -22,7 +23,6 @@ namespace {
 
 using dnnl::memory;
 using kernels::linalg::ConvAttrs;
-using kernels::linalg::ConvGeometry;
 
 // Pixels per parallel task of the output stage.
 constexpr int64_t kPixelsPerTask = 64;
@@ -166,39 +166,22 @@ class OneDnnQLinearConvKernel : public Kernel {
   }
 
   absl::StatusOr<std::unique_ptr<Primitive>> Make(const std::vector<int64_t>& x_dims) const {
-    const std::vector<int64_t> kernel = {weights_.dims()[2], weights_.dims()[3]};
-    QFUSE_ASSIGN_OR_RETURN(ConvGeometry g, kernels::linalg::ResolveConv(attrs_, {x_dims[2], x_dims[3]}, kernel));
+    QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs_, x_dims, weights_.dims()));
     auto p = std::make_unique<Primitive>();
-    p->out_dims = {x_dims[0], out_channels_, g.col[1], g.col[2]};
-    memory::dims strides, dilations, pad_l, pad_r;
-    for (int d = 1; d <= 2; ++d) {
-      const int64_t extent = (g.kernel[d] - 1) * g.dilation[d] + 1;
-      strides.push_back(g.stride[d]);
-      dilations.push_back(g.dilation[d] - 1);
-      pad_l.push_back(g.pad_begin[d]);
-      pad_r.push_back((g.col[d] - 1) * g.stride[d] + extent - g.image[d] - g.pad_begin[d]);
-    }
-    const int64_t group = attrs_.group;
-    const memory::dims w_dims =
-        group > 1 ? memory::dims{group, out_channels_ / group, weights_.dims()[1], kernel[0], kernel[1]}
-                  : memory::dims{out_channels_, weights_.dims()[1], kernel[0], kernel[1]};
+    p->out_dims = d.output;
     try {
       p->src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()), OneDnnType(u_.x.type),
                                  memory::format_tag::nhwc);
-      p->acc_desc = memory::desc(memory::dims(p->out_dims.begin(), p->out_dims.end()), memory::data_type::s32,
+      p->acc_desc = memory::desc(memory::dims(d.output.begin(), d.output.end()), memory::data_type::s32,
                                  memory::format_tag::nhwc);
-      const memory::desc w_any(w_dims, memory::data_type::s8, memory::format_tag::any);
+      const memory::desc w_any(d.weights, memory::data_type::s8, memory::format_tag::any);
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                           p->src_desc, w_any, p->acc_desc, strides, dilations, pad_l, pad_r);
+                                           p->src_desc, w_any, p->acc_desc, d.strides, d.dilations, d.pad_l, d.pad_r);
       dnnl::primitive_attr attr;
       if (u_.x.zero_point != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
       dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
       p->conv = dnnl::convolution_forward(pd);
-      memory user_weights({w_dims, memory::data_type::s8, group > 1 ? memory::format_tag::goihw : memory::format_tag::oihw},
-                          Engine(), const_cast<void*>(weights_.raw_data()));
-      p->weights = memory(pd.weights_desc(), Engine());
-      dnnl::reorder(user_weights, p->weights).execute(Stream(), user_weights, p->weights);
-      Stream().wait();
+      p->weights = ReorderWeights(weights_, d, memory::data_type::s8, pd.weights_desc());
     } catch (const dnnl::error& e) {
       return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
     }

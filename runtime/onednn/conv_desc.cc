@@ -1,0 +1,39 @@
+#include "runtime/onednn/conv_desc.h"
+
+#include "ir/status_macros.h"
+#include "runtime/onednn/onednn_engine.h"
+
+namespace qfuse::runtime::onednn {
+
+absl::StatusOr<ConvDims> ResolveConvDims(const kernels::linalg::ConvAttrs& attrs, const std::vector<int64_t>& x_dims,
+                                         const std::vector<int64_t>& w_dims) {
+  QFUSE_ASSIGN_OR_RETURN(kernels::linalg::ConvGeometry g,
+                         kernels::linalg::ResolveConv(attrs, {x_dims[2], x_dims[3]}, {w_dims[2], w_dims[3]}));
+  ConvDims d;
+  // ConvGeometry keeps three spatial dims; a 2-D conv uses the last two.
+  for (int i = 1; i <= 2; ++i) {
+    const int64_t extent = (g.kernel[i] - 1) * g.dilation[i] + 1;
+    d.strides.push_back(g.stride[i]);
+    d.dilations.push_back(g.dilation[i] - 1);
+    d.pad_l.push_back(g.pad_begin[i]);
+    d.pad_r.push_back((g.col[i] - 1) * g.stride[i] + extent - g.image[i] - g.pad_begin[i]);
+  }
+  const int64_t group = attrs.group, out_channels = w_dims[0];
+  d.weights = group > 1 ? dnnl::memory::dims{group, out_channels / group, w_dims[1], w_dims[2], w_dims[3]}
+                        : dnnl::memory::dims{out_channels, w_dims[1], w_dims[2], w_dims[3]};
+  d.output = {x_dims[0], out_channels, g.col[1], g.col[2]};
+  return d;
+}
+
+dnnl::memory ReorderWeights(const ir::Tensor& weights, const ConvDims& d, dnnl::memory::data_type type,
+                            const dnnl::memory::desc& desc) {
+  const dnnl::memory::format_tag onnx_tag =
+      d.weights.size() == 5 ? dnnl::memory::format_tag::goihw : dnnl::memory::format_tag::oihw;
+  dnnl::memory user({d.weights, type, onnx_tag}, Engine(), const_cast<void*>(weights.raw_data()));
+  dnnl::memory reordered(desc, Engine());
+  dnnl::reorder(user, reordered).execute(Stream(), user, reordered);
+  Stream().wait();
+  return reordered;
+}
+
+}  // namespace qfuse::runtime::onednn
