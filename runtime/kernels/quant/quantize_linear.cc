@@ -1,4 +1,5 @@
 // QuantizeLinear-10/13 and DequantizeLinear-10/13: per tensor, or per axis (opset 13).
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -62,14 +63,20 @@ class QuantizeLinearKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> zps, ReadZeroPoints(zp_t, params, out_type, "y_zero_point"));
     if (zps.size() != scales.size()) zps.resize(scales.size(), zps[0]);
     QFUSE_ASSIGN_OR_RETURN(AxisLayout layout, Layout(x, axis_, params));
-    outputs[0] = Tensor(out_type, x.dims());
+    outputs[0] = Tensor::Uninitialized(out_type, x.dims());
     const int64_t n = x.num_elements();
     auto run = [&](const auto* xd, auto* y) {
       using T = std::remove_pointer_t<decltype(y)>;
       ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          const int64_t c = (i / layout.inner) % layout.channels;
-          y[i] = numerics::QuantizeLinear<T>(static_cast<float>(xd[i]), scales[c], zps[c]);
+        // Runs of `inner` elements share one channel: its scale and zero point are
+        // loaded once per run, and the run's loop vectorises.
+        for (int64_t i = begin; i < end;) {
+          const int64_t row = i / layout.inner;
+          const int64_t stop = std::min(end, (row + 1) * layout.inner);
+          const int64_t c = row % layout.channels;
+          const float scale = scales[c];
+          const int32_t zp = zps[c];
+          for (; i < stop; ++i) y[i] = numerics::QuantizeLinear<T>(static_cast<float>(xd[i]), scale, zp);
         }
       });
     };
