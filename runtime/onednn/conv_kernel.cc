@@ -80,23 +80,24 @@ class OneDnnConvKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 1));
     const Tensor& x = *inputs[ir::kUnitX];
     const Tensor* residual = inputs.size() > ir::kUnitResidual ? inputs[ir::kUnitResidual] : nullptr;
-    QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> x_dims, PlainDims(x, in_channels_, "input"));
+    const bool x_blocked = InputKind(ctx, ir::kUnitX) == LayoutKind::kChannelBlocked;
+    QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> x_dims, PlainDims(x, x_blocked, in_channels_, "input"));
     UseThreadsOf(*ctx.pool);
-    const bool x_blocked = x.rank() == 5;
     // A plain input with few channels (a network's first layer) is read as is; any other
     // plain input is reordered to the blocked layout first.
     const bool src_plain = !x_blocked && in_channels_ < block_;
     absl::StatusOr<const Primitive*> prim = Find(x_dims, src_plain, residual != nullptr);
-    if (!prim.ok()) return RunNative(ctx, inputs, outputs);
+    if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelBlocked, block_, outputs);
     const Primitive& p = **prim;
     Tensor out = NewBlocked(p.dst_dims, out_channels_, block_);
     if (residual != nullptr) {
-      QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> r_dims, PlainDims(*residual, out_channels_, "residual"));
+      const bool r_blocked = InputKind(ctx, ir::kUnitResidual) == LayoutKind::kChannelBlocked;
+      QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> r_dims, PlainDims(*residual, r_blocked, out_channels_, "residual"));
       if (r_dims != p.dst_dims) {
         return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(r_dims),
                                                        " differs from the output's ", ir::DimsToString(p.dst_dims)));
       }
-      if (residual->rank() == 5) {
+      if (r_blocked) {
         std::memcpy(out.raw_data(), residual->raw_data(), out.byte_size());
       } else {
         PlainToBlocked(*ctx.pool, *residual, block_, out.raw_data());
@@ -128,14 +129,15 @@ class OneDnnConvKernel : public Kernel {
 
  private:
   // [N, C, H, W] of a plain 4-D tensor or of a blocked one holding `channels` channels.
-  absl::StatusOr<std::vector<int64_t>> PlainDims(const Tensor& t, int64_t channels, const char* what) const {
+  absl::StatusOr<std::vector<int64_t>> PlainDims(const Tensor& t, bool blocked, int64_t channels,
+                                                 const char* what) const {
     if (t.dtype() != ir::DataType::kFloat32) {
       return absl::InvalidArgumentError(absl::StrCat(what, " has type ", ir::DataTypeName(t.dtype()), ", not FLOAT"));
     }
-    if (t.rank() == 5 && t.dims()[4] == block_ && t.dims()[1] == (channels + block_ - 1) / block_) {
+    if (blocked && t.rank() == 5 && t.dims()[4] == block_ && t.dims()[1] == (channels + block_ - 1) / block_) {
       return std::vector<int64_t>{t.dims()[0], channels, t.dims()[2], t.dims()[3]};
     }
-    if (t.rank() == 4 && t.dims()[1] == channels) return t.dims();
+    if (!blocked && t.rank() == 4 && t.dims()[1] == channels) return t.dims();
     return absl::InvalidArgumentError(absl::StrCat(what, " ", ir::DimsToString(t.dims()), " does not have ", channels,
                                                    " channels in 2-D layout"));
   }
@@ -179,13 +181,6 @@ class OneDnnConvKernel : public Kernel {
       return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
     }
     return p;
-  }
-
-  // The hand-written kernel on plain tensors; its output reordered to the blocked layout.
-  absl::Status RunNative(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
-                         absl::Span<Tensor> outputs) {
-    const int64_t channels[] = {in_channels_, 0, 0, out_channels_};  // x, w, bias, residual
-    return RunNativeOnBlocked(*native_, ctx, inputs, channels, block_, outputs);
   }
 
   const ConvAttrs attrs_;

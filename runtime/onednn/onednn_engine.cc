@@ -140,23 +140,30 @@ ir::Tensor NewBlocked(const std::vector<int64_t>& dims, int64_t channels, int64_
                                : ir::Tensor(ir::DataType::kFloat32, BlockedDims(dims, block));
 }
 
-absl::Status RunNativeOnBlocked(Kernel& native, const KernelContext& ctx, absl::Span<const ir::Tensor* const> inputs,
-                                absl::Span<const int64_t> input_channels, int64_t block, absl::Span<ir::Tensor> outputs) {
+absl::Status RunNativeInLayout(Kernel& native, const KernelContext& ctx, absl::Span<const ir::Tensor* const> inputs,
+                               LayoutKind out_kind, int64_t block, absl::Span<ir::Tensor> outputs) {
   std::vector<ir::Tensor> plain(inputs.size());
   std::vector<const ir::Tensor*> ptrs(inputs.begin(), inputs.end());
-  for (size_t i = 0; i < inputs.size() && i < input_channels.size(); ++i) {
-    if (inputs[i] != nullptr && inputs[i]->rank() == 5 && input_channels[i] > 0) {
-      QFUSE_ASSIGN_OR_RETURN(plain[i], BlockedToPlain(*ctx.pool, *inputs[i], input_channels[i]));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] != nullptr && InputKind(ctx, static_cast<int>(i)) != LayoutKind::kPlain) {
+      QFUSE_ASSIGN_OR_RETURN(plain[i], ToPlain(*ctx.pool, *inputs[i], ctx.input_layouts[i]));
       ptrs[i] = &plain[i];
     }
   }
+  const KernelContext plain_ctx{ctx.pool, nullptr};
   ir::Tensor out;
-  QFUSE_RETURN_IF_ERROR(native.Run(ctx, ptrs, absl::MakeSpan(&out, 1)));
-  if (out.dtype() != ir::DataType::kFloat32 || out.rank() != 4) {
-    return absl::InternalError(absl::StrCat("fallback output ", ir::DimsToString(out.dims()), " is not a 4-D FLOAT"));
+  QFUSE_RETURN_IF_ERROR(native.Run(plain_ctx, ptrs, absl::MakeSpan(&out, 1)));
+  const std::vector<int64_t>& d = out.dims();
+  if (out.rank() != 4) {
+    return absl::InternalError(absl::StrCat("fallback output ", ir::DimsToString(d), " is not 4-D"));
   }
-  outputs[0] = NewBlocked(out.dims(), out.dims()[1], block);
-  PlainToBlocked(*ctx.pool, out, block, outputs[0].raw_data());
+  if (out_kind == LayoutKind::kChannelsLast) {
+    outputs[0] = ir::Tensor::Uninitialized(out.dtype(), {d[0], d[2], d[3], d[1]});
+    ReorderInt8(*ctx.pool, out, /*src_channels_last=*/false, d, outputs[0].raw_data());
+  } else {
+    outputs[0] = NewBlocked(d, d[1], block);
+    PlainToBlocked(*ctx.pool, out, block, outputs[0].raw_data());
+  }
   return absl::OkStatus();
 }
 

@@ -58,12 +58,17 @@ void PlainToBlocked(const ThreadPool& pool, const ir::Tensor& plain, int64_t blo
 // channels fill whole blocks (the writer covers every element), zeroed otherwise.
 ir::Tensor NewBlocked(const std::vector<int64_t>& dims, int64_t channels, int64_t block);
 
+// The layout kind of input `input` as the executor handed it over.
+inline LayoutKind InputKind(const KernelContext& ctx, int input) {
+  return ctx.input_layouts == nullptr ? LayoutKind::kPlain : ctx.input_layouts[input].kind;
+}
+
 // The fallback of a oneDNN kernel for a shape oneDNN refuses: runs `native` (the
-// hand-written kernel) on plain copies of the inputs that arrived blocked
-// (input_channels[i] > 0 gives input i's channel count) and returns its output 0 in the
-// blocked layout, as the oneDNN kernel promised.
-absl::Status RunNativeOnBlocked(Kernel& native, const KernelContext& ctx, absl::Span<const ir::Tensor* const> inputs,
-                                absl::Span<const int64_t> input_channels, int64_t block, absl::Span<ir::Tensor> outputs);
+// hand-written kernel) on plain copies of the inputs that arrived in another layout and
+// returns its output 0 in `out_kind` (kChannelBlocked with `block` channels per block, or
+// kChannelsLast), the layout the oneDNN kernel promised.
+absl::Status RunNativeInLayout(Kernel& native, const KernelContext& ctx, absl::Span<const ir::Tensor* const> inputs,
+                               LayoutKind out_kind, int64_t block, absl::Span<ir::Tensor> outputs);
 
 }  // namespace qfuse::runtime::onednn
 

@@ -48,13 +48,12 @@ class OneDnnPoolKernel : public Kernel {
     if (inputs.empty() || inputs[0] == nullptr) return absl::InvalidArgumentError("the input is missing");
     const Tensor& x = *inputs[0];
     std::vector<int64_t> dims;
-    if (x.dtype() == ir::DataType::kFloat32 && x.rank() == 5 && x.dims()[4] == block_ &&
-        x.dims()[1] == (channels_ + block_ - 1) / block_) {
+    if (InputKind(ctx, 0) == LayoutKind::kChannelBlocked && x.dtype() == ir::DataType::kFloat32 && x.rank() == 5 &&
+        x.dims()[4] == block_ && x.dims()[1] == (channels_ + block_ - 1) / block_) {
       dims = {x.dims()[0], channels_, x.dims()[2], x.dims()[3]};
     }
     absl::StatusOr<const Primitive*> prim = dims.empty() ? absl::UnimplementedError("plain input") : Find(dims);
-    const int64_t input_channels[] = {channels_};
-    if (!prim.ok()) return RunNativeOnBlocked(*native_, ctx, inputs, input_channels, block_, outputs);
+    if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelBlocked, block_, outputs);
     UseThreadsOf(*ctx.pool);
     Tensor out = NewBlocked((*prim)->dst_dims, channels_, block_);
     memory src((*prim)->src_desc, Engine(), const_cast<void*>(x.raw_data()));

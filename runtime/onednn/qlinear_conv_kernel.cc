@@ -75,7 +75,7 @@ class OneDnnQLinearConvKernel : public Kernel {
                                                      " channels"));
     }
     absl::StatusOr<const Primitive*> prim = Find(x_dims);
-    if (!prim.ok()) return RunNative(ctx, inputs, outputs);
+    if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelsLast, 0, outputs);
     const Primitive& p = **prim;
     UseThreadsOf(*ctx.pool);
     Tensor x_nhwc;
@@ -121,8 +121,8 @@ class OneDnnQLinearConvKernel : public Kernel {
   }
 
  private:
-  bool IsChannelsLast(const KernelContext& ctx, int input) const {
-    return ctx.input_layouts != nullptr && ctx.input_layouts[input].kind == LayoutKind::kChannelsLast;
+  static bool IsChannelsLast(const KernelContext& ctx, int input) {
+    return InputKind(ctx, input) == LayoutKind::kChannelsLast;
   }
 
   static std::vector<int64_t> PlainDims(const Tensor& t, bool channels_last) {
@@ -186,26 +186,6 @@ class OneDnnQLinearConvKernel : public Kernel {
       return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
     }
     return p;
-  }
-
-  // The hand-written kernel on plain tensors; its output reordered to channels-last.
-  absl::Status RunNative(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
-                         absl::Span<Tensor> outputs) {
-    std::vector<Tensor> plain(inputs.size());
-    std::vector<const Tensor*> ptrs(inputs.begin(), inputs.end());
-    for (int i : {static_cast<int>(ir::kUnitX), static_cast<int>(ir::kUnitResidual)}) {
-      if (i < static_cast<int>(inputs.size()) && inputs[i] != nullptr && IsChannelsLast(ctx, i)) {
-        QFUSE_ASSIGN_OR_RETURN(plain[i], ToPlain(*ctx.pool, *inputs[i], ctx.input_layouts[i]));
-        ptrs[i] = &plain[i];
-      }
-    }
-    KernelContext plain_ctx{ctx.pool, nullptr};
-    Tensor out;
-    QFUSE_RETURN_IF_ERROR(native_->Run(plain_ctx, ptrs, absl::MakeSpan(&out, 1)));
-    const std::vector<int64_t>& d = out.dims();
-    outputs[0] = Tensor::Uninitialized(out.dtype(), {d[0], d[2], d[3], d[1]});
-    ReorderInt8(*ctx.pool, out, /*src_channels_last=*/false, d, outputs[0].raw_data());
-    return absl::OkStatus();
   }
 
   const int8::UnitRequantization u_;
