@@ -15,6 +15,7 @@
 #include "calib/idx.h"
 #include "calib/image_decode.h"
 #include "calib/npy.h"
+#include "ir/checked_math.h"
 #include "ir/status_macros.h"
 #include "ir/tensor.h"
 #include "ir/tensor_proto.h"
@@ -121,7 +122,10 @@ absl::StatusOr<ir::Tensor> ReadRawFloat32File(const std::string& path, const std
   std::error_code ec;
   const int64_t file_bytes = static_cast<int64_t>(fs::file_size(path, ec));
   if (ec) return absl::NotFoundError(absl::StrCat(path, ": cannot open (", ec.message(), ")"));
-  const int64_t sample_bytes = ir::NumElements(sample_dims) * static_cast<int64_t>(sizeof(float));
+  absl::StatusOr<int64_t> checked_sample_bytes =
+      ir::CheckedByteCount(sample_dims, static_cast<int64_t>(sizeof(float)), path + ": raw_shape");
+  if (!checked_sample_bytes.ok()) return checked_sample_bytes.status();
+  const int64_t sample_bytes = *checked_sample_bytes;
   if (file_bytes == 0) return NoSamples(path, "empty file");
   if (file_bytes % sample_bytes != 0) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": file size ", file_bytes,
@@ -132,7 +136,7 @@ absl::StatusOr<ir::Tensor> ReadRawFloat32File(const std::string& path, const std
   if (max_samples > 0) samples = std::min(samples, max_samples);
   std::vector<int64_t> dims = {samples};
   dims.insert(dims.end(), sample_dims.begin(), sample_dims.end());
-  ir::Tensor tensor(ir::DataType::kFloat32, dims);
+  QFUSE_ASSIGN_OR_RETURN(ir::Tensor tensor, ir::Tensor::CreateUninitialized(ir::DataType::kFloat32, dims, "raw data"));
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return absl::NotFoundError(absl::StrCat(path, ": cannot open (", std::strerror(errno), ")"));
   const bool ok = std::fread(tensor.raw_data(), 1, tensor.byte_size(), f) == tensor.byte_size();

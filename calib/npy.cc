@@ -14,14 +14,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "ir/checked_math.h"
+#include "ir/status_macros.h"
 
 namespace qfuse::calib {
 namespace {
 
 constexpr char kNpyMagic[] = "\x93NUMPY";
 constexpr size_t kNpyMagicSize = 6;
-// Refuse headers that declare more data than any real calibration set (corrupt shape).
-constexpr int64_t kMaxNpyBytes = int64_t{1} << 40;
 
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
@@ -146,31 +146,29 @@ absl::StatusOr<ir::Tensor> ReadNpyFile(const std::string& path, int64_t max_item
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": .npy array is a scalar; its first dim must be the sample dim"));
   }
-  const int64_t declared_items = dims[0];
+  // The whole declared array must be in the file, even when fewer samples are read: a
+  // header that claims more rows than the file holds is a damaged file.
+  absl::StatusOr<int64_t> declared_bytes =
+      ir::CheckedByteCount(dims, static_cast<int64_t>(ir::ElementSize(dtype)), path + ": .npy array");
+  if (!declared_bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("implausible .npy header: ", declared_bytes.status().message()));
+  }
+  const int64_t item_bytes = dims[0] == 0 ? 0 : *declared_bytes / dims[0];
   if (max_items > 0) dims[0] = std::min(dims[0], max_items);
-  int64_t item_bytes = static_cast<int64_t>(ir::ElementSize(dtype));
-  for (size_t i = 1; i < dims.size(); ++i) {
-    if (dims[i] != 0 && item_bytes > kMaxNpyBytes / dims[i]) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": implausible .npy shape ", ir::DimsToString(dims)));
-    }
-    item_bytes *= dims[i];
-  }
-  if (item_bytes != 0 && dims[0] > kMaxNpyBytes / item_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": implausible .npy shape ", ir::DimsToString(dims)));
-  }
   const int64_t data_offset = std::ftell(file.get());
   if (std::fseek(file.get(), 0, SEEK_END) != 0) {
     return absl::DataLossError(absl::StrCat(path, ": cannot seek (", std::strerror(errno), ")"));
   }
   const int64_t available = std::ftell(file.get()) - data_offset;
-  const int64_t bytes = dims[0] * item_bytes;
-  if (available < bytes) {
+  const int64_t bytes = dims[0] * item_bytes;  // <= *declared_bytes
+  if (available < *declared_bytes) {
     return absl::DataLossError(absl::StrCat(path, ": truncated .npy data: header declares shape ",
-                                            ir::DimsToString(header->shape), " (", declared_items * item_bytes,
+                                            ir::DimsToString(header->shape), " (", *declared_bytes,
                                             " bytes), file holds ", available, " bytes of data"));
   }
   std::fseek(file.get(), data_offset, SEEK_SET);
-  ir::Tensor tensor(dtype, dims);
+  QFUSE_ASSIGN_OR_RETURN(ir::Tensor tensor, ir::Tensor::CreateUninitialized(dtype, dims, "npy array"));
   if (bytes > 0 && std::fread(tensor.raw_data(), 1, bytes, file.get()) != static_cast<size_t>(bytes)) {
     return absl::DataLossError(absl::StrCat(path, ": read error (", std::strerror(errno), ")"));
   }

@@ -1,12 +1,15 @@
 #include "ir/tensor.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/checked_math.h"
 
 namespace qfuse::ir {
 namespace {
@@ -62,9 +65,14 @@ size_t PaddedBytes(size_t bytes) {
 }  // namespace
 
 int64_t NumElements(absl::Span<const int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
+  absl::StatusOr<int64_t> n = CheckedElementCount(dims, "tensor");
+  if (!n.ok()) {
+    // A caller skipped the check on a shape from data: stop before the wrapped count
+    // describes memory that does not exist.
+    std::fprintf(stderr, "qfuse: internal error: %s\n", std::string(n.status().message()).c_str());
+    std::abort();
+  }
+  return *n;
 }
 
 std::string DimsToString(absl::Span<const int64_t> dims) {
@@ -77,7 +85,10 @@ void Tensor::AlignedDeleter::operator()(uint8_t* p) const {
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> dims)
     : dtype_(dtype), dims_(std::move(dims)), num_elements_(NumElements(dims_)) {
-  Allocate();
+  if (!Allocate()) {
+    std::fprintf(stderr, "qfuse: out of memory for a tensor of %s\n", DimsToString(dims_).c_str());
+    std::abort();
+  }
 }
 
 Tensor Tensor::Uninitialized(DataType dtype, std::vector<int64_t> dims) {
@@ -85,16 +96,45 @@ Tensor Tensor::Uninitialized(DataType dtype, std::vector<int64_t> dims) {
   t.dtype_ = dtype;
   t.dims_ = std::move(dims);
   t.num_elements_ = NumElements(t.dims_);
-  t.Allocate(/*zero=*/false);
+  if (!t.Allocate(/*zero=*/false)) {
+    std::fprintf(stderr, "qfuse: out of memory for a tensor of %s\n", DimsToString(t.dims_).c_str());
+    std::abort();
+  }
   return t;
 }
 
-void Tensor::Allocate(bool zero) {
+absl::StatusOr<Tensor> Tensor::CreateChecked(DataType dtype, std::vector<int64_t> dims, const char* what,
+                                             bool zero) {
+  absl::StatusOr<int64_t> bytes = CheckedByteCount(dims, static_cast<int64_t>(ElementSize(dtype)), what);
+  if (!bytes.ok()) return bytes.status();
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.num_elements_ = NumElements(t.dims_);
+  if (!t.Allocate(zero)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(what, " shape ", DimsToString(t.dims_), ": out of memory (", *bytes, " bytes)"));
+  }
+  return t;
+}
+
+absl::StatusOr<Tensor> Tensor::Create(DataType dtype, std::vector<int64_t> dims, const char* what) {
+  return CreateChecked(dtype, std::move(dims), what, /*zero=*/true);
+}
+
+absl::StatusOr<Tensor> Tensor::CreateUninitialized(DataType dtype, std::vector<int64_t> dims, const char* what) {
+  return CreateChecked(dtype, std::move(dims), what, /*zero=*/false);
+}
+
+bool Tensor::Allocate(bool zero) {
   const size_t padded = PaddedBytes(byte_size());
-  data_ = std::unique_ptr<uint8_t[], AlignedDeleter>(BufferCache::Get().Take(padded), AlignedDeleter{padded});
+  uint8_t* p = BufferCache::Get().Take(padded);
+  if (p == nullptr) return false;
+  data_ = std::unique_ptr<uint8_t[], AlignedDeleter>(p, AlignedDeleter{padded});
   // Without `zero`, only the alignment padding past the elements is cleared.
   const size_t from = zero ? 0 : byte_size();
   std::memset(data_.get() + from, 0, padded - from);
+  return true;
 }
 
 Tensor::Tensor(const Tensor& other)
@@ -113,7 +153,16 @@ Tensor& Tensor::operator=(const Tensor& other) {
   return *this;
 }
 
-void Tensor::SetDims(std::vector<int64_t> dims) { dims_ = std::move(dims); }
+absl::Status Tensor::SetDims(std::vector<int64_t> dims) {
+  absl::StatusOr<int64_t> count = CheckedElementCount(dims, "new");
+  if (!count.ok()) return count.status();
+  if (*count != num_elements_) {
+    return absl::InvalidArgumentError(absl::StrCat("shape ", DimsToString(dims), " has ", *count,
+                                                   " elements, the tensor ", num_elements_));
+  }
+  dims_ = std::move(dims);
+  return absl::OkStatus();
+}
 
 bool Tensor::BitwiseEqual(const Tensor& other) const {
   if (dtype_ != other.dtype_ || dims_ != other.dims_) return false;

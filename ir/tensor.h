@@ -9,12 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/data_type.h"
 
 namespace qfuse::ir {
 
-// Product of `dims` (1 for a scalar, 0 if any dim is 0). Dims must be >= 0.
+// Product of `dims` (1 for a scalar, 0 if any dim is 0). Dims must be >= 0 and the
+// product must fit int64; shapes from files, attributes or tensor values are checked
+// first with CheckedElementCount (ir/checked_math.h), and a violation here aborts.
 int64_t NumElements(absl::Span<const int64_t> dims);
 
 // "[2,3,4]".
@@ -24,11 +28,20 @@ class Tensor {
  public:
   // An empty FLOAT scalar-less tensor (dtype kUndefined, no data).
   Tensor() = default;
-  // Zero-initialised tensor of the given type and shape.
+  // Zero-initialised tensor of the given type and shape. The shape must be valid
+  // (see NumElements); a shape that comes from data goes through Create.
   Tensor(DataType dtype, std::vector<int64_t> dims);
   // A tensor whose contents are unspecified, for kernels that write every element
   // (saves the zero-fill pass over large activations).
   static Tensor Uninitialized(DataType dtype, std::vector<int64_t> dims);
+
+  // The checked forms: InvalidArgument for a negative dim or an element count that
+  // overflows int64, ResourceExhausted beyond ir::kMaxTensorBytes or when the
+  // allocation fails. Kernels make their outputs with these. `what` names the tensor.
+  static absl::StatusOr<Tensor> Create(DataType dtype, std::vector<int64_t> dims,
+                                       const char* what = "tensor");
+  static absl::StatusOr<Tensor> CreateUninitialized(DataType dtype, std::vector<int64_t> dims,
+                                                    const char* what = "tensor");
 
   Tensor(const Tensor& other);
   Tensor& operator=(const Tensor& other);
@@ -66,8 +79,9 @@ class Tensor {
   void* raw_data() { return data_.get(); }
   const void* raw_data() const { return data_.get(); }
 
-  // Changes the shape to one with the same element count (no data movement).
-  void SetDims(std::vector<int64_t> dims);
+  // Changes the shape to one with the same element count (no data movement);
+  // InvalidArgument, and no change, when the counts differ or `dims` overflows.
+  absl::Status SetDims(std::vector<int64_t> dims);
 
   // Relabels the element type; `dtype` must have the same element size (used for
   // files that store BFLOAT16 bit patterns as UINT16).
@@ -83,7 +97,10 @@ class Tensor {
     void operator()(uint8_t* p) const;
     size_t bytes;  // allocation size, for the buffer cache
   };
-  void Allocate(bool zero = true);
+  // Allocates the buffer; false (and no buffer) when the allocator fails.
+  bool Allocate(bool zero = true);
+  static absl::StatusOr<Tensor> CreateChecked(DataType dtype, std::vector<int64_t> dims, const char* what,
+                                              bool zero);
 
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> dims_;

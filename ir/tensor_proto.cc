@@ -1,8 +1,10 @@
 #include "ir/tensor_proto.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "ir/checked_math.h"
 #include "ir/file_util.h"
 #include "ir/status_macros.h"
 
@@ -35,16 +37,27 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std
     return absl::Status(dtype.status().code(), absl::StrCat("tensor '", what, "': ", dtype.status().message()));
   }
   std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
-  for (int64_t d : dims) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor '", what, "': negative dim ", d));
-  }
-  Tensor tensor(*dtype, dims);
+  const std::string name = absl::StrCat("tensor '", what, "'");
+  // The data must be there before anything is allocated for it: a shape such as
+  // [2^62 + 196, 4] wraps int64, and a large shape without data is not a tensor.
+  QFUSE_ASSIGN_OR_RETURN(const int64_t bytes, CheckedByteCount(dims, ElementSize(*dtype), name));
   if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != tensor.byte_size()) {
-      return absl::InvalidArgumentError(absl::StrCat("tensor '", what, "': raw_data has ", proto.raw_data().size(),
-                                                     " bytes, expected ", tensor.byte_size(), " for ",
-                                                     DataTypeName(*dtype), DimsToString(dims)));
+    if (static_cast<int64_t>(proto.raw_data().size()) != bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": raw_data has ", proto.raw_data().size(),
+                                                     " bytes, expected ", bytes, " for ", DataTypeName(*dtype),
+                                                     DimsToString(dims)));
     }
+  } else {
+    const int64_t values = std::max({proto.float_data_size(), proto.double_data_size(), proto.int64_data_size(),
+                                     proto.uint64_data_size(), proto.int32_data_size()});
+    const int64_t count = ElementSize(*dtype) == 0 ? 0 : bytes / static_cast<int64_t>(ElementSize(*dtype));
+    if (values != count) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": has ", values, " values for shape ", DimsToString(dims)));
+    }
+  }
+  QFUSE_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Create(*dtype, dims, "initializer"));
+  if (proto.has_raw_data()) {
     if (tensor.byte_size() > 0) std::memcpy(tensor.raw_data(), proto.raw_data().data(), tensor.byte_size());
     return tensor;
   }

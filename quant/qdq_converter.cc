@@ -283,9 +283,11 @@ class Converter {
   absl::StatusOr<Value*> DequantizedConstant(const std::string& base, Tensor data, const Tensor& scales,
                                              Tensor zero_points, int64_t axis) {
     const bool per_axis = scales.num_elements() > 1;
-    if (!per_axis) zero_points.SetDims({});
     Tensor scale_tensor = scales;
-    if (!per_axis) scale_tensor.SetDims({});
+    if (!per_axis) {
+      QFUSE_RETURN_IF_ERROR(zero_points.SetDims({}));
+      QFUSE_RETURN_IF_ERROR(scale_tensor.SetDims({}));
+    }
     const std::vector<int64_t> dims = data.dims();
     QFUSE_ASSIGN_OR_RETURN(Value * q, graph_.AddConstant(graph_.UniqueValueName(base + "_quantized"), std::move(data)));
     QFUSE_ASSIGN_OR_RETURN(Value * s, graph_.AddConstant(graph_.UniqueValueName(base + "_scale"), scale_tensor));

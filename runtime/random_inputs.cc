@@ -23,7 +23,10 @@ absl::StatusOr<std::vector<NamedTensor>> RandomInputs(const ir::Graph& graph, co
       auto named = options.symbol_sizes.find(d.symbol);
       dims.push_back(d.is_known() ? d.value : named != options.symbol_sizes.end() ? named->second : options.batch);
     }
-    ir::Tensor t(ir::DataType::kFloat32, dims);
+    absl::StatusOr<ir::Tensor> created =
+        ir::Tensor::Create(ir::DataType::kFloat32, dims, ("input '" + in->name() + "'").c_str());
+    if (!created.ok()) return created.status();
+    ir::Tensor t = *std::move(created);
     for (float& v : t.mutable_values<float>()) v = uniform(rng);
     inputs.push_back({in->name(), std::move(t)});
   }

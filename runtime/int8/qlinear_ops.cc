@@ -95,7 +95,7 @@ class QLinearAddKernel : public Kernel {
       return absl::InvalidArgumentError(absl::StrCat("A ", ir::DimsToString(a.dims()), " and B ",
                                                      ir::DimsToString(b.dims()), " must have the same shape"));
     }
-    outputs[0] = Tensor::Uninitialized(stage_.output_type(), a.dims());
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(stage_.output_type(), a.dims()));
     // Both inputs are bytes, so the output stage is a 64 KiB table over (a, b): the same
     // bytes as calling it per element.
     const uint8_t* ad = static_cast<const uint8_t*>(a.raw_data());
@@ -147,7 +147,7 @@ class QLinearClampKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 1));
     QFUSE_RETURN_IF_ERROR(CheckType(inputs[0], x_, "X"));
     const Tensor& x = *inputs[0];
-    outputs[0] = Tensor::Uninitialized(stage_.output_type(), x.dims());
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(stage_.output_type(), x.dims()));
     const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
     uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
     ctx.pool->ParallelFor(x.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
@@ -215,7 +215,7 @@ class QLinearAveragePoolKernel : public Kernel {
     if (g.kernel_size() > (int64_t{1} << 23)) return absl::UnimplementedError("pooling window too large for int32 sums");
     const std::vector<OutputStage>* stages = &stages_;
     if (global_) QFUSE_RETURN_IF_ERROR(StageFor(g.kernel_size()).status());
-    outputs[0] = Tensor(y_.type, out_dims);
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(y_.type, out_dims));
     const int64_t in_size = g.image_size(), out_size = g.col_size();
     WithBytes(x, [&](const auto* xd) {
       WithMutableBytes(&outputs[0], [&](auto* yd) {
@@ -306,7 +306,7 @@ class QLinearConcatKernel : public Kernel {
       }
       out_dims[axis] += t.dims()[axis];
     }
-    outputs[0] = Tensor(y_.type, out_dims);
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(y_.type, out_dims));
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= out_dims[d];
     const int64_t out_block = outer > 0 ? outputs[0].num_elements() / outer : 0;

@@ -267,7 +267,7 @@ class QLinearUnitKernel : public Kernel {
     const int64_t batch = x.dims()[0], cin = x.dims()[1];
     const std::vector<int64_t> out_dims = kernels::linalg::ConvOutputDims(batch, cout_, g, /*image_side=*/false);
     QFUSE_RETURN_IF_ERROR(CheckResidual(r, out_dims));
-    *y = Tensor(stage_.output_type(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(*y, Tensor::Create(stage_.output_type(), out_dims));
     if (y->num_elements() == 0) return absl::OkStatus();
     const int64_t pixels = g.col_size(), image_size = g.image_size();
     if (depthwise_) {
@@ -327,7 +327,7 @@ class QLinearUnitKernel : public Kernel {
     std::vector<int64_t> out_dims = x.dims();
     out_dims.back() = cout_;
     QFUSE_RETURN_IF_ERROR(CheckResidual(r, out_dims));
-    *y = Tensor(stage_.output_type(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(*y, Tensor::Create(stage_.output_type(), out_dims));
     const int64_t m = x.num_elements() / std::max<int64_t>(k_, 1);
     if (y->num_elements() == 0) return absl::OkStatus();
     const int64_t tasks = (m + kRowsPerTask - 1) / kRowsPerTask;

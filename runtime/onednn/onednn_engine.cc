@@ -86,7 +86,7 @@ absl::StatusOr<ir::Tensor> BlockedToPlain(const ThreadPool& pool, const ir::Tens
   }
   const int64_t block = blocked.dims()[4];
   const std::vector<int64_t> plain_dims = {blocked.dims()[0], channels, blocked.dims()[2], blocked.dims()[3]};
-  ir::Tensor plain = ir::Tensor::Uninitialized(ir::DataType::kFloat32, plain_dims);
+  QFUSE_ASSIGN_OR_RETURN(ir::Tensor plain, ir::Tensor::CreateUninitialized(ir::DataType::kFloat32, plain_dims));
   UseThreadsOf(pool);
   memory src(BlockedDesc(plain_dims, block), Engine(), const_cast<void*>(blocked.raw_data()));
   memory dst(PlainDesc(plain_dims), Engine(), plain.raw_data());
@@ -107,7 +107,7 @@ absl::StatusOr<ir::Tensor> ToPlain(const ThreadPool& pool, const ir::Tensor& t, 
                                                 " int8 channels"));
       }
       const std::vector<int64_t> plain_dims = {t.dims()[0], t.dims()[3], t.dims()[1], t.dims()[2]};
-      ir::Tensor plain = ir::Tensor::Uninitialized(t.dtype(), plain_dims);
+      QFUSE_ASSIGN_OR_RETURN(ir::Tensor plain, ir::Tensor::CreateUninitialized(t.dtype(), plain_dims));
       ReorderInt8(pool, t, /*src_channels_last=*/true, plain_dims, plain.raw_data());
       return plain;
     }
@@ -158,7 +158,7 @@ absl::Status RunNativeInLayout(Kernel& native, const KernelContext& ctx, absl::S
     return absl::InternalError(absl::StrCat("fallback output ", ir::DimsToString(d), " is not 4-D"));
   }
   if (out_kind == LayoutKind::kChannelsLast) {
-    outputs[0] = ir::Tensor::Uninitialized(out.dtype(), {d[0], d[2], d[3], d[1]});
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(out.dtype(), {d[0], d[2], d[3], d[1]}));
     ReorderInt8(*ctx.pool, out, /*src_channels_last=*/false, d, outputs[0].raw_data());
   } else {
     outputs[0] = NewBlocked(d, d[1], block);

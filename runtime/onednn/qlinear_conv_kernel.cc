@@ -81,12 +81,12 @@ class OneDnnQLinearConvKernel : public Kernel {
     Tensor x_nhwc;
     const void* src_data = x->raw_data();
     if (!x_last) {
-      x_nhwc = Tensor::Uninitialized(x->dtype(), {x_dims[0], x_dims[2], x_dims[3], x_dims[1]});
+      QFUSE_ASSIGN_OR_RETURN(x_nhwc, ir::Tensor::CreateUninitialized(x->dtype(), {x_dims[0], x_dims[2], x_dims[3], x_dims[1]}));
       ReorderInt8(*ctx.pool, *x, /*src_channels_last=*/false, x_dims, x_nhwc.raw_data());
       src_data = x_nhwc.raw_data();
     }
     const std::vector<int64_t>& o = p.out_dims;
-    Tensor acc = Tensor::Uninitialized(ir::DataType::kInt32, {o[0], o[2], o[3], o[1]});
+    QFUSE_ASSIGN_OR_RETURN(Tensor acc, Tensor::CreateUninitialized(ir::DataType::kInt32, {o[0], o[2], o[3], o[1]}));
     memory src(p.src_desc, Engine(), const_cast<void*>(src_data));
     memory dst(p.acc_desc, Engine(), acc.raw_data());
     int32_t zp = u_.x.zero_point;
@@ -109,12 +109,12 @@ class OneDnnQLinearConvKernel : public Kernel {
                                                        " differs from the output's ", ir::DimsToString(o)));
       }
       if (!r_last) {
-        r_nhwc = Tensor::Uninitialized(r->dtype(), {o[0], o[2], o[3], o[1]});
+        QFUSE_ASSIGN_OR_RETURN(r_nhwc, ir::Tensor::CreateUninitialized(r->dtype(), {o[0], o[2], o[3], o[1]}));
         ReorderInt8(*ctx.pool, *r, /*src_channels_last=*/false, o, r_nhwc.raw_data());
       }
       res = static_cast<const uint8_t*>(r_last ? r->raw_data() : r_nhwc.raw_data());
     }
-    Tensor out = Tensor::Uninitialized(out_type_, {o[0], o[2], o[3], o[1]});
+    QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(out_type_, {o[0], o[2], o[3], o[1]}));
     Requantize(acc.data<int32_t>(), res, static_cast<uint8_t*>(out.raw_data()), o[0] * o[2] * o[3]);
     outputs[0] = std::move(out);
     return absl::OkStatus();

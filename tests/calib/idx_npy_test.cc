@@ -215,5 +215,29 @@ TEST(NpyTest, Errors) {
   ExpectNpyError(dir + "/missing.npy", "cannot open");
 }
 
+// Issue 13 F2: a header claiming 2^62 rows. 2^62 * 12 bytes overflows int64; the error
+// must say so (it used to print "(0 bytes)"), and reading fewer rows than declared must
+// not accept the damaged file either.
+TEST(NpyTest, HeaderWithOverflowingRowCountIsRefused) {
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "/huge_rows.npy";
+  WriteBytes(path, NpyBytes("<f4", false, {int64_t{1} << 62, 3}, AsBytes<float>({1, 2, 3, 4, 5, 6})));
+  ExpectNpyError(path, "overflows int64");
+  absl::StatusOr<ir::Tensor> first_two = ReadNpyFile(path, 2);
+  ASSERT_FALSE(first_two.ok());
+  EXPECT_NE(first_two.status().message().find(path), std::string::npos) << first_two.status();
+  // Rows that fit int64 but not the file: truncated, with the declared byte count.
+  WriteBytes(path, NpyBytes("<f4", false, {int64_t{1} << 40, 3}, AsBytes<float>({1, 2, 3})));
+  absl::StatusOr<ir::Tensor> declared = ReadNpyFile(path, 1);
+  ASSERT_FALSE(declared.ok());
+  EXPECT_NE(declared.status().message().find("would need more than 1 TiB"), std::string::npos) << declared.status();
+  WriteBytes(path, NpyBytes("<f4", false, {1000, 3}, AsBytes<float>({1, 2, 3})));
+  absl::StatusOr<ir::Tensor> truncated = ReadNpyFile(path, 1);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("header declares shape [1000,3] (12000 bytes), file holds 12"),
+            std::string::npos)
+      << truncated.status();
+}
+
 }  // namespace
 }  // namespace qfuse::calib

@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "calib/data_source.h"
+#include "ir/output_dir.h"
 #include "ir/status_macros.h"
 #include "tools/quantize/quantize_pipeline.h"
 #include "tools/quantize/report.h"
@@ -198,9 +199,17 @@ absl::StatusOr<QuantizeConfig> ConfigFromFlags() {
 absl::Status Main() {
   QFUSE_ASSIGN_OR_RETURN(QuantizeConfig config, ConfigFromFlags());
   absl::PrintF("qfuse quantize: %s -> %s\n", config.model_path, config.output_dir);
-  QFUSE_ASSIGN_OR_RETURN(QuantizeResult result, RunQuantize(config));
+  // One run per output folder, and every output path writable before the long work.
+  QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<ir::OutputDirLock> lock, ir::OutputDirLock::Acquire(config.output_dir));
+  if (lock->stale_temp_files_removed() > 0) {
+    absl::PrintF("removed %d temporary file(s) that killed runs left in %s\n", lock->stale_temp_files_removed(),
+                 config.output_dir);
+  }
   const std::string base = absl::GetFlag(FLAGS_report).empty() ? (fs::path(config.output_dir) / "report").string()
                                                                : ResolveUserPath(absl::GetFlag(FLAGS_report));
+  QFUSE_RETURN_IF_ERROR(ir::CheckWritable(base + ".json"));
+  QFUSE_RETURN_IF_ERROR(ir::CheckWritable(base + ".html"));
+  QFUSE_ASSIGN_OR_RETURN(QuantizeResult result, RunQuantize(config));
   QFUSE_RETURN_IF_ERROR(WriteReports(result, config, base + ".json", base + ".html"));
   absl::PrintF("%s", SummaryTable(result, config));
   absl::PrintF("wrote %s/{model_int8_<level>.onnx, calibration_<level>.json, calibration_<level>.cache}, %s.json, %s.html\n",

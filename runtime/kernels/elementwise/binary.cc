@@ -65,7 +65,7 @@ class BinaryKernel : public Kernel {
     }
     return DispatchNumeric(a.dtype(), "input", [&](auto tag) {
       using T = decltype(tag);
-      Tensor out(a.dtype(), plan.out_dims);
+      QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(a.dtype(), plan.out_dims));
       const T* pa = a.data<T>();
       const T* pb = b.data<T>();
       T* po = out.data<T>();
@@ -92,7 +92,7 @@ class BinaryKernel : public Kernel {
       using T = decltype(base_tag);
       return DispatchPowExponent(b.dtype(), [&](auto exp_tag) {
         using U = decltype(exp_tag);
-        Tensor out(a.dtype(), plan.out_dims);
+        QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(a.dtype(), plan.out_dims));
         BinaryLoop(*ctx.pool, plan, a.data<T>(), b.data<U>(), out.data<T>(), [](T x, U y) { return PowOp<T, U>(x, y); });
         outputs[0] = std::move(out);
         return absl::OkStatus();

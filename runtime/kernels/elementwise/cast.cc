@@ -91,7 +91,7 @@ class CastKernel : public Kernel {
       outputs[0] = x;
       return absl::OkStatus();
     }
-    Tensor y(to_, x.dims());
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(to_, x.dims()));
     QFUSE_RETURN_IF_ERROR(DispatchCastType(x.dtype(), [&](auto src_tag) {
       using S = decltype(src_tag);
       return DispatchCastType(to_, [&](auto dst_tag) {

@@ -27,7 +27,7 @@ class CompareKernel : public Kernel {
     const Tensor& b = *inputs[1];
     QFUSE_RETURN_IF_ERROR(RequireSameType(a, b));
     QFUSE_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a.dims(), b.dims()));
-    Tensor out(ir::DataType::kBool, plan.out_dims);
+    QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(ir::DataType::kBool, plan.out_dims));
     QFUSE_RETURN_IF_ERROR(DispatchNumeric(a.dtype(), "input", [&](auto tag) {
       using T = decltype(tag);
       bool* y = out.data<bool>();
@@ -60,7 +60,7 @@ class WhereKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(RequireSameType(x, y, "X and Y"));
     QFUSE_ASSIGN_OR_RETURN(const std::vector<int64_t> cx_dims, BroadcastShapes(c.dims(), x.dims()));
     QFUSE_ASSIGN_OR_RETURN(const std::vector<int64_t> out_dims, BroadcastShapes(cx_dims, y.dims()));
-    Tensor out(x.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(x.dtype(), out_dims));
     const std::vector<int64_t> sc = BroadcastStrides(c.dims(), out_dims);
     const std::vector<int64_t> sx = BroadcastStrides(x.dims(), out_dims);
     const std::vector<int64_t> sy = BroadcastStrides(y.dims(), out_dims);

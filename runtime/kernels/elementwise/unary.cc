@@ -66,7 +66,7 @@ class MathKernel : public Kernel {
     const Tensor& x = *inputs[0];
     return DispatchFloat(x.dtype(), "input", [&](auto tag) {
       using T = decltype(tag);
-      Tensor y(x.dtype(), x.dims());
+      QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), x.dims()));
       RunMath<T>(*ctx.pool, p_, x.data<T>(), y.data<T>(), x.num_elements());
       outputs[0] = std::move(y);
       return absl::OkStatus();
@@ -98,7 +98,7 @@ class ClipKernel : public Kernel {
       using T = decltype(tag);
       const T low = lo != nullptr ? lo->data<T>()[0] : std::numeric_limits<T>::lowest();
       const T high = hi != nullptr ? hi->data<T>()[0] : std::numeric_limits<T>::max();
-      Tensor y(x.dtype(), x.dims());
+      QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), x.dims()));
       // ONNX: min(max(x, low), high); when low > high every element becomes high.
       Apply(*ctx.pool, x.data<T>(), y.data<T>(), x.num_elements(),
             [low, high](T v) { return std::min(std::max(v, low), high); });
@@ -154,7 +154,7 @@ class DropoutKernel : public Kernel {
       if (x.dtype() != DataType::kFloat32) {
         return absl::UnimplementedError(absl::StrCat("training-mode Dropout on ", ir::DataTypeName(x.dtype())));
       }
-      Tensor y(x.dtype(), x.dims());
+      QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), x.dims()));
       std::mt19937 rng(static_cast<uint32_t>(seed_));
       std::uniform_real_distribution<float> uniform(0.f, 1.f);
       const float scale = 1.f / (1.f - ratio);

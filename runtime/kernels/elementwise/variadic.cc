@@ -18,7 +18,7 @@ namespace {
 enum class VariadicOp { kSum, kMax, kMin };
 
 Tensor WidenToFloat(const Tensor& t) {
-  Tensor out(DataType::kFloat32, t.dims());
+  Tensor out(DataType::kFloat32, t.dims());  // t's shape is already valid
   const uint16_t* in = t.data<uint16_t>();
   float* o = out.data<float>();
   const bool half = t.dtype() == DataType::kFloat16;
@@ -27,7 +27,7 @@ Tensor WidenToFloat(const Tensor& t) {
 }
 
 Tensor NarrowFromFloat(const Tensor& t, DataType dtype) {
-  Tensor out(dtype, t.dims());
+  Tensor out(dtype, t.dims());  // t's shape is already valid
   const float* in = t.data<float>();
   uint16_t* o = out.data<uint16_t>();
   const bool half = dtype == DataType::kFloat16;
@@ -81,7 +81,7 @@ class VariadicKernel : public Kernel {
   template <typename T, typename Fn>
   static absl::Status Fold(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                            const std::vector<int64_t>& out_dims, Tensor* result, Fn fn) {
-    Tensor out(inputs[0]->dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(inputs[0]->dtype(), out_dims));
     T* po = out.data<T>();
     size_t next = 1;
     if (inputs.size() >= 2) {

@@ -177,7 +177,7 @@ class ConvKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(
         ConvGeometry g, linalg::ResolveConv(attrs_, absl::MakeConstSpan(x.dims()).subspan(2),
                                             absl::MakeConstSpan(w.dims()).subspan(2)));
-    outputs[0] = Tensor(DataType::kFloat32, linalg::ConvOutputDims(batch, cout, g, /*image_side=*/false));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kFloat32, linalg::ConvOutputDims(batch, cout, g, /*image_side=*/false)));
     float* y = outputs[0].data<float>();
     if (outputs[0].num_elements() == 0) return absl::OkStatus();
     const float* xd = x.data<float>();
@@ -305,7 +305,7 @@ class ConvTransposeKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(
         ConvGeometry g, linalg::ResolveConvTranspose(attrs_, absl::MakeConstSpan(x.dims()).subspan(2),
                                                      absl::MakeConstSpan(w.dims()).subspan(2)));
-    outputs[0] = Tensor(DataType::kFloat32, linalg::ConvOutputDims(batch, cout, g, /*image_side=*/true));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kFloat32, linalg::ConvOutputDims(batch, cout, g, /*image_side=*/true)));
     float* y = outputs[0].data<float>();
     if (outputs[0].num_elements() == 0) return absl::OkStatus();
     const float* xd = x.data<float>();

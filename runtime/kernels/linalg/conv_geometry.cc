@@ -132,6 +132,17 @@ absl::StatusOr<ConvAttrs> ParseConvAttrs(const ir::Node& node, bool transpose) {
   for (int64_t p : attrs.output_padding) {
     if (p < 0) return absl::InvalidArgumentError("output_padding must be non-negative");
   }
+  // Bounded attributes keep every geometry sum and product (extent, padded size,
+  // transposed output) far inside int64 for any input that fits in memory.
+  constexpr int64_t kMaxAttribute = int64_t{1} << 31;
+  for (const auto* list : {&attrs.kernel_shape, &attrs.strides, &attrs.dilations, &attrs.pads,
+                           &attrs.output_padding, &attrs.output_shape}) {
+    for (int64_t v : *list) {
+      if (v > kMaxAttribute || v < -kMaxAttribute) {
+        return absl::InvalidArgumentError(absl::StrCat("attribute value ", v, " is implausibly large (> 2^31)"));
+      }
+    }
+  }
   return attrs;
 }
 

@@ -339,7 +339,7 @@ class EinsumKernel : public Kernel {
     std::vector<int64_t> out_dims;
     for (int l : out_labels) out_dims.push_back(sizes.at(l));
     const Operand<T> result = Arrange(acc, out_labels, sizes);
-    outputs[0] = Tensor(inputs[0]->dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(inputs[0]->dtype(), out_dims));
     std::copy(result.data.begin(), result.data.end(), outputs[0].template data<T>());
     return absl::OkStatus();
   }

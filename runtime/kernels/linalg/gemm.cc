@@ -66,7 +66,7 @@ class GemmKernel : public Kernel {
                                                      ir::DimsToString(b.dims()), " transA=", p_.trans_a,
                                                      " transB=", p_.trans_b));
     }
-    outputs[0] = Tensor(a.dtype(), {m, n});
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(a.dtype(), {m, n}));
     T* y = outputs[0].template data<T>();
     const bool use_c = c != nullptr && p_.beta != 0.0f;
     if (c != nullptr) {
@@ -130,7 +130,7 @@ class MatMulKernel : public Kernel {
     std::vector<int64_t> out_dims = batch;
     if (!a_vec) out_dims.push_back(m);
     if (!b_vec) out_dims.push_back(n);
-    outputs[0] = Tensor(a.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(a.dtype(), out_dims));
     T* y = outputs[0].template data<T>();
     const int64_t batch_count = ir::NumElements(batch);
     if (batch_count * m * n == 0) return absl::OkStatus();

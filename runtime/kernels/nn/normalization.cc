@@ -110,7 +110,7 @@ class BatchNormKernel : public Kernel {
       a[ch] = static_cast<float>(scale[ch] * inv_std);
       b[ch] = static_cast<float>(bias[ch] - mean * scale[ch] * inv_std);
     }
-    outputs[0] = Tensor(DataType::kFloat32, x.dims());
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kFloat32, x.dims()));
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
     ctx.pool->ParallelFor(n * c, MinChunk(spatial), [&](int64_t begin, int64_t end) {
@@ -124,7 +124,7 @@ class BatchNormKernel : public Kernel {
       for (size_t k = 1; k < outputs.size() && k < 3; ++k) {
         const float* running = k == 1 ? in_mean : in_var;
         const std::vector<double>& current = k == 1 ? batch_mean : batch_var;
-        outputs[k] = Tensor(DataType::kFloat32, {c});
+        QFUSE_ASSIGN_OR_RETURN(outputs[k], Tensor::Create(DataType::kFloat32, {c}));
         float* out = outputs[k].data<float>();
         for (int64_t ch = 0; ch < c; ++ch) {
           out[ch] = static_cast<float>(running[ch] * p_.momentum + current[ch] * (1.0 - p_.momentum));
@@ -175,7 +175,7 @@ class InstanceNormKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(RequirePerChannel(*inputs[2], c, "B"));
     const float* scale = inputs[1]->data<float>();
     const float* bias = inputs[2]->data<float>();
-    outputs[0] = Tensor(DataType::kFloat32, x.dims());
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kFloat32, x.dims()));
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
     const double epsilon = epsilon_;
@@ -252,17 +252,17 @@ class LayerNormKernel : public Kernel {
       QFUSE_ASSIGN_OR_RETURN(bias, ExpandToNormalized(*inputs[2], norm_dims, "B", &bias_storage));
     }
 
-    outputs[0] = Tensor(DataType::kFloat32, x.dims());
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kFloat32, x.dims()));
     std::vector<int64_t> stat_dims(x.dims().begin(), x.dims().end());
     for (size_t d = axis; d < stat_dims.size(); ++d) stat_dims[d] = 1;
     float* mean_out = nullptr;
     float* inv_std_out = nullptr;
     if (outputs.size() > 1) {
-      outputs[1] = Tensor(DataType::kFloat32, stat_dims);
+      QFUSE_ASSIGN_OR_RETURN(outputs[1], Tensor::Create(DataType::kFloat32, stat_dims));
       mean_out = outputs[1].data<float>();
     }
     if (outputs.size() > 2) {
-      outputs[2] = Tensor(DataType::kFloat32, stat_dims);
+      QFUSE_ASSIGN_OR_RETURN(outputs[2], Tensor::Create(DataType::kFloat32, stat_dims));
       inv_std_out = outputs[2].data<float>();
     }
     const float* xd = x.data<float>();
@@ -314,7 +314,7 @@ class LrnKernel : public Kernel {
     const int64_t n = v.n, c = v.c, spatial = v.spatial;
     const int64_t before = (p_.size - 1) / 2;
     const int64_t after = p_.size - 1 - before;
-    outputs[0] = Tensor(DataType::kFloat32, x.dims());
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kFloat32, x.dims()));
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
     const float coeff = p_.alpha / static_cast<float>(p_.size);

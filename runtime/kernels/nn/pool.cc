@@ -280,7 +280,7 @@ class PoolKernel : public Kernel {
     for (int64_t k : p_.kernel) window_size *= k;
     const int64_t min_chunk = MinChunk(ir::NumElements(out_dims) / std::max<int64_t>(1, channels) * window_size);
 
-    outputs[0] = Tensor(x.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(x.dtype(), out_dims));
     if (p_.type == PoolType::kAverage) {
       switch (x.dtype()) {
         case DataType::kFloat32: return Average<float>(ctx, dim, x, &outputs[0], channels, min_chunk);
@@ -291,7 +291,7 @@ class PoolKernel : public Kernel {
     }
     Tensor* indices = nullptr;
     if (p_.want_indices && outputs.size() > 1) {
-      outputs[1] = Tensor(DataType::kInt64, out_dims);
+      QFUSE_ASSIGN_OR_RETURN(outputs[1], Tensor::Create(DataType::kInt64, out_dims));
       indices = &outputs[1];
     }
     switch (x.dtype()) {
@@ -349,6 +349,10 @@ absl::StatusOr<bool> GetBool(const ir::Node& node, const std::string& name) {
   return v == 1;
 }
 
+// Window attributes beyond this are refused, which keeps the window arithmetic inside
+// int64 for any input that fits in memory.
+constexpr int64_t kMaxWindowAttribute = int64_t{1} << 31;
+
 // `values` must hold `count` positive entries (or be empty: then all `fallback`).
 absl::StatusOr<std::vector<int64_t>> PositiveList(const ir::Node& node, const std::string& name, size_t count,
                                                   int64_t fallback) {
@@ -359,6 +363,9 @@ absl::StatusOr<std::vector<int64_t>> PositiveList(const ir::Node& node, const st
   }
   for (int64_t e : v) {
     if (e <= 0) return absl::InvalidArgumentError(absl::StrCat(name, " entries must be positive, got ", e));
+    if (e > kMaxWindowAttribute) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " entry ", e, " is implausibly large (> 2^31)"));
+    }
   }
   return v;
 }
@@ -390,6 +397,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreatePoolKernel(const ir::Node& node) {
   }
   for (int64_t pad : p.pads) {
     if (pad < 0) return absl::InvalidArgumentError(absl::StrCat("pads must be non-negative, got ", pad));
+    if (pad > kMaxWindowAttribute) {
+      return absl::InvalidArgumentError(absl::StrCat("pads entry ", pad, " is implausibly large (> 2^31)"));
+    }
   }
   QFUSE_ASSIGN_OR_RETURN(std::string auto_pad, node.attrs().GetString("auto_pad", "NOTSET"));
   if (auto_pad == "NOTSET" || auto_pad.empty()) {
@@ -447,7 +457,7 @@ class GlobalPoolKernel : public Kernel {
     out_dims[1] = x.dims()[1];
     const int64_t channels = out_dims[0] * out_dims[1];
     const int64_t spatial = channels > 0 ? x.num_elements() / channels : 0;
-    outputs[0] = Tensor(x.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(x.dtype(), out_dims));
     switch (x.dtype()) {
       case DataType::kFloat32: return Dispatch<float>(ctx, x, &outputs[0], channels, spatial);
       case DataType::kFloat64: return Dispatch<double>(ctx, x, &outputs[0], channels, spatial);

@@ -162,7 +162,7 @@ class ReduceKernel : public Kernel {
         groups.push_back({size, reduced[d]});
       }
     }
-    outputs[0] = Tensor(x.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(x.dtype(), out_dims));
     switch (x.dtype()) {
       case DataType::kFloat32: return Compute<float>(ctx, x, groups, &outputs[0]);
       case DataType::kFloat64: return Compute<double>(ctx, x, groups, &outputs[0]);
@@ -264,7 +264,7 @@ class ArgMaxKernel : public Kernel {
         out_dims.push_back(1);
       }
     }
-    outputs[0] = Tensor(DataType::kInt64, out_dims);
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kInt64, out_dims));
     int64_t* yd = outputs[0].data<int64_t>();
     switch (x.dtype()) {
       case DataType::kFloat32: return Compute<float>(ctx, x.data<float>(), v, yd);

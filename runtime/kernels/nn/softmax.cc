@@ -86,7 +86,7 @@ class SoftmaxKernel : public Kernel {
     if (x.rank() == 0) return absl::InvalidArgumentError("Softmax input must have rank >= 1, got a scalar");
     QFUSE_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_, x.rank()));
     const AxisView v = nn_internal::ViewAroundAxis(x.dims(), axis);
-    outputs[0] = Tensor(DataType::kFloat32, x.dims());
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kFloat32, x.dims()));
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
     const int64_t block = v.axis * v.inner;

@@ -118,7 +118,7 @@ class IntegerConvKernel : public Kernel {
       numerics::OnnxMultipliers(x_scale[0], w_scale, y_quant.scale, absl::MakeSpan(multipliers));
     }
 
-    outputs[0] = Tensor(out_type, linalg::ConvOutputDims(batch, cout, g, /*image_side=*/false));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(out_type, linalg::ConvOutputDims(batch, cout, g, /*image_side=*/false)));
     if (outputs[0].num_elements() == 0) return absl::OkStatus();
 
     const int64_t pixels = g.col_size();

@@ -63,7 +63,7 @@ class QuantizeLinearKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> zps, ReadZeroPoints(zp_t, params, out_type, "y_zero_point"));
     if (zps.size() != scales.size()) zps.resize(scales.size(), zps[0]);
     QFUSE_ASSIGN_OR_RETURN(AxisLayout layout, Layout(x, axis_, params));
-    outputs[0] = Tensor::Uninitialized(out_type, x.dims());
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(out_type, x.dims()));
     const int64_t n = x.num_elements();
     auto run = [&](const auto* xd, auto* y) {
       using T = std::remove_pointer_t<decltype(y)>;
@@ -118,7 +118,7 @@ class DequantizeLinearKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> zps, ReadZeroPoints(zp_t, params, x.dtype(), "x_zero_point"));
     if (zps.size() != scales.size()) zps.resize(scales.size(), zps[0]);
     QFUSE_ASSIGN_OR_RETURN(AxisLayout layout, Layout(x, axis_, params));
-    outputs[0] = Tensor(DataType::kFloat32, x.dims());
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kFloat32, x.dims()));
     float* y = outputs[0].data<float>();
     const int64_t n = x.num_elements();
     auto run = [&](const auto* xd) {

@@ -35,7 +35,7 @@ class ConcatKernel : public Kernel {
       }
       out_dims[axis] += t->dims()[axis];
     }
-    Tensor y(first.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(first.dtype(), out_dims));
     const size_t esize = ir::ElementSize(first.dtype());
     const int64_t outer = DimProduct(out_dims, 0, axis);
     const int64_t inner_bytes = DimProduct(out_dims, axis + 1, rank) * static_cast<int64_t>(esize);
@@ -80,6 +80,9 @@ class SplitKernel : public Kernel {
       int64_t total = 0;
       for (int64_t s : sizes) {
         if (s < 0) return absl::InvalidArgumentError("Split sizes must be >= 0");
+        if (s > dim) {  // also keeps `total` from wrapping to `dim`
+          return absl::InvalidArgumentError(absl::StrCat("Split size ", s, " exceeds dim ", dim));
+        }
         total += s;
       }
       if (total != dim || static_cast<int64_t>(sizes.size()) != n) {
@@ -100,7 +103,7 @@ class SplitKernel : public Kernel {
     for (int64_t i = 0; i < n; ++i) {
       std::vector<int64_t> dims = x.dims();
       dims[axis] = sizes[i];
-      Tensor y(x.dtype(), dims);
+      QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), dims));
       const int64_t block = sizes[i] * inner_bytes;
       uint8_t* out = static_cast<uint8_t*>(y.raw_data());
       if (block > 0) {

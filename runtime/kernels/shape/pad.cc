@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "ir/checked_math.h"
 #include "ir/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/shape/shape_ops.h"
@@ -63,7 +64,8 @@ class PadKernel : public Kernel {
     for (int64_t k = 0; k < n; ++k) {
       const int64_t axis = axes[k];
       before[axis] = pads[k];
-      out_dims[axis] = x.dims()[axis] + pads[k] + pads[k + n];
+      QFUSE_ASSIGN_OR_RETURN(const int64_t padded, ir::CheckedAdd(x.dims()[axis], pads[k], "Pad begin"));
+      QFUSE_ASSIGN_OR_RETURN(out_dims[axis], ir::CheckedAdd(padded, pads[k + n], "Pad end"));
       if (out_dims[axis] < 0) {
         return absl::InvalidArgumentError(absl::StrCat("Pad pads ", ir::DimsToString(pads), " crop axis ", axis,
                                                        " of shape ", ir::DimsToString(x.dims()), " below 0"));
@@ -82,7 +84,7 @@ class PadKernel : public Kernel {
       }
       std::memcpy(value.data(), v.raw_data(), esize);
     }
-    Tensor y(x.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), out_dims));
     if (y.num_elements() == 0) {
       outputs[0] = std::move(y);
       return absl::OkStatus();

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "ir/checked_math.h"
 #include "ir/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/shape/shape_ops.h"
@@ -13,31 +14,10 @@
 namespace qfuse::runtime::kernels {
 namespace {
 
-// Largest tensor a shape kernel makes: beyond it a shape is refused, not allocated.
-constexpr int64_t kMaxTensorBytes = int64_t{1} << 40;
-
-// The element count of `dims`, refused when the product overflows int64 (a shape such as
-// [2^62 + 196, 4] wraps to 784) or needs more than kMaxTensorBytes of `element_size` bytes.
-absl::StatusOr<int64_t> CheckedElementCount(absl::Span<const int64_t> dims, size_t element_size,
-                                            const std::string& what) {
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d < 0 || __builtin_mul_overflow(n, d, &n)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " ", ir::DimsToString(dims), " overflows int64"));
-    }
-  }
-  int64_t bytes;
-  if (__builtin_mul_overflow(n, static_cast<int64_t>(element_size), &bytes) || bytes > kMaxTensorBytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(what, " ", ir::DimsToString(dims), " would need more than 1 TiB"));
-  }
-  return n;
-}
-
-// A copy of `x` with new dims (same element count, checked by the caller).
-Tensor Relabel(const Tensor& x, std::vector<int64_t> dims) {
+// A copy of `x` with new dims (same element count, or an error).
+absl::StatusOr<Tensor> Relabel(const Tensor& x, std::vector<int64_t> dims) {
   Tensor y = x;
-  y.SetDims(std::move(dims));
+  QFUSE_RETURN_IF_ERROR(y.SetDims(std::move(dims)));
   return y;
 }
 
@@ -53,7 +33,7 @@ class FlattenKernel : public Kernel {
     if (axis < 0 || axis > rank) {
       return absl::InvalidArgumentError(absl::StrCat("Flatten axis ", axis_, " is out of range for rank ", rank));
     }
-    outputs[0] = Relabel(x, {DimProduct(x.dims(), 0, axis), DimProduct(x.dims(), axis, rank)});
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Relabel(x, {DimProduct(x.dims(), 0, axis), DimProduct(x.dims(), axis, rank)}));
     return absl::OkStatus();
   }
 
@@ -98,7 +78,7 @@ class ReshapeKernel : public Kernel {
       return absl::InvalidArgumentError(absl::StrCat("cannot reshape ", ir::DimsToString(x.dims()), " to ",
                                                      ir::DimsToString(shape)));
     }
-    outputs[0] = Relabel(x, std::move(shape));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Relabel(x, std::move(shape)));
     return absl::OkStatus();
   }
 
@@ -131,7 +111,7 @@ class SqueezeKernel : public Kernel {
     for (int64_t d = 0; d < x.rank(); ++d) {
       if (!drop[d]) dims.push_back(x.dims()[d]);
     }
-    outputs[0] = Relabel(x, std::move(dims));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Relabel(x, std::move(dims)));
     return absl::OkStatus();
   }
 };
@@ -155,7 +135,7 @@ class UnsqueezeKernel : public Kernel {
     for (int64_t d = 0; d < out_rank; ++d) {
       if (!inserted[d]) dims[d] = x.dims()[next++];
     }
-    outputs[0] = Relabel(x, std::move(dims));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Relabel(x, std::move(dims)));
     return absl::OkStatus();
   }
 };
@@ -197,8 +177,8 @@ class ConstantOfShapeKernel : public Kernel {
                    absl::Span<Tensor> outputs) override {
     QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 1));
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadShape(*inputs[0], "ConstantOfShape shape"));
-    QFUSE_RETURN_IF_ERROR(CheckedElementCount(dims, ir::ElementSize(value_.dtype()), "ConstantOfShape shape").status());
-    Tensor y(value_.dtype(), std::move(dims));
+    QFUSE_RETURN_IF_ERROR(ir::CheckedByteCount(dims, ir::ElementSize(value_.dtype()), "ConstantOfShape").status());
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(value_.dtype(), std::move(dims)));
     const size_t esize = ir::ElementSize(value_.dtype());
     uint8_t* out = static_cast<uint8_t*>(y.raw_data());
     for (int64_t i = 0; i < y.num_elements(); ++i) std::memcpy(out + i * esize, value_.raw_data(), esize);
@@ -219,8 +199,8 @@ class ExpandKernel : public Kernel {
     const Tensor& x = *inputs[0];
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadShape(*inputs[1], "Expand shape"));
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> out_dims, BroadcastShapes(x.dims(), shape));
-    QFUSE_RETURN_IF_ERROR(CheckedElementCount(out_dims, ir::ElementSize(x.dtype()), "Expand output").status());
-    Tensor y(x.dtype(), out_dims);
+    QFUSE_RETURN_IF_ERROR(ir::CheckedByteCount(out_dims, ir::ElementSize(x.dtype()), "Expand output").status());
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), out_dims));
     if (y.num_elements() == 0) {
       outputs[0] = std::move(y);
       return absl::OkStatus();

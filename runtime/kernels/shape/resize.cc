@@ -123,7 +123,12 @@ class ResizeKernel : public Kernel {
         if (!(scales[d] > 0) || !std::isfinite(scales[d])) {
           return absl::InvalidArgumentError(absl::StrCat("Resize scale ", scales[d], " is not positive"));
         }
-        out_dims[d] = static_cast<int64_t>(std::floor(scales[d] * static_cast<double>(x.dims()[d])));
+        const double size = std::floor(scales[d] * static_cast<double>(x.dims()[d]));
+        if (size > 9007199254740992.0) {  // 2^53: beyond it the cast to int64 is not exact (or defined)
+          return absl::InvalidArgumentError(absl::StrCat("Resize scale ", scales[d], " on dim ", x.dims()[d],
+                                                         " gives an implausible size"));
+        }
+        out_dims[d] = static_cast<int64_t>(size);
       }
     } else {
       QFUSE_ASSIGN_OR_RETURN(out_dims, ReadInt64s(*sizes_t, "Resize sizes"));
@@ -148,7 +153,7 @@ class ResizeKernel : public Kernel {
     if (!is_float && p_.mode != ResizeMode::kNearest) {
       return absl::UnimplementedError(absl::StrCat("Resize linear/cubic on ", ir::DataTypeName(x.dtype())));
     }
-    Tensor y(x.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), out_dims));
     if (y.num_elements() == 0) {
       outputs[0] = std::move(y);
       return absl::OkStatus();
@@ -169,7 +174,7 @@ class ResizeKernel : public Kernel {
       }
       std::vector<int64_t> dims = cur.dims();
       dims[d] = out_dims[d];
-      Tensor next(x.dtype(), dims);
+      QFUSE_ASSIGN_OR_RETURN(Tensor next, Tensor::Create(x.dtype(), dims));
       const int64_t outer = DimProduct(dims, 0, d);
       const int64_t inner = DimProduct(dims, d + 1, rank);
       if (is_float && !(p_.mode == ResizeMode::kNearest && !taps.any_extrapolate)) {

@@ -64,7 +64,7 @@ class SliceKernel : public Kernel {
       step[axis] = s;
       out_dims[axis] = count;
     }
-    Tensor y(x.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), out_dims));
     if (y.num_elements() > 0) {
       const std::vector<int64_t> in_strides = Strides(x.dims());
       int64_t base = 0;
@@ -119,7 +119,7 @@ class GatherKernel : public Kernel {
     std::vector<int64_t> out_dims(x.dims().begin(), x.dims().begin() + axis);
     out_dims.insert(out_dims.end(), indices.dims().begin(), indices.dims().end());
     out_dims.insert(out_dims.end(), x.dims().begin() + axis + 1, x.dims().end());
-    Tensor y(x.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), out_dims));
     const int64_t outer = DimProduct(x.dims(), 0, axis);
     const int64_t block = DimProduct(x.dims(), axis + 1, x.rank()) * static_cast<int64_t>(ir::ElementSize(x.dtype()));
     const int64_t n = static_cast<int64_t>(idx.size());

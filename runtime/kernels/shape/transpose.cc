@@ -101,7 +101,7 @@ class TransposeKernel : public Kernel {
       seen[p] = true;
       out_dims[i] = x.dims()[p];
     }
-    Tensor y(x.dtype(), out_dims);
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), out_dims));
     const CollapsedTranspose c = Collapse(x.dims(), perm);
     if (y.num_elements() == 0) {
       // Nothing to move.
