@@ -1,6 +1,7 @@
 #include "calib/calibrator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <string>
 
@@ -44,6 +45,24 @@ std::vector<const ir::Value*> ResidualValues(const ir::Graph& graph) {
   return residuals;
 }
 
+// Where a tensor of a batch of `count` samples from `start` holds its first NaN/Inf:
+// "in sample N (<file> sample N)" when the tensor's leading dim is the batch, otherwise
+// the batch's range.
+std::string NonFiniteSamples(const ir::Tensor& tensor, int64_t start, int64_t count, const Dataset& data) {
+  const absl::Span<const float> values = tensor.values<float>();
+  const bool batch_leading = tensor.rank() > 0 && tensor.dims()[0] == count && count > 0;
+  if (batch_leading) {
+    const int64_t per_sample = tensor.num_elements() / count;
+    for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i) {
+      if (!std::isfinite(values[i])) {
+        const int64_t sample = start + i / std::max<int64_t>(1, per_sample);
+        return absl::StrCat("in sample ", sample, " (", data.DescribeSample(sample), ")");
+      }
+    }
+  }
+  return absl::StrCat("for samples ", start, "..", start + count - 1, " (from ", data.DescribeSample(start), ")");
+}
+
 absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, const CalibrateOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   int64_t total = std::min(options.num_samples, data.size());
@@ -69,9 +88,8 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, 
     const int64_t nonfinite_before = it->second.nonfinite_count();
     it->second.Add(tensor.values<float>());
     if (it->second.nonfinite_count() != nonfinite_before) {
-      observer_error = absl::InvalidArgumentError(
-          absl::StrCat("tensor '", value.name(), "' has NaN or Inf for samples ", batch_start, "..",
-                       batch_start + batch_count - 1, " (first: ", data.DescribeSample(batch_start), ")"));
+      observer_error = absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", value.name(), "' has NaN or Inf ", NonFiniteSamples(tensor, batch_start, batch_count, data)));
     }
   };
 

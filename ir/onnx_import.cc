@@ -30,8 +30,40 @@ absl::Status Annotate(const absl::Status& status, const std::string& label) {
   return absl::Status(status.code(), absl::StrCat(label, ": ", status.message()));
 }
 
-std::string FirstLine(std::string_view text) {
-  return std::string(text.substr(0, text.find('\n')));
+// `text` on one line: line breaks and the indentation after them become one space (the
+// checker's messages spill the offending node over several lines).
+std::string OneLine(std::string_view text) {
+  std::string line;
+  bool space = false;
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = !line.empty();
+      continue;
+    }
+    if (space) line.push_back(' ');
+    space = false;
+    line.push_back(c);
+  }
+  return line;
+}
+
+// Graph inputs and outputs with a negative dim, and graphs with no outputs, are refused:
+// the ONNX checker accepts both.
+absl::Status CheckGraphInterface(const onnx::GraphProto& graph) {
+  if (graph.output_size() == 0) return absl::InvalidArgumentError("the graph has no outputs");
+  for (const auto* list : {&graph.input(), &graph.output()}) {
+    for (const onnx::ValueInfoProto& info : *list) {
+      if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) continue;
+      for (const onnx::TensorShapeProto::Dimension& d : info.type().tensor_type().shape().dim()) {
+        if (d.has_dim_value() && d.dim_value() < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(list == &graph.input() ? "input '" : "output '", info.name(), "' has negative dim ",
+                           d.dim_value()));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Replaces external-data references with raw_data read from files under model_dir.
@@ -268,14 +300,15 @@ absl::StatusOr<Model> ImportModel(onnx::ModelProto proto, const std::string& mod
     try {
       onnx::checker::check_model(proto);
     } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(absl::StrCat(label, ": ONNX checker: ", FirstLine(e.what())));
+      return absl::InvalidArgumentError(absl::StrCat(label, ": ONNX checker: ", OneLine(e.what())));
     }
   }
+  QFUSE_RETURN_IF_ERROR(Annotate(CheckGraphInterface(proto.graph()), label));
   if (options.infer_shapes) {
     try {
       onnx::shape_inference::InferShapes(proto);
     } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(absl::StrCat(label, ": ONNX shape inference: ", FirstLine(e.what())));
+      return absl::InvalidArgumentError(absl::StrCat(label, ": ONNX shape inference: ", OneLine(e.what())));
     }
   }
   Model model;
@@ -299,7 +332,12 @@ absl::StatusOr<Model> ImportModel(onnx::ModelProto proto, const std::string& mod
 }
 
 absl::StatusOr<Model> LoadModel(const std::string& path, const ImportOptions& options) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not an ONNX model file"));
+  }
   QFUSE_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  if (bytes.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file, not an ONNX model"));
   onnx::ModelProto proto;
   if (!proto.ParseFromString(bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a valid ONNX model (protobuf parse failed)"));

@@ -3,9 +3,13 @@
 // data is reported by tensor and sample.
 #include "calib/calibrator.h"
 
+#include <cmath>
+
 #include "fusion/pipeline.h"
 #include "gtest/gtest.h"
+#include "ir/file_util.h"
 #include "ir/onnx_import.h"
+#include "tests/calib/dataset_fixtures.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/status_matchers.h"
 
@@ -83,9 +87,33 @@ TEST(CalibratorTest, NanInAnActivationNamesTensorAndSamples) {
   options.show_progress = false;
   absl::StatusOr<CalibrationRun> run = Calibrate(b.graph(), *data, options);
   ASSERT_FALSE(run.ok());
-  EXPECT_NE(run.status().message().find("tensor 'root' has NaN or Inf for samples 0..3"), std::string::npos)
+  EXPECT_NE(run.status().message().find("tensor 'root' has NaN or Inf in sample 0"), std::string::npos)
       << run.status();
   EXPECT_NE(run.status().message().find("train-images-idx3-ubyte.gz sample 0"), std::string::npos) << run.status();
+}
+
+// Only sample 5 of 8 holds a NaN: the error names that sample, not its batch (4..7).
+TEST(CalibratorTest, NanInOneSampleNamesThatSample) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("input", {-1, 4});
+  b.Output(b.Op("Relu", {x}, "relu", {-1, 4}));
+  std::vector<float> values(8 * 4, 0.25f);
+  values[5 * 4 + 2] = std::nanf("");
+  const std::string path = ::testing::TempDir() + "/one_nan.npy";
+  QFUSE_ASSERT_OK(ir::WriteFileAtomically(
+      path, testing::NpyBytes("<f4", false, {8, 4},
+                              std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4))));
+  DataSource source;
+  source.path = path;
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, OpenDataset({source}, b.graph(), 8));
+  CalibrateOptions options;
+  options.num_samples = 8;
+  options.batch_size = 4;
+  options.show_progress = false;
+  absl::StatusOr<CalibrationRun> run = Calibrate(b.graph(), *data, options);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().message(),
+            "tensor 'input' has NaN or Inf in sample 5 (" + path + " sample 5)");
 }
 
 }  // namespace

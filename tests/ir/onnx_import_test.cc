@@ -149,6 +149,32 @@ TEST(OnnxImportTest, NotAProtobufIsAnError) {
   EXPECT_FALSE(LoadModel(path + ".missing").ok());
 }
 
+// Issue 13's smaller items: an empty file and a folder given as the model say so (they
+// used to report "no default-domain opset_import"); a cycle is one line; a negative
+// input dim and a graph without outputs are refused.
+TEST(OnnxImportTest, EmptyFileFolderCycleNegativeDimAndNoOutputs) {
+  const std::string dir = std::string(getenv("TEST_TMPDIR"));
+  std::ofstream(dir + "/empty.onnx").close();
+  EXPECT_EQ(LoadModel(dir + "/empty.onnx").status().message(), dir + "/empty.onnx: empty file, not an ONNX model");
+  EXPECT_EQ(LoadModel(dir).status().message(), dir + ": is a directory, not an ONNX model file");
+
+  onnx::ModelProto cycle = Opset9Model();
+  cycle.mutable_graph()->mutable_node(1)->set_input(0, "c");  // Mul reads Clip's output
+  absl::StatusOr<Model> cyclic = ImportModel(cycle, "", "cycle.onnx");
+  ASSERT_FALSE(cyclic.ok());
+  EXPECT_EQ(std::string(cyclic.status().message()).find('\n'), std::string::npos) << cyclic.status();
+  EXPECT_NE(cyclic.status().message().find("topologically sorted"), std::string::npos) << cyclic.status();
+
+  onnx::ModelProto negative = Opset9Model();
+  negative.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)
+      ->set_dim_value(-3);
+  EXPECT_EQ(ImportModel(negative, "", "neg.onnx").status().message(), "neg.onnx: input 'x' has negative dim -3");
+
+  onnx::ModelProto no_outputs = Opset9Model();
+  no_outputs.mutable_graph()->clear_output();
+  EXPECT_EQ(ImportModel(no_outputs, "", "noout.onnx").status().message(), "noout.onnx: the graph has no outputs");
+}
+
 // A Gemm whose weight lives in an external file next to the model.
 onnx::ModelProto ExternalDataModel(const std::string& location) {
   onnx::ModelProto m;
