@@ -9,6 +9,12 @@ QFUSE_COPTS = [
     "-Wno-sign-compare",
 ]
 
+# gcc's vectoriser cost model for the hot loops (clang has no such flag).
+GCC_VECTORIZE_COPTS = select({
+    "//build_defs:clang": [],
+    "//conditions:default": ["-fvect-cost-model=dynamic"],
+})
+
 def qfuse_cc_library(name, copts = [], **kwargs):
     cc_library(name = name, copts = QFUSE_COPTS + copts, **kwargs)
 
@@ -21,4 +27,39 @@ def qfuse_cc_test(name, copts = [], deps = [], **kwargs):
         copts = QFUSE_COPTS + copts,
         deps = deps + ["//third_party:gtest_main"],
         **kwargs
+    )
+
+def qfuse_fuzz_target(name, srcs, deps = [], local_defines = [], corpus = None):
+    """A fuzz target in two forms.
+
+    `name`: the libFuzzer binary (tag manual: it links only under --config=fuzz, with
+    clang; see tools/fuzz.sh). `name_replay_test`: the same entry point run once over every
+    file of the committed seed corpus `corpus/<corpus>/` by tests/fuzz/replay_main.cc, an
+    ordinary test under any compiler and under --config=asan / --config=ubsan.
+    """
+    corpus = corpus or name
+    cc_library(
+        name = name + "_lib",
+        srcs = srcs,
+        copts = QFUSE_COPTS,
+        local_defines = local_defines,
+        deps = deps + ["//tests/fuzz:fuzz_input"],
+        alwayslink = 1,
+        testonly = 1,
+    )
+    cc_binary(
+        name = name,
+        deps = [":" + name + "_lib"],
+        linkopts = ["-fsanitize=fuzzer"],
+        tags = ["manual"],
+        testonly = 1,
+    )
+    cc_test(
+        name = name + "_replay_test",
+        size = "small",
+        srcs = ["//tests/fuzz:replay_main.cc"],
+        copts = QFUSE_COPTS,
+        deps = [":" + name + "_lib"],
+        data = native.glob(["corpus/" + corpus + "/**"]),
+        args = [native.package_name() + "/corpus/" + corpus],
     )

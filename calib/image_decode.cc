@@ -40,6 +40,15 @@ absl::StatusOr<ImageFormat> SniffFormat(std::FILE* file, const std::string& path
       absl::StrCat(path, ": not a PNG or JPEG image (", got == 0 ? "empty file" : "unknown signature", ")"));
 }
 
+// Images beyond 2^28 pixels (16384 x 16384) are refused before their pixels are
+// allocated: a damaged header can claim 65535 x 65535.
+constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
+
+absl::Status TooLarge(const std::string& path, const Image& image) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": image of ", image.width, "x", image.height,
+                                                 " pixels is more than ", kMaxImagePixels));
+}
+
 // ---- PNG, through libpng's simplified API (reports errors in image.message, never longjmps here).
 
 absl::Status PngError(const std::string& path, const png_image& image) {
@@ -58,6 +67,10 @@ absl::StatusOr<Image> ReadPng(std::FILE* file, const std::string& path, bool hea
   image.height = png.height;
   image.width = png.width;
   image.channels = (png.format & PNG_FORMAT_FLAG_COLOR) != 0 ? 3 : 1;
+  if (!header_only && image.height * image.width > kMaxImagePixels) {
+    png_image_free(&png);
+    return TooLarge(path, image);
+  }
   if (header_only) {
     png_image_free(&png);
     return image;
@@ -122,6 +135,13 @@ bool RunJpeg(std::FILE* file, bool header_only, Image* image, JpegErrorManager* 
     return false;
   }
   image->channels = cinfo.num_components;
+  if (!header_only && image->height * image->width > kMaxImagePixels) {
+    std::snprintf(err->message, sizeof(err->message), "%lldx%lld pixels is more than %lld",
+                  static_cast<long long>(image->width), static_cast<long long>(image->height),
+                  static_cast<long long>(kMaxImagePixels));
+    jpeg_destroy_decompress(&cinfo);
+    return false;
+  }
   if (!header_only) {
     cinfo.out_color_space = image->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
     jpeg_start_decompress(&cinfo);

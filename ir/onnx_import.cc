@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "ir/file_util.h"
 #include "ir/opset_forms.h"
+#include "ir/shape_inference_guard.h"
 #include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
 #include "ir/type_inference.h"
@@ -305,6 +306,7 @@ absl::StatusOr<Model> ImportModel(onnx::ModelProto proto, const std::string& mod
   }
   QFUSE_RETURN_IF_ERROR(Annotate(CheckGraphInterface(proto.graph()), label));
   if (options.infer_shapes) {
+    QFUSE_RETURN_IF_ERROR(Annotate(GuardShapeInference(proto.mutable_graph()), label));
     try {
       onnx::shape_inference::InferShapes(proto);
     } catch (const std::exception& e) {
