@@ -111,17 +111,49 @@ std::string ToJson(const CalibrationTable& table) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// Typed reads of an optional JSON field: absent leaves `out` as is; a field of another
+// type (or a number beyond float range where a float is wanted) is an error naming it,
+// where nlohmann's own getters would throw.
+absl::Status ReadString(const nlohmann::json& j, const char* key, std::string* out, const std::string& where) {
+  if (!j.contains(key)) return absl::OkStatus();
+  if (!j[key].is_string()) return absl::InvalidArgumentError(absl::StrCat(where, ": '", key, "' is not a string"));
+  *out = j[key].get<std::string>();
+  return absl::OkStatus();
+}
+
+template <typename T>  // float or double
+absl::Status ReadNumber(const nlohmann::json& j, const char* key, T* out, const std::string& where) {
+  if (!j.contains(key)) return absl::OkStatus();
+  const double v = j[key].is_number() ? j[key].get<double>() : std::numeric_limits<double>::quiet_NaN();
+  if (!std::isfinite(v) || std::abs(v) > std::numeric_limits<T>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": '", key, "' is not a finite number"));
+  }
+  *out = static_cast<T>(v);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<CalibrationTable> ParseJson(const std::string& text, const std::string& what) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return absl::InvalidArgumentError(absl::StrCat(what, ": not valid JSON"));
-  if (j.value("format", "") != kJsonFormat) {
+  std::string format;
+  QFUSE_RETURN_IF_ERROR(ReadString(j, "format", &format, what));
+  if (format != kJsonFormat) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": not a qfuse calibration table (format != ", kJsonFormat, ")"));
   }
   CalibrationTable table;
-  table.method = j.value("method", "");
-  table.percentile = j.value("percentile", 0.0);
-  table.samples = j.value("samples", int64_t{0});
-  table.fingerprint = j.value("fingerprint", "");
+  QFUSE_RETURN_IF_ERROR(ReadString(j, "method", &table.method, what));
+  QFUSE_RETURN_IF_ERROR(ReadString(j, "fingerprint", &table.fingerprint, what));
+  QFUSE_RETURN_IF_ERROR(ReadNumber(j, "percentile", &table.percentile, what));
+  if (j.contains("samples")) {
+    if (!j["samples"].is_number_integer() || j["samples"].get<int64_t>() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": 'samples' is not a non-negative integer"));
+    }
+    table.samples = j["samples"].get<int64_t>();
+  }
   if (!j.contains("tensors") || !j["tensors"].is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": no 'tensors' object"));
   }
@@ -133,11 +165,14 @@ absl::StatusOr<CalibrationTable> ParseJson(const std::string& text, const std::s
         !absl::SimpleHexAtoi(t["scale_bits"].get<std::string>(), &bits) || !t.contains("threshold")) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": tensor '", name, "' lacks threshold or scale_bits"));
     }
+    const std::string where = absl::StrCat(what, ": tensor '", name, "'");
     r.scale = BitsToFloat(bits);  // exact, independent of decimal printing
-    r.threshold = t["threshold"].get<float>();
-    r.min = t.contains("min") ? t["min"].get<float>() : std::numeric_limits<float>::quiet_NaN();
-    r.max = t.contains("max") ? t["max"].get<float>() : std::numeric_limits<float>::quiet_NaN();
-    r.method = t.contains("method") && t["method"].is_string() ? t["method"].get<std::string>() : table.method;
+    QFUSE_RETURN_IF_ERROR(ReadNumber(t, "threshold", &r.threshold, where));
+    r.min = r.max = std::numeric_limits<float>::quiet_NaN();
+    QFUSE_RETURN_IF_ERROR(ReadNumber(t, "min", &r.min, where));
+    QFUSE_RETURN_IF_ERROR(ReadNumber(t, "max", &r.max, where));
+    r.method = table.method;
+    QFUSE_RETURN_IF_ERROR(ReadString(t, "method", &r.method, where));
     table.tensors.push_back(r);
   }
   std::sort(table.tensors.begin(), table.tensors.end(),

@@ -92,6 +92,31 @@ TEST(CalibrationTableTest, MalformedInputsAreOneLineErrors) {
   EXPECT_FALSE(ParseJson(R"({"format":"something-else"})", "x.json").ok());
 }
 
+// Fields of the wrong type used to throw out of nlohmann's getters and abort the process
+// (found by the table fuzzer: "samples" holding an object). Each is now a one-line error.
+TEST(CalibrationTableTest, JsonFieldsOfTheWrongTypeAreErrorsNotExceptions) {
+  const std::string head = R"({"format":"qfuse-calibration",)";
+  const std::string tensor = R"("tensors":{"x":{"threshold":1.5,"scale_bits":"3c4ccccd"}}})";
+  QFUSE_ASSERT_OK(ParseJson(head + tensor, "x.json").status());
+  EXPECT_EQ(ParseJson(head + R"("samples":{"input":1},)" + tensor, "x.json").status().message(),
+            "x.json: 'samples' is not a non-negative integer");
+  EXPECT_EQ(ParseJson(R"({"format":7,)" + tensor, "x.json").status().message(), "x.json: 'format' is not a string");
+  EXPECT_EQ(ParseJson(head + R"("percentile":"high",)" + tensor, "x.json").status().message(),
+            "x.json: 'percentile' is not a finite number");
+  EXPECT_EQ(ParseJson(head + R"("tensors":{"x":{"threshold":1e300,"scale_bits":"3c4ccccd"}}})", "x.json")
+                .status()
+                .message(),
+            "x.json: tensor 'x': 'threshold' is not a finite number");
+  EXPECT_EQ(ParseJson(head + R"("tensors":{"x":{"threshold":1,"min":[1],"scale_bits":"3c4ccccd"}}})", "x.json")
+                .status()
+                .message(),
+            "x.json: tensor 'x': 'min' is not a finite number");
+  EXPECT_EQ(ParseJson(head + R"("tensors":{"x":{"threshold":1,"method":3,"scale_bits":"3c4ccccd"}}})", "x.json")
+                .status()
+                .message(),
+            "x.json: tensor 'x': 'method' is not a string");
+}
+
 TEST(GraphFingerprintTest, ChangesWithWeightsAndStructureOnly) {
   auto make = [](float bias, const std::string& act) {
     testing::GraphBuilder b;
