@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "ir/checked_math.h"
 #include "ir/status_macros.h"
 
 namespace qfuse::calib {
@@ -21,8 +22,6 @@ constexpr uint8_t kIdxUint8 = 0x08;
 constexpr uint8_t kIdxFloat32 = 0x0D;
 // Largest decompressed payload read per gzread call (its length argument is unsigned int).
 constexpr int64_t kReadChunkBytes = int64_t{1} << 24;
-// Refuse headers that declare more data than any real dataset (corrupt dims).
-constexpr int64_t kMaxIdxBytes = int64_t{1} << 40;
 
 struct GzCloser {
   void operator()(gzFile_s* f) const { gzclose(f); }
@@ -108,19 +107,16 @@ absl::StatusOr<ir::Tensor> ReadIdxFile(const std::string& path, int64_t max_item
   std::vector<int64_t> dims(rank);
   for (int i = 0; i < rank; ++i) dims[i] = BigEndian32(reinterpret_cast<const uint8_t*>(header.data()) + 4 * i);
   const int64_t declared_items = dims[0];
-  if (max_items > 0) dims[0] = std::min(dims[0], max_items);
-
   const int64_t element_size = type == kIdxUint8 ? 1 : 4;
+  // The declared shape must be a possible tensor (no int64 overflow even with a zero dim);
+  // the samples actually read must fit the tensor size cap.
+  absl::StatusOr<int64_t> declared = ir::CheckedElementCount(dims, path + ": IDX dims");
+  if (!declared.ok()) return declared.status();
+  if (max_items > 0) dims[0] = std::min(dims[0], max_items);
+  absl::StatusOr<int64_t> wanted = ir::CheckedByteCount(dims, element_size, path + ": IDX dims");
+  if (!wanted.ok()) return wanted.status();
   int64_t item_bytes = element_size;
-  for (int i = 1; i < rank; ++i) {
-    if (dims[i] != 0 && item_bytes > kMaxIdxBytes / dims[i]) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": implausible IDX dims ", ir::DimsToString(dims)));
-    }
-    item_bytes *= dims[i];
-  }
-  if (item_bytes != 0 && dims[0] > kMaxIdxBytes / item_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": implausible IDX dims ", ir::DimsToString(dims)));
-  }
+  for (int i = 1; i < rank; ++i) item_bytes *= dims[i];  // bounded by the checks above
   const int64_t bytes = dims[0] * item_bytes;
   std::string data;
   QFUSE_RETURN_IF_ERROR(ReadUpTo(file.get(), path, bytes, &data));
@@ -135,7 +131,9 @@ absl::StatusOr<ir::Tensor> ReadIdxFile(const std::string& path, int64_t max_item
                                             ")"));
   }
 
-  ir::Tensor tensor(type == kIdxUint8 ? ir::DataType::kUint8 : ir::DataType::kFloat32, dims);
+  QFUSE_ASSIGN_OR_RETURN(ir::Tensor tensor,
+                         ir::Tensor::Create(type == kIdxUint8 ? ir::DataType::kUint8 : ir::DataType::kFloat32, dims,
+                                            "IDX data"));
   if (type == kIdxUint8) {
     if (bytes > 0) std::memcpy(tensor.raw_data(), data.data(), bytes);
   } else {

@@ -146,9 +146,15 @@ TEST(IdxTest, Errors) {
   ExpectIdxError(dir + "/damaged.gz", "corrupt gzip data (invalid");
   // A header declaring absurd dims fails cleanly without allocating them.
   WriteBytes(dir + "/huge", IdxBytes(0x08, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, ""));
-  ExpectIdxError(dir + "/huge", "implausible IDX dims");
+  ExpectIdxError(dir + "/huge", "IDX dims shape [4294967295,4294967295,4294967295] overflows int64");
   WriteBytes(dir + "/big_declared", IdxBytes(0x08, {100000000, 28, 28}, std::string(100, '\x01')));
   ExpectIdxError(dir + "/big_declared", "truncated IDX data");
+  // [0, 2^31, 2^31, 2^31]: empty, but its non-zero dims overflow int64 (an abort before;
+  // found by the IDX fuzzer).
+  WriteBytes(dir + "/zero_dim.idx", IdxBytes(0x08, {0, 0x80000000u, 0x80000000u, 0x80000000u}, ""));
+  absl::StatusOr<ir::Tensor> zero_dim = ReadIdxFile(dir + "/zero_dim.idx");
+  ASSERT_FALSE(zero_dim.ok());
+  EXPECT_NE(zero_dim.status().message().find("overflows int64"), std::string::npos) << zero_dim.status();
 }
 
 TEST(NpyTest, Float32AndUint8) {
