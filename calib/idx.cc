@@ -57,8 +57,10 @@ std::string GzErrorMessage(gzFile f, const std::string& path) {
 // Appends up to `bytes` decompressed bytes to `out`; stops early only at end of file.
 absl::Status ReadUpTo(gzFile f, const std::string& path, int64_t bytes, std::string* out) {
   int64_t done = 0;
+  int64_t chunk_limit = int64_t{1} << 16;  // grows to kReadChunkBytes: a short file costs little
   while (done < bytes) {
-    const int64_t chunk = std::min(bytes - done, kReadChunkBytes);
+    const int64_t chunk = std::min(bytes - done, chunk_limit);
+    chunk_limit = std::min(2 * chunk_limit, kReadChunkBytes);
     const size_t old_size = out->size();
     out->resize(old_size + chunk);
     const int n = gzread(f, out->data() + old_size, static_cast<unsigned>(chunk));
@@ -115,8 +117,11 @@ absl::StatusOr<ir::Tensor> ReadIdxFile(const std::string& path, int64_t max_item
   if (max_items > 0) dims[0] = std::min(dims[0], max_items);
   absl::StatusOr<int64_t> wanted = ir::CheckedByteCount(dims, element_size, path + ": IDX dims");
   if (!wanted.ok()) return wanted.status();
-  int64_t item_bytes = element_size;
-  for (int i = 1; i < rank; ++i) item_bytes *= dims[i];  // bounded by the checks above
+  // One item's bytes, checked on its own: with zero items the check above bounds nothing.
+  absl::StatusOr<int64_t> checked_item_bytes = ir::CheckedByteCount(
+      absl::MakeConstSpan(dims).subspan(rank > 0 ? 1 : 0), element_size, path + ": IDX item");
+  if (!checked_item_bytes.ok()) return checked_item_bytes.status();
+  const int64_t item_bytes = *checked_item_bytes;
   const int64_t bytes = dims[0] * item_bytes;
   std::string data;
   QFUSE_RETURN_IF_ERROR(ReadUpTo(file.get(), path, bytes, &data));

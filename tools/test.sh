@@ -3,7 +3,8 @@
 # Bazel test, then the zoo smoke check on models nobody here designed (a few torchvision
 # architectures exported by models/zoo/make_zoo.sh --quick, quantized at every fusion level,
 # every emitted int8 file run by onnxruntime and compared with qfuse's integer runtime).
-# Then the runtime tests once more under QFUSE_MAX_ISA=avx2 and =scalar.
+# Then the runtime tests once more under QFUSE_MAX_ISA=avx2 and =scalar, and the tests of
+# the code that parses untrusted bytes under ASan + UBSan.
 # Ends with one "N passed, N failed" line: Bazel test targets (per cap) plus zoo models.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,27 +12,49 @@ bash tools/setup.sh || exit 1
 # Tests run two at a time on shared cores: OpenMP threads (qfuse's and oneDNN's) that spin
 # while waiting would fight each other, so they sleep instead (no effect on results).
 export OMP_WAIT_POLICY=PASSIVE
-log="$(mktemp)"
-bazel test --test_env=OMP_WAIT_POLICY //... 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
-failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$log")
-rm -f "$log"
-echo "bazel: ${passed} passed, ${failed} failed"
+rc=0
+passed=0
+failed=0
+# bazel_stage LABEL BAZEL_TEST_ARGS...: runs one `bazel test`, prints "LABEL: N passed,
+# N failed" and adds its counts (test targets) to the totals.
+bazel_stage() {
+  local label="$1"
+  shift
+  local stage_log
+  stage_log="$(mktemp)"
+  bazel test --test_env=OMP_WAIT_POLICY "$@" 2>&1 | tee "$stage_log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+  local p f
+  p=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$stage_log")
+  f=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$stage_log")
+  rm -f "$stage_log"
+  echo "$label: $p passed, $f failed"
+  passed=$((passed + p))
+  failed=$((failed + f))
+}
+
+bazel_stage bazel //...
 
 # The runtime tests again under lower ISA caps (runtime/cpu_isa.h): the AVX2 paths (what an
 # AVX2-only machine runs, oneDNN included) and the portable scalar code.
 for cap in avx2 scalar; do
-  cap_log="$(mktemp)"
-  bazel test --test_env=OMP_WAIT_POLICY --test_env=QFUSE_MAX_ISA="$cap" //tests/runtime/... 2>&1 | tee "$cap_log"
-  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
-  cap_passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$cap_log")
-  cap_failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$cap_log")
-  rm -f "$cap_log"
-  echo "bazel (QFUSE_MAX_ISA=$cap): ${cap_passed} passed, ${cap_failed} failed"
-  passed=$((passed + cap_passed))
-  failed=$((failed + cap_failed))
+  bazel_stage "bazel (QFUSE_MAX_ISA=$cap)" --test_env=QFUSE_MAX_ISA="$cap" //tests/runtime/...
 done
+
+# The code that reads untrusted bytes (model import, data readers, calibration tables, the
+# fuzz targets' seed corpora and crash reproducers) under ASan + UBSan in one build
+# (--config=sanitize). The whole suite under --config=asan and --config=ubsan takes about
+# 20 minutes per config here, beyond CI's budget: it is run before landing
+# (docs/reliability.md records the last run).
+SANITIZE_SAMPLE=(
+  //tests/ir:graph_test //tests/ir:onnx_corpus_roundtrip_test //tests/ir:onnx_import_test
+  //tests/ir:file_util_test //tests/ir:checked_math_test //tests/ir:output_dir_test
+  //tests/ir:shape_inference_guard_test
+  //tests/calib:idx_npy_test //tests/calib:image_test //tests/calib:calibration_table_test
+  //tests/fuzz:npy_fuzzer_replay_test //tests/fuzz:idx_fuzzer_replay_test //tests/fuzz:image_fuzzer_replay_test
+  //tests/fuzz:pb_fuzzer_replay_test //tests/fuzz:table_fuzzer_replay_test
+)
+bazel_stage "bazel (ASan+UBSan sample)" --config=sanitize "${SANITIZE_SAMPLE[@]}"
 
 zoo_log="$(mktemp)"
 bash models/zoo/ci_zoo.sh 2>&1 | tee "$zoo_log"

@@ -74,6 +74,14 @@ TEST(CalibratorTest, FusedResnetOnFashionMnist) {
   }
 }
 
+CalibrateOptions EightSamplesInBatchesOfFour() {
+  CalibrateOptions options;
+  options.num_samples = 8;
+  options.batch_size = 4;
+  options.show_progress = false;
+  return options;
+}
+
 TEST(CalibratorTest, NanInAnActivationNamesTensorAndSamples) {
   testing::GraphBuilder b;
   ir::Value* x = b.Input("input", {-1, 1, 28, 28});
@@ -81,11 +89,7 @@ TEST(CalibratorTest, NanInAnActivationNamesTensorAndSamples) {
   ir::Value* shifted = b.Op("Sub", {x, b.Floats("half", {}, {0.5f})}, "shifted", {-1, 1, 28, 28});
   b.Output(b.Op("Sqrt", {shifted}, "root", {-1, 1, 28, 28}));
   QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(b.graph(), 8));
-  CalibrateOptions options;
-  options.num_samples = 8;
-  options.batch_size = 4;
-  options.show_progress = false;
-  absl::StatusOr<CalibrationRun> run = Calibrate(b.graph(), *data, options);
+  absl::StatusOr<CalibrationRun> run = Calibrate(b.graph(), *data, EightSamplesInBatchesOfFour());
   ASSERT_FALSE(run.ok());
   EXPECT_NE(run.status().message().find("tensor 'root' has NaN or Inf in sample 0"), std::string::npos)
       << run.status();
@@ -106,11 +110,7 @@ TEST(CalibratorTest, NanInOneSampleNamesThatSample) {
   DataSource source;
   source.path = path;
   QFUSE_ASSERT_OK_AND_ASSIGN(auto data, OpenDataset({source}, b.graph(), 8));
-  CalibrateOptions options;
-  options.num_samples = 8;
-  options.batch_size = 4;
-  options.show_progress = false;
-  absl::StatusOr<CalibrationRun> run = Calibrate(b.graph(), *data, options);
+  absl::StatusOr<CalibrationRun> run = Calibrate(b.graph(), *data, EightSamplesInBatchesOfFour());
   ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.status().message(),
             "tensor 'input' has NaN or Inf in sample 5 (" + path + " sample 5)");
