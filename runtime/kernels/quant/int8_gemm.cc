@@ -14,7 +14,11 @@ constexpr int64_t kGroupBytes = kP * 4;  // one k-group of a panel: 16 columns x
 // A rows of one micro-tile per path.
 constexpr int kVnniRows = 8;
 constexpr int kAvx2Rows = 4;
-// Rows per parallel task (a multiple of both tiles) and the size worth a hand-off.
+// 3 x 16 columns: 6 int32 accumulators + 2 B + A + ones + 2 temporaries of the 16 ymm
+// registers (measured: 4 rows spill an accumulator; 4 and 6 rows were 4-25% slower).
+constexpr int kAvx2MaddubsRows = 3;
+// Rows per parallel task (a multiple of the VNNI and madd tiles; 10 maddubs tiles and one of
+// 2 rows) and the size worth a hand-off.
 constexpr int64_t kRowsPerTask = 32;
 constexpr int64_t kParallelMinMacs = 1 << 18;
 
@@ -62,6 +66,8 @@ void ScalarRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0
 }
 
 // ---- AVX-512 VNNI: MR rows x one 16-column panel per register tile.
+// Every tile unrolls its loops over rows (`#pragma GCC unroll`): left rolled, GCC -O2 keeps the
+// accumulator arrays on the stack, which halved the throughput of every path.
 
 template <int MR>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(const Int8GemmArgs& args,
@@ -69,6 +75,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(const Int8G
   const uint32_t flip = SignFlip(args.a_signed);
   const uint8_t* rows[MR];
   __m512i zps[MR];
+  #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     rows[r] = Row(args, m0 + r);
     zps[r] = _mm512_set1_epi32(RowZeroPoint(args, m0 + r));
@@ -77,9 +84,11 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(const Int8G
   for (int64_t p = 0; p < b.panels; ++p) {
     const int8_t* panel = b.data.data() + p * b.k_groups * kGroupBytes;
     __m512i acc[MR];
+    #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) acc[r] = _mm512_setzero_si512();
     for (int64_t g = 0; g < full; ++g) {
       const __m512i bv = _mm512_loadu_si512(panel + g * kGroupBytes);
+      #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         uint32_t av;
         std::memcpy(&av, rows[r] + 4 * g, 4);
@@ -88,6 +97,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(const Int8G
     }
     if (full < b.k_groups) {
       const __m512i bv = _mm512_loadu_si512(panel + full * kGroupBytes);
+      #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         const uint32_t av = LoadGroup(rows[r], full, b.k, flip);
         acc[r] = _mm512_dpbusd_epi32(acc[r], _mm512_set1_epi32(static_cast<int>(av)), bv);
@@ -96,6 +106,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void VnniTile(const Int8G
     const __m512i sums = _mm512_loadu_si512(b.col_sums.data() + p * kP);
     const int64_t cols = std::min(kP, b.n - p * kP);
     const __mmask16 mask = cols == kP ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1);
+    #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m512i out = _mm512_sub_epi32(acc[r], _mm512_mullo_epi32(zps[r], sums));
       _mm512_mask_storeu_epi32(args.c + (m0 + r) * args.ldc + p * kP, mask, out);
@@ -143,11 +154,13 @@ __attribute__((target("avx2"))) void Avx2Tile(const Int8GemmArgs& args, const Pa
       if (col0 >= b.n) break;
       // acc[r][0]: columns 0-3 of the half as (k0k1, k2k3) pair sums; acc[r][1]: 4-7.
       __m256i acc[MR][2];
+      #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
       const int8_t* bg = panel + half * 32;
       for (int64_t g = 0; g < b.k_groups; ++g, bg += kGroupBytes) {
         const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg)));
         const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg + 16)));
+        #pragma GCC unroll 8
         for (int r = 0; r < MR; ++r) {
           int64_t av;
           std::memcpy(&av, a16 + r * k4 + 4 * g, 8);
@@ -158,6 +171,7 @@ __attribute__((target("avx2"))) void Avx2Tile(const Int8GemmArgs& args, const Pa
       }
       const int64_t cols = std::min<int64_t>(8, b.n - col0);
       const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.col_sums.data() + col0));
+      #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) {
         // hadd gives (c0 c1 c4 c5 | c2 c3 c6 c7); reorder the 64-bit pairs to c0..c7.
         const __m256i sum = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[r][0], acc[r][1]), 0xD8);
@@ -191,10 +205,115 @@ void Avx2Rows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, 
   }
 }
 
+// ---- AVX2 with |B| <= 64 (fits_maddubs): MR rows x NH halves (8 columns each) of one panel
+// per register tile; u8 x s8 maddubs into int16 pair sums, widened to int32 every group.
+// Loops over r and h are unrolled so acc stays in registers (GCC -O2 leaves them rolled
+// and keeps acc on the stack).
+
+// acc[r][h] += the 4-k dot products of A row r's group `a[r]` (4 uint8 bytes) with the 8
+// columns of half h of the packed group at `bg`. Exact: |pair sum| <= 255 * 64 * 2 < 2^15.
+template <int MR, int NH>
+__attribute__((target("avx2"), always_inline)) inline void MaddubsGroup(__m256i (&acc)[MR][NH], const int8_t* bg,
+                                                                        const uint32_t (&a)[MR], __m256i ones) {
+  __m256i bv[NH];
+  #pragma GCC unroll 8
+  for (int h = 0; h < NH; ++h) bv[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + 32 * h));
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    const __m256i av = _mm256_set1_epi32(static_cast<int>(a[r]));
+    #pragma GCC unroll 8
+    for (int h = 0; h < NH; ++h) {
+      const __m256i pairs = _mm256_maddubs_epi16(av, bv[h]);
+      acc[r][h] = _mm256_add_epi32(acc[r][h], _mm256_madd_epi16(pairs, ones));
+    }
+  }
+}
+
+// Rows m0..m0+MR-1 times columns 16p..16p+8*NH-1 (stores only the columns below N).
+template <int MR, int NH>
+__attribute__((target("avx2"))) void Avx2MaddubsTile(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0,
+                                                     int64_t p) {
+  const uint32_t flip = SignFlip(args.a_signed);
+  const uint8_t* rows[MR];
+  for (int r = 0; r < MR; ++r) rows[r] = Row(args, m0 + r);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i acc[MR][NH];
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    #pragma GCC unroll 8
+    for (int h = 0; h < NH; ++h) acc[r][h] = _mm256_setzero_si256();
+  }
+  const int8_t* panel = b.data.data() + p * b.k_groups * kGroupBytes;
+  const int64_t full = b.k / 4;
+  uint32_t a[MR];
+  for (int64_t g = 0; g < full; ++g) {
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      std::memcpy(&a[r], rows[r] + 4 * g, 4);
+      a[r] ^= flip;
+    }
+    MaddubsGroup<MR, NH>(acc, panel + g * kGroupBytes, a, ones);
+  }
+  if (full < b.k_groups) {
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) a[r] = LoadGroup(rows[r], full, b.k, flip);
+    MaddubsGroup<MR, NH>(acc, panel + full * kGroupBytes, a, ones);
+  }
+  #pragma GCC unroll 8
+  for (int h = 0; h < NH; ++h) {
+    const int64_t col0 = p * kP + 8 * h;
+    const int cols = static_cast<int>(std::min<int64_t>(8, b.n - col0));
+    const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.col_sums.data() + col0));
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m256i zp = _mm256_set1_epi32(RowZeroPoint(args, m0 + r));
+      const __m256i out = _mm256_sub_epi32(acc[r][h], _mm256_mullo_epi32(zp, sums));
+      int32_t* c = args.c + (m0 + r) * args.ldc + col0;
+      if (cols == 8) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), out);
+      } else {
+        _mm256_maskstore_epi32(c, mask, out);
+      }
+    }
+  }
+}
+
+// One panel of MR rows: the second half of the panel only when it has columns below N.
+template <int MR>
+void Avx2MaddubsPanel(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t p) {
+  if (b.n - p * kP > 8) {
+    Avx2MaddubsTile<MR, 2>(args, b, m0, p);
+  } else {
+    Avx2MaddubsTile<MR, 1>(args, b, m0, p);
+  }
+}
+
+void Avx2MaddubsRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t m1) {
+  static_assert(kAvx2MaddubsRows == 3, "the switch below covers 1..3 rows");
+
+  for (int64_t m = m0; m < m1; m += kAvx2MaddubsRows) {
+    const int64_t rows = std::min<int64_t>(kAvx2MaddubsRows, m1 - m);
+    for (int64_t p = 0; p < b.panels; ++p) {
+      switch (rows) {
+        case 3: Avx2MaddubsPanel<3>(args, b, m, p); break;
+        case 2: Avx2MaddubsPanel<2>(args, b, m, p); break;
+        default: Avx2MaddubsPanel<1>(args, b, m, p); break;
+      }
+    }
+  }
+}
+
 void RunRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t m1) {
   switch (args.isa) {
     case Int8GemmIsa::kAvx512Vnni: VnniRows(args, b, m0, m1); break;
-    case Int8GemmIsa::kAvx2: Avx2Rows(args, b, m0, m1); break;
+    case Int8GemmIsa::kAvx2:
+      if (b.fits_maddubs) {
+        Avx2MaddubsRows(args, b, m0, m1);
+      } else {
+        Avx2Rows(args, b, m0, m1);
+      }
+      break;
     case Int8GemmIsa::kScalar: ScalarRows(args, b, m0, m1); break;
   }
 }
@@ -209,6 +328,7 @@ PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t
   packed.panels = (n + kP - 1) / kP;
   packed.data.assign(packed.panels * packed.k_groups * kGroupBytes, 0);
   packed.col_sums.assign(packed.panels * kP, 0);
+  packed.fits_maddubs = true;
   for (int64_t j = 0; j < n; ++j) {
     int8_t* panel = packed.data.data() + (j / kP) * packed.k_groups * kGroupBytes + (j % kP) * 4;
     int32_t sum = 0;
@@ -216,6 +336,7 @@ PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t
       const int8_t v = b[kk * stride_k + j * stride_n];
       panel[(kk / 4) * kGroupBytes + kk % 4] = v;
       sum += v;
+      if (v < -kInt8GemmMaddubsMaxAbsWeight || v > kInt8GemmMaddubsMaxAbsWeight) packed.fits_maddubs = false;
     }
     packed.col_sums[j] = sum;
   }

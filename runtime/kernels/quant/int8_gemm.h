@@ -2,16 +2,25 @@
 // uint8 or int8 activations A (row-major) and int8 weights B packed once (at Prepare).
 //
 // Arithmetic: int8 A is mapped to uint8 by a_u = a + 128 (and a_zp_u = a_zp + 128), so
-// every path computes sum_k a_u * b (uint8 x int8) and subtracts a_zp_u * colsum(B)[n].
-// Intermediate sums are taken modulo 2^32; the result is exact whenever the true value
-// fits in int32, which callers guarantee with numerics::CheckAccumulatorFitsInt32. All
-// paths are bit-identical:
+// every path computes sum_k a_u * b (uint8 x int8, a_u in [0, 255]) and subtracts
+// a_zp_u * colsum(B)[n]. Intermediate sums are taken modulo 2^32; the result is exact
+// whenever the true value fits in int32, which callers guarantee with
+// numerics::CheckAccumulatorFitsInt32. All paths are bit-identical:
 //  - kAvx512Vnni: _mm512_dpbusd_epi32 (u8 x s8, 4 products into an int32 lane, no
 //    intermediate saturation);
-//  - kAvx2: both operands widened to int16 and multiplied with _mm256_madd_epi16, whose
-//    pairwise int32 sums cannot saturate for u8 x s8 (|255 * -128 * 2| < 2^31). We do not
-//    use _mm256_maddubs_epi16: its int16 pair sum saturates (255 * 127 * 2 > 32767) unless
-//    activations are limited to 7 bits, which would change results;
+//  - kAvx2 when PackedInt8Weights::fits_maddubs (every |b| <= 64, e.g. reduce_range
+//    weights): _mm256_maddubs_epi16 on the packed bytes as they are (A's 4 bytes of a
+//    k-group broadcast to every column) gives int16 pair sums a0*b0 + a1*b1, then
+//    _mm256_madd_epi16 with ones adds the two pairs of a column into int32. maddubs
+//    saturates to int16, but |a0*b0 + a1*b1| <= 255 * 64 * 2 = 32640 <= 32767, so it never
+//    does and every pair sum is exact; each group is widened to int32 before the next one
+//    is added (two pair sums could reach 65280). The last group's A bytes past K are zero
+//    (copied into a zeroed word; no read goes past a row), as are the packed B bytes;
+//  - kAvx2 otherwise: both operands widened to int16 and multiplied with
+//    _mm256_madd_epi16, whose pairwise int32 sums cannot saturate for u8 x s8
+//    (|255 * -128 * 2| < 2^31). With 8-bit weights maddubs is not used: its pair sum
+//    saturates (255 * 127 * 2 > 32767) unless activations are limited to 7 bits, which
+//    would change results;
 //  - kScalar: the same sums in uint32, reading the same packed layout.
 // The path is chosen at run time from runtime/cpu_isa.h (QFUSE_MAX_ISA caps it; per-function target
 // attributes; the rest of the build keeps the baseline ISA).
@@ -27,6 +36,8 @@ namespace qfuse::runtime::kernels::quant {
 
 // Columns per packed panel (one 512-bit register of int32 accumulators).
 inline constexpr int64_t kInt8GemmPanel = 16;
+// Largest |b| for which the AVX2 maddubs path is exact (255 * 64 * 2 <= 32767).
+inline constexpr int kInt8GemmMaddubsMaxAbsWeight = 64;
 
 // B[K,N] packed in panels of kInt8GemmPanel columns; within a panel, each group of 4
 // consecutive k holds the 4 values of column j adjacently:
@@ -39,6 +50,10 @@ struct PackedInt8Weights {
   int64_t panels = 0;              // ceil(N / 16)
   std::vector<int8_t> data;        // panels * k_groups * 64 bytes
   std::vector<int32_t> col_sums;   // sum_k B[k][n], panels * 16 entries (0 past N)
+  // True when every |B[k][n]| <= kInt8GemmMaddubsMaxAbsWeight: kAvx2 then uses maddubs.
+  // Clearing it is always safe (the int16 madd path, e.g. to compare the two); setting it
+  // for weights outside [-64, 64] gives wrong results.
+  bool fits_maddubs = false;
 };
 
 // Packs B[k][n] = b[k * stride_k + n * stride_n] (weights [N,K] row-major: stride_k 1,

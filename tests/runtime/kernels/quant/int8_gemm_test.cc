@@ -1,7 +1,9 @@
 #include "runtime/kernels/quant/int8_gemm.h"
 
 #include <cstdint>
+#include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -10,20 +12,27 @@
 namespace qfuse::runtime::kernels::quant {
 namespace {
 
-// C[m][n] = sum_k (A[m][k] - zp(m)) * B[k][n] in int64 (then checked to fit int32).
+// C[m][n] = sum_k (A[m][k] - zp(m)) * B[k][n] in int64 (then checked to fit int32); A has
+// row stride lda.
 template <typename A>
 std::vector<int32_t> Naive(const std::vector<A>& a, int64_t m, int64_t k, const std::vector<int8_t>& b, int64_t n,
-                           const std::vector<int32_t>& zps) {
+                           const std::vector<int32_t>& zps, int64_t lda) {
   std::vector<int32_t> c(m * n);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       int64_t acc = 0;
-      for (int64_t kk = 0; kk < k; ++kk) acc += (int64_t{a[i * k + kk]} - zps[i]) * b[kk * n + j];
+      for (int64_t kk = 0; kk < k; ++kk) acc += (int64_t{a[i * lda + kk]} - zps[i]) * b[kk * n + j];
       EXPECT_EQ(acc, static_cast<int32_t>(acc));
       c[i * n + j] = static_cast<int32_t>(acc);
     }
   }
   return c;
+}
+
+template <typename A>
+std::vector<int32_t> Naive(const std::vector<A>& a, int64_t m, int64_t k, const std::vector<int8_t>& b, int64_t n,
+                           const std::vector<int32_t>& zps) {
+  return Naive(a, m, k, b, n, zps, k);
 }
 
 std::vector<Int8GemmIsa> AvailableIsas() {
@@ -158,6 +167,185 @@ TEST(Int8GemmTest, TransposedPackingAndEmptyK) {
   args.lda = 0;
   Int8Gemm(args, empty);
   EXPECT_EQ(c, std::vector<int32_t>(m * n, 0));
+}
+
+// ---- 7-bit weights (|b| <= 64): the AVX2 maddubs path.
+
+// A weight in [-64, 64], mostly one of the ends.
+int8_t DrawSevenBit(std::mt19937& rng) {
+  std::uniform_int_distribution<int> pick(0, 3), any(-kInt8GemmMaddubsMaxAbsWeight, kInt8GemmMaddubsMaxAbsWeight);
+  switch (pick(rng)) {
+    case 0: return -kInt8GemmMaddubsMaxAbsWeight;
+    case 1: return kInt8GemmMaddubsMaxAbsWeight;
+    default: return static_cast<int8_t>(any(rng));
+  }
+}
+
+// C = (A - zp) * B through `isa` with strides lda and ldc; the C padding must stay untouched.
+template <typename A>
+std::vector<int32_t> RunGemm(const std::vector<A>& a, int64_t m, int64_t lda, const std::vector<int32_t>& zps,
+                             bool per_row_zp, const PackedInt8Weights& packed, int64_t ldc, Int8GemmIsa isa,
+                             const ThreadPool* pool = nullptr) {
+  constexpr int32_t kUntouched = -7;
+  std::vector<int32_t> c(m * ldc, kUntouched);
+  Int8GemmArgs args;
+  args.m = m;
+  args.a = a.data();
+  args.a_signed = std::is_signed_v<A>;
+  args.lda = lda;
+  args.a_zero_point = zps[0];
+  args.a_row_zero_points = per_row_zp ? zps.data() : nullptr;
+  args.c = c.data();
+  args.ldc = ldc;
+  args.pool = pool;
+  args.isa = isa;
+  Int8Gemm(args, packed);
+  std::vector<int32_t> out(m * packed.n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < packed.n; ++j) out[i * packed.n + j] = c[i * ldc + j];
+    for (int64_t j = packed.n; j < ldc; ++j) EXPECT_EQ(c[i * ldc + j], kUntouched) << "C[" << i << "][" << j << "]";
+  }
+  return out;
+}
+
+// The SIMD paths this CPU allows, each to be compared with kScalar and an int64 reference.
+std::vector<Int8GemmIsa> SimdIsas() {
+  std::vector<Int8GemmIsa> isas;
+  for (Int8GemmIsa isa : {Int8GemmIsa::kAvx2, Int8GemmIsa::kAvx512Vnni}) {
+    if (Int8GemmIsaAvailable(isa)) isas.push_back(isa);
+  }
+  return isas;
+}
+
+// Element-for-element equality with the first mismatch named.
+void ExpectSame(const std::vector<int32_t>& got, const std::vector<int32_t>& want, int64_t n, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i], want[i]) << what << ": C[" << i / n << "][" << i % n << "]";
+  }
+}
+
+// B with |b| <= 64 (both ends present), A from the extremes of its type, zero points from
+// A's range, lda = K + lda_pad and ldc > N: every SIMD path equals kScalar and the int64
+// reference. With lda_pad 0 the last row ends where A's allocation does (ASan catches a read
+// past it); otherwise the padding holds values that must not be read.
+template <typename A>
+void CheckSevenBit(int64_t m, int64_t n, int64_t k, int64_t lda_pad, bool per_row_zp, const ThreadPool* pool,
+                   uint32_t seed) {
+  SCOPED_TRACE(testing::Message() << "M=" << m << " N=" << n << " K=" << k << " lda=K+" << lda_pad
+                                  << (per_row_zp ? " per-row zp" : ""));
+  std::mt19937 rng(seed);
+  const int64_t lda = k + lda_pad, ldc = n + 3;
+  std::vector<A> a(m * lda);
+  for (A& v : a) v = Draw<A>(rng);  // the padding past K too: it must not be read
+  std::vector<int8_t> b(k * n);
+  for (int8_t& v : b) v = DrawSevenBit(rng);
+  b.front() = -kInt8GemmMaddubsMaxAbsWeight;
+  b.back() = kInt8GemmMaddubsMaxAbsWeight;
+  std::vector<int32_t> zps(m, Draw<A>(rng));
+  if (per_row_zp) {
+    for (int32_t& z : zps) z = Draw<A>(rng);
+  }
+  const std::vector<int32_t> expected = Naive(a, m, k, b, n, zps, lda);
+  const PackedInt8Weights packed = PackInt8Weights(b.data(), k, n, /*stride_k=*/n, /*stride_n=*/1);
+  ASSERT_TRUE(packed.fits_maddubs);
+  const std::vector<int32_t> scalar = RunGemm(a, m, lda, zps, per_row_zp, packed, ldc, Int8GemmIsa::kScalar);
+  ExpectSame(scalar, expected, n, "scalar vs int64 reference");
+  for (Int8GemmIsa isa : SimdIsas()) {
+    SCOPED_TRACE(Int8GemmIsaName(isa));
+    const std::vector<int32_t> c = RunGemm(a, m, lda, zps, per_row_zp, packed, ldc, isa, pool);
+    ExpectSame(c, expected, n, "vs int64 reference");
+    ExpectSame(c, scalar, n, "vs scalar");
+  }
+}
+
+TEST(Int8GemmTest, PackRecordsWhetherWeightsFitMaddubs) {
+  std::vector<int8_t> b = {-64, 64, 0, 3, -1, 64};
+  EXPECT_TRUE(PackInt8Weights(b.data(), 2, 3, 3, 1).fits_maddubs);
+  b[4] = 65;
+  EXPECT_FALSE(PackInt8Weights(b.data(), 2, 3, 3, 1).fits_maddubs);
+  b[4] = -65;
+  EXPECT_FALSE(PackInt8Weights(b.data(), 2, 3, 3, 1).fits_maddubs);
+  b[4] = -128;
+  EXPECT_FALSE(PackInt8Weights(b.data(), 2, 3, 3, 1).fits_maddubs);
+  EXPECT_TRUE(PackInt8Weights(nullptr, 0, 3, 3, 1).fits_maddubs);
+}
+
+TEST(Int8GemmTest, SevenBitWeightsMatchScalarAndReference) {
+  if (!Int8GemmIsaAvailable(Int8GemmIsa::kAvx2)) GTEST_SKIP() << "AVX2 not available (or capped by QFUSE_MAX_ISA)";
+  uint32_t seed = 1000;
+  for (int64_t k : {1, 3, 4, 5, 31, 64, 147}) {
+    for (int64_t n : {1, 8, 15, 16, 17, 33}) {
+      for (int64_t m : {1, 3, 4, 5, 13}) {
+        for (int64_t lda_pad : {0, 5}) {
+          CheckSevenBit<uint8_t>(m, n, k, lda_pad, /*per_row_zp=*/false, nullptr, seed++);
+          CheckSevenBit<int8_t>(m, n, k, lda_pad, /*per_row_zp=*/false, nullptr, seed++);
+          CheckSevenBit<uint8_t>(m, n, k, lda_pad, /*per_row_zp=*/true, nullptr, seed++);
+          CheckSevenBit<int8_t>(m, n, k, lda_pad, /*per_row_zp=*/true, nullptr, seed++);
+        }
+      }
+    }
+  }
+}
+
+TEST(Int8GemmTest, SevenBitWeightsThreaded) {
+  if (!Int8GemmIsaAvailable(Int8GemmIsa::kAvx2)) GTEST_SKIP() << "AVX2 not available (or capped by QFUSE_MAX_ISA)";
+  ThreadPool pool(2);
+  CheckSevenBit<uint8_t>(1001, 40, 147, /*lda_pad=*/3, /*per_row_zp=*/true, &pool, 11);
+  CheckSevenBit<int8_t>(333, 96, 71, /*lda_pad=*/0, /*per_row_zp=*/false, &pool, 12);
+}
+
+// (a - zp) = 255 times b = -64 or 64 over the largest K whose sum fits int32:
+// 131586 * 255 * 64 = 2147483520 <= 2^31 - 1.
+TEST(Int8GemmTest, SevenBitWeightsAtTheInt32Limit) {
+  const int64_t m = 3, n = 17, k = 131586;
+  const std::vector<uint8_t> a_u8(m * k, 255);
+  const std::vector<int8_t> a_s8(m * k, 127);
+  const std::vector<int32_t> zp_u8(m, 0), zp_s8(m, -128);
+  for (int8_t w : {-64, 64}) {
+    SCOPED_TRACE(testing::Message() << "b=" << int{w});
+    const std::vector<int8_t> b(k * n, w);
+    const PackedInt8Weights packed = PackInt8Weights(b.data(), k, n, n, 1);
+    ASSERT_TRUE(packed.fits_maddubs);
+    const std::vector<int32_t> expected(m * n, static_cast<int32_t>(int64_t{255} * w * k));
+    for (Int8GemmIsa isa : AvailableIsas()) {
+      SCOPED_TRACE(Int8GemmIsaName(isa));
+      ExpectSame(RunGemm(a_u8, m, k, zp_u8, false, packed, n, isa), expected, n, "uint8 A");
+      ExpectSame(RunGemm(a_s8, m, k, zp_s8, true, packed, n, isa), expected, n, "int8 A");
+    }
+  }
+}
+
+// One weight of +-65 next to a 64 in the same k pair, under A = 255: maddubs would saturate
+// (255 * 65 + 255 * 64 = 32895 > 32767), so the pack must choose the madd path.
+TEST(Int8GemmTest, OneWeightOutside7BitsTakesTheExactPath) {
+  if (!Int8GemmIsaAvailable(Int8GemmIsa::kAvx2)) GTEST_SKIP() << "AVX2 not available (or capped by QFUSE_MAX_ISA)";
+  const int64_t m = 5, n = 17, k = 147, lda = k + 2, ldc = n + 1;
+  std::mt19937 rng(21);
+  std::vector<uint8_t> a(m * lda, 255);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t kk = 8; kk < k; ++kk) a[i * lda + kk] = Draw<uint8_t>(rng);
+  }
+  for (int8_t outlier : {65, -65}) {
+    SCOPED_TRACE(testing::Message() << "outlier " << int{outlier});
+    std::vector<int8_t> b(k * n);
+    for (int8_t& v : b) v = DrawSevenBit(rng);
+    // Column 9, k = 4 and 5: one maddubs pair.
+    b[4 * n + 9] = outlier;
+    b[5 * n + 9] = outlier > 0 ? 64 : -64;
+    const PackedInt8Weights packed = PackInt8Weights(b.data(), k, n, n, 1);
+    ASSERT_FALSE(packed.fits_maddubs);
+    const std::vector<int32_t> zps(m, 0);
+    const std::vector<int32_t> expected = Naive(a, m, k, b, n, zps, lda);
+    const std::vector<int32_t> scalar = RunGemm(a, m, lda, zps, false, packed, ldc, Int8GemmIsa::kScalar);
+    ExpectSame(scalar, expected, n, "scalar vs int64 reference");
+    for (Int8GemmIsa isa : SimdIsas()) {
+      SCOPED_TRACE(Int8GemmIsaName(isa));
+      const std::vector<int32_t> c = RunGemm(a, m, lda, zps, false, packed, ldc, isa);
+      ExpectSame(c, expected, n, "vs int64 reference");
+      ExpectSame(c, scalar, n, "vs scalar");
+    }
+  }
 }
 
 }  // namespace
