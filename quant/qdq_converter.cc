@@ -208,6 +208,7 @@ class Converter {
                        : nullptr;
     request.input_scale = x_params.scales[0];
     request.per_channel = options_.per_channel_weights;
+    request.reduce_range = options_.reduce_range;
     QFUSE_ASSIGN_OR_RETURN(request.channel_axis, OutputChannelAxis(node, op));
     QFUSE_ASSIGN_OR_RETURN(request.num_products, ProductsPerOutput(node, op, w_data));
     const bool uint8 = options_.activation_type == ActivationType::kUint8;

@@ -33,6 +33,7 @@ enum class ActivationType {
 struct ConvertOptions {
   ActivationType activation_type = ActivationType::kInt8;
   bool per_channel_weights = true;     // per output channel; false: one scale per weight tensor
+  bool reduce_range = false;           // 7-bit weights in [-64, 64] (weight_quantizer.h)
   std::set<std::string> keep_float;    // node names left in float
   // A layer whose bias does not fit beside its worst-case accumulation gets wider weight scales
   // on the offending channels (weight_quantizer.h); when that costs more than this many dB of a

@@ -11,7 +11,6 @@ namespace qfuse::quant {
 namespace {
 
 constexpr double kInt32Limit = 2147483647.0;
-constexpr double kMaxAbsWeight = 127.0;  // weights clamp to [-127, 127]
 
 // Weight element (o, c, i) of a tensor viewed as [outer, channels, inner].
 struct ChannelView {
@@ -43,6 +42,7 @@ absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequ
   const int64_t axis = request.per_channel ? request.channel_axis : -1;
   if (axis >= w.rank()) return absl::InvalidArgumentError("channel axis out of range");
   const ChannelView view = ViewAlong(w, axis);
+  const double max_q = MaxAbsQuantizedWeight(request.reduce_range);
   const float* wd = w.data<float>();
   std::vector<double> max_abs(view.channels, 0.0);
   for (int64_t o = 0; o < view.outer; ++o) {
@@ -55,9 +55,9 @@ absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequ
   out.axis = std::max<int64_t>(axis, 0);
   out.weight_scales = ir::Tensor(ir::DataType::kFloat32, {view.channels});
   float* scales = out.weight_scales.data<float>();
-  for (int64_t c = 0; c < view.channels; ++c) scales[c] = max_abs[c] > 0 ? static_cast<float>(max_abs[c] / 127.0) : 1.f;
+  for (int64_t c = 0; c < view.channels; ++c) scales[c] = max_abs[c] > 0 ? static_cast<float>(max_abs[c] / max_q) : 1.f;
 
-  const double products = static_cast<double>(request.num_products) * request.max_abs_input * kMaxAbsWeight;
+  const double products = static_cast<double>(request.num_products) * request.max_abs_input * max_q;
   const double bias_budget = kInt32Limit - 1 - products;
   if (!(bias_budget > 0)) {  // the products alone can overflow: no scale helps
     out.max_widening = std::numeric_limits<double>::infinity();
@@ -100,7 +100,7 @@ absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequ
       const int64_t base = (o * view.channels + c) * view.inner;
       const double s = scales[c];
       for (int64_t i = 0; i < view.inner; ++i) {
-        q[base + i] = static_cast<int8_t>(std::clamp(std::nearbyint(wd[base + i] / s), -127.0, 127.0));
+        q[base + i] = static_cast<int8_t>(std::clamp(std::nearbyint(wd[base + i] / s), -max_q, max_q));
       }
     }
   }

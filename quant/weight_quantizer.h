@@ -1,10 +1,13 @@
 // Weight and bias quantization: int8 symmetric weights with a non-saturated max-abs
 // scale per output channel (or per tensor), int32 bias at scale input_scale *
 // weight_scale. Rounding: half to even (as ONNX QuantizeLinear); weights clamp to
-// [-127, 127]. A bias that would not fit widens its channel's weight scale (onnxruntime's
+// [-127, 127], or to [-64, 64] with reduce_range (7-bit weights, onnxruntime's convention:
+// a u8 x s8 pair sum then stays within int16, |255 * 64 * 2| <= 32767, so x86 CPUs without
+// VNNI can multiply with vpmaddubsw exactly; it costs about 6 dB of weight SQNR). A bias that would not fit widens its channel's weight scale (onnxruntime's
 // remedy) instead of saturating: with K products per accumulator and inputs of at most
 // max|x - zp_x|, the integer kernels need K * max|x - zp_x| * 127 + |bias_q| <= 2^31 - 1
-// (numerics::CheckAccumulatorFitsInt32), so the bias gets what the products leave.
+// (numerics::CheckAccumulatorFitsInt32; 64 instead of 127 with reduce_range), so the bias gets
+// what the products leave.
 #ifndef QFUSE_QUANT_WEIGHT_QUANTIZER_H_
 #define QFUSE_QUANT_WEIGHT_QUANTIZER_H_
 
@@ -25,7 +28,11 @@ struct WeightQuantizeRequest {
   // num_products = 0 the bias only has to fit int32.
   int64_t num_products = 0;
   int64_t max_abs_input = 128;
+  bool reduce_range = false;  // weights in [-64, 64] instead of [-127, 127]
 };
+
+// The largest |weight| the quantizer emits: 127, or 64 with reduce_range.
+inline int MaxAbsQuantizedWeight(bool reduce_range) { return reduce_range ? 64 : 127; }
 
 struct QuantizedWeights {
   ir::Tensor weights;        // INT8, same dims

@@ -51,6 +51,31 @@ TEST(WeightQuantizerTest, PerTensorAxisOneAndZeroChannel) {
   EXPECT_FLOAT_EQ(t.weight_scales.data<float>()[0], 2.f / 127);
 }
 
+// reduce_range: scale max|w| / 64 and weights in [-64, 64] (onnxruntime's 7-bit convention),
+// and the bias budget counts 64 per product instead of 127.
+TEST(WeightQuantizerTest, ReduceRangeGivesSevenBitWeights) {
+  const float s = 1.f / 256;  // max|w| = 64 * 2^-8: scale 2^-8, every ratio below exact
+  Tensor w = Tensor::FromVector<float>({1, 5}, std::vector<float>{64 * s, -64 * s, 31.5f * s, -32.5f * s, 0.25f * s});
+  WeightQuantizeRequest req{&w, nullptr, 1.f, true, 0};
+  req.reduce_range = true;
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights q, QuantizeWeightsAndBias(req));
+  EXPECT_EQ(q.weight_scales.data<float>()[0], s);
+  const int8_t* qw = q.weights.data<int8_t>();
+  EXPECT_EQ(qw[0], 64);
+  EXPECT_EQ(qw[1], -64);
+  EXPECT_EQ(qw[2], 32);   // 31.5 rounds half to even
+  EXPECT_EQ(qw[3], -32);  // -32.5 rounds half to even
+  EXPECT_EQ(qw[4], 0);
+  // K * 128 * 64 products fit where K * 128 * 127 would not: no infinite widening.
+  req.num_products = (int64_t{1} << 31) / (128 * 127) + 1;
+  req.max_abs_input = 128;
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights fits, QuantizeWeightsAndBias(req));
+  EXPECT_EQ(fits.max_widening, 1);
+  req.reduce_range = false;
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights overflows, QuantizeWeightsAndBias(req));
+  EXPECT_TRUE(std::isinf(overflows.max_widening));
+}
+
 TEST(WeightQuantizerTest, BiasThatWouldOverflowInt32WidensItsChannel) {
   Tensor w = Tensor::FromVector<float>({2, 1}, std::vector<float>{1e-6f, 1.f});
   Tensor b = Tensor::FromVector<float>({2}, std::vector<float>{1000.f, 1.f});

@@ -5,6 +5,9 @@
 
 #include <map>
 #include <string>
+#include <tuple>
+#include <algorithm>
+#include <cstdlib>
 
 #include "gtest/gtest.h"
 #include "runtime/executor.h"
@@ -85,14 +88,23 @@ absl::StatusOr<std::map<std::string, ir::Tensor>> RunAll(const ir::Graph& graph,
   return seen;
 }
 
-class IntegerPathsTest : public ::testing::TestWithParam<std::string> {};
+// (sample, 7-bit weights): with reduce_range every weight is in [-64, 64], so the AVX2 path
+// multiplies with vpmaddubsw (int8_gemm.h); with 8-bit weights it widens to int16.
+class IntegerPathsTest : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
 TEST_P(IntegerPathsTest, EveryIsaGivesTheScalarBytes) {
   CapGuard guard;
-  const std::string& name = GetParam();
+  const auto& [name, reduce_range] = GetParam();
   QFUSE_ASSERT_OK_AND_ASSIGN(testing::OnnxTestCase tc, testing::LoadOnnxTestCase("models/" + name));
-  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model,
-                             testing::QuantizeSample(name, fusion::FusionLevel::kFull, quant::ActivationType::kInt8));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, testing::QuantizeSample(name, fusion::FusionLevel::kFull,
+                                                                      quant::ActivationType::kInt8, reduce_range));
+  int max_abs_weight = 0;
+  for (const ir::Node* n : model.graph->nodes()) {
+    const ir::Value* data = n->op_type() == "DequantizeLinear" ? n->input(0) : nullptr;
+    if (data == nullptr || !data->is_constant() || data->initializer()->dtype() != ir::DataType::kInt8) continue;
+    for (int8_t w : data->initializer()->values<int8_t>()) max_abs_weight = std::max(max_abs_weight, std::abs(int{w}));
+  }
+  EXPECT_EQ(max_abs_weight, reduce_range ? 64 : 127);
   for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
     SetIsaCap(Isa::kScalar);
     QFUSE_ASSERT_OK_AND_ASSIGN(auto oracle, RunAll(*model.graph, mode, tc.inputs));
@@ -109,13 +121,15 @@ TEST_P(IntegerPathsTest, EveryIsaGivesTheScalarBytes) {
           ADD_FAILURE() << name << " at cap " << IsaName(cap) << ": " << value << " differs from the scalar path";
         }
       }
-      std::printf("%s %s cap %s: %zu tensors, %d differ from scalar\n", name.c_str(),
+      std::printf("%s%s %s cap %s: %zu tensors, %d differ from scalar\n", name.c_str(), reduce_range ? " (7-bit)" : "",
                   mode == numerics::RequantizeMode::kOnnx ? "onnx" : "fixed", IsaName(cap), oracle.size(), differing);
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Samples, IntegerPathsTest, ::testing::Values("resnet_small", "mobilenetv2_small"));
+INSTANTIATE_TEST_SUITE_P(Samples, IntegerPathsTest,
+                         ::testing::Combine(::testing::Values("resnet_small", "mobilenetv2_small"),
+                                            ::testing::Bool()));
 
 }  // namespace
 }  // namespace qfuse::runtime

@@ -7,7 +7,7 @@
 namespace qfuse::testing {
 
 absl::StatusOr<ir::Model> QuantizeSample(const std::string& name, fusion::FusionLevel level,
-                                         quant::ActivationType activations) {
+                                         quant::ActivationType activations, bool reduce_range) {
   QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel("models/" + name + "/model.onnx"));
   QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
   calib::DataSource source;
@@ -21,6 +21,7 @@ absl::StatusOr<ir::Model> QuantizeSample(const std::string& name, fusion::Fusion
   QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*model.graph, *data, calibrate));
   quant::ConvertOptions convert;
   convert.activation_type = activations;
+  convert.reduce_range = reduce_range;
   QFUSE_RETURN_IF_ERROR(quant::ConvertToQdq(&model, run.table, convert).status());
   return model;
 }

@@ -1,6 +1,6 @@
 // A bundled sample model (models/<name>) fused at a level, calibrated on 64 Fashion-MNIST
 // training images with entropy thresholds and converted to QDQ: the int8 model the
-// runtime tests run.
+// runtime tests run. `reduce_range`: 7-bit weights (quant::ConvertOptions::reduce_range).
 #ifndef QFUSE_TESTS_TESTING_QUANTIZED_SAMPLE_H_
 #define QFUSE_TESTS_TESTING_QUANTIZED_SAMPLE_H_
 
@@ -14,7 +14,7 @@
 namespace qfuse::testing {
 
 absl::StatusOr<ir::Model> QuantizeSample(const std::string& name, fusion::FusionLevel level,
-                                         quant::ActivationType activations);
+                                         quant::ActivationType activations, bool reduce_range = false);
 
 }  // namespace qfuse::testing
 

@@ -54,6 +54,9 @@ ABSL_FLAG(std::string, method, "auto",
           "percentile, mse or max");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(bool, per_channel, true, "per-output-channel weight scales (false: one per tensor)");
+ABSL_FLAG(bool, reduce_range, false,
+          "7-bit weights in [-64, 64] (onnxruntime's reduce_range): exact vpmaddubsw on x86 without VNNI, "
+          "about 6 dB less weight SQNR");
 ABSL_FLAG(std::string, activation_dtype, "int8", "int8 (symmetric) or uint8");
 ABSL_FLAG(std::string, fusion, "all", "fusion level: full, bn, none or all");
 ABSL_FLAG(std::string, requant, "onnx", "integer runtime requantization: onnx or fixed");
@@ -165,6 +168,7 @@ absl::StatusOr<QuantizeConfig> ConfigFromFlags() {
   QFUSE_ASSIGN_OR_RETURN(c.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   c.threshold.percentile = absl::GetFlag(FLAGS_percentile);
   c.convert.per_channel_weights = absl::GetFlag(FLAGS_per_channel);
+  c.convert.reduce_range = absl::GetFlag(FLAGS_reduce_range);
   const std::string dtype = absl::GetFlag(FLAGS_activation_dtype);
   if (dtype != "int8" && dtype != "uint8") {
     return absl::InvalidArgumentError(absl::StrCat("--activation_dtype: '", dtype, "' is not int8 or uint8"));

@@ -51,6 +51,7 @@ Json ConfigJson(const QuantizeResult& result, const QuantizeConfig& config) {
   c["method"] = std::string(calib::CalibrationMethodName(config.threshold.method));
   c["percentile"] = Number(config.threshold.percentile);
   c["per_channel"] = config.convert.per_channel_weights;
+  c["reduce_range"] = config.convert.reduce_range;
   c["activation_type"] = ActivationTypeName(config.convert.activation_type);
   c["keep_float"] = keep_float;
   c["levels"] = levels;

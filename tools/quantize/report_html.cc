@@ -279,7 +279,8 @@ std::string ReportHtml(const QuantizeResult& result, const QuantizeConfig& confi
                                   result.calib_samples, Escape(MethodDescription(config)), result.eval_samples),
                   config.convert.activation_type == quant::ActivationType::kUint8 ? "uint8" : "int8",
                   " activations &middot; ",
-                  config.convert.per_channel_weights ? "per-channel" : "per-tensor", " weights</p>\n");
+                  config.convert.per_channel_weights ? "per-channel" : "per-tensor",
+                  config.convert.reduce_range ? " 7-bit" : "", " weights</p>\n");
   html += "<h2>Summary</h2>\n";
   html += SummaryHtml(result, config);
   for (const LevelResult& level : result.levels) html += LevelSection(level);
