@@ -34,11 +34,40 @@ bool SharesInputScale(const Node& n) {
   return false;
 }
 
+// Average pools take their output scale from their input, not from the table: a mean never
+// leaves its inputs' range, so it never clips where the input did not, while a threshold
+// calibrated on the means themselves clips every image whose features exceed the calibration
+// set's (DenseNet-121's classifier input: calibrated up to 2.9, held-out images up to 12.8).
+// The scale is the input's times (1 + 2^-8), not equal to it: with equal scales a mean of N
+// integers lands exactly on a rounding tie for 1 in N outputs (N even), and a runtime that
+// averages in float (onnxruntime's DequantizeLinear -> GlobalAveragePool -> QuantizeLinear)
+// breaks those ties by its float error, not as the exact integer kernel does.
+bool IsAveragePool(const Node& n) { return Is(n, "GlobalAveragePool") || Is(n, "AveragePool"); }
+constexpr float kAveragePoolScaleMargin = 1.f + 1.f / 256;
+
 // Ops with an int8 form (the rest run in float between DequantizeLinear and QuantizeLinear).
+// Add has one only between two activations (QLinearAdd): an Add of a constant, such as the shift
+// of a BatchNormalization that no Conv absorbed (Mul -> Add), runs float.
 bool HasInt8Form(const Node& n) {
   if (ir::IsUnit(n) || SharesInputScale(n)) return true;
-  for (const char* op : {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Relu", "Clip", "AveragePool",
+  if (Is(n, "Add")) {
+    for (const Value* in : n.inputs()) {
+      if (in == nullptr || in->is_constant()) return false;
+    }
+    return true;
+  }
+  for (const char* op : {"Conv", "ConvTranspose", "Gemm", "MatMul", "Relu", "Clip", "AveragePool",
                          "GlobalAveragePool", "Concat"}) {
+    if (Is(n, op)) return true;
+  }
+  return false;
+}
+
+// Ops with an int8 form that compute nothing worth an integer kernel on their own: they pay
+// off only between int8 neighbours (see Converter::MarkFloatPassThroughs).
+bool IsPassThrough(const Node& n) {
+  if (SharesInputScale(n)) return true;
+  for (const char* op : {"Relu", "Clip", "Concat", "Add", "AveragePool", "GlobalAveragePool"}) {
     if (Is(n, op)) return true;
   }
   return false;
@@ -83,6 +112,7 @@ class Converter {
         if (out != nullptr) shape_derived_.insert(out);
       }
     }
+    MarkFloatPassThroughs(order);
     for (Node* node : order) {
       if (options_.keep_float.count(node->name()) > 0) continue;
       if (node->outputs().size() == 1 && shape_derived_.contains(node->output(0))) continue;  // shape arithmetic
@@ -99,7 +129,7 @@ class Converter {
           continue;
         }
       }
-      if (!HasInt8Form(*node)) ++stats_.float_ops;
+      if (!HasInt8Form(*node) || float_pass_throughs_.contains(node)) ++stats_.float_ops;
       for (int i = 0; i < static_cast<int>(node->inputs().size()); ++i) {
         Value* in = node->input(i);
         if (in == nullptr || in->is_constant() || in->type().dtype != DataType::kFloat32) continue;
@@ -118,7 +148,39 @@ class Converter {
  private:
   // Whether `n` is an op of the int8 model: it has an int8 form and is not kept float.
   bool RunsInt8(const Node* n) const {
-    return n != nullptr && HasInt8Form(*n) && options_.keep_float.count(n->name()) == 0 && !float_nodes_.contains(n);
+    return n != nullptr && HasInt8Form(*n) && options_.keep_float.count(n->name()) == 0 &&
+           !float_nodes_.contains(n) && !float_pass_throughs_.contains(n) &&
+           !(n->outputs().size() == 1 && shape_derived_.contains(n->output(0)));
+  }
+
+  // A pass-through op (IsPassThrough) runs float when an int8 form would only add rounding:
+  //  - no consumer runs int8: its output would be quantized for float readers only (a DenseNet
+  //    Concat re-rounding every earlier feature map to a new common scale, once per layer);
+  //  - a Relu/Clip whose input comes from a float op or the graph input: the value would be
+  //    quantized before the clamp, spending levels on the values it removes (DenseNet's and
+  //    pre-activation ResNets' BatchNormalization -> Relu).
+  // Either way the one Q/DQ pair then sits where the value meets an int8 op. Decisions feed each
+  // other (a float Relu can leave its producer Concat without int8 readers), so this iterates to a
+  // fixed point; a node only ever moves to float, so it ends.
+  void MarkFloatPassThroughs(const std::vector<Node*>& order) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        Node* node = *it;
+        if (!IsPassThrough(*node) || !RunsInt8(node)) continue;
+        bool int8_reader = false;
+        for (const Value* out : node->outputs()) {
+          if (out == nullptr) continue;
+          for (const ir::Use& use : out->uses()) int8_reader = int8_reader || RunsInt8(use.node);
+        }
+        const bool clamp_of_float = (Is(*node, "Relu") || Is(*node, "Clip")) && node->input(0) != nullptr &&
+                                    !RunsInt8(node->input(0)->producer());
+        if (!int8_reader || clamp_of_float) {
+          float_pass_throughs_.insert(node);
+          changed = true;
+        }
+      }
+    }
   }
 
   // Scale and zero point of the activation `v`, from the table or shared with the input.
@@ -128,6 +190,14 @@ class Converter {
       if (SharesInputScale(*producer) && producer->input(0) != nullptr) {
         auto it = params_.find(producer->input(0));
         if (it != params_.end()) return it->second;
+      }
+      if (IsAveragePool(*producer) && producer->input(0) != nullptr) {
+        auto it = params_.find(producer->input(0));
+        if (it != params_.end()) {
+          QuantParams pooled = it->second;
+          pooled.scales[0] *= kAveragePoolScaleMargin;
+          return pooled;
+        }
       }
       if (Is(*producer, "Concat")) {
         std::optional<QuantParams> common;
@@ -310,6 +380,7 @@ class Converter {
   absl::flat_hash_map<const Value*, Value*> dequantized_;
   absl::flat_hash_set<const Value*> shape_derived_;  // computed from shapes and constants only
   absl::flat_hash_set<const Node*> float_nodes_;  // kept float because their bias could not fit
+  absl::flat_hash_set<const Node*> float_pass_throughs_;  // see MarkFloatPassThroughs
 };
 
 }  // namespace
