@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ir/fused_unit.h"
+#include "ir/int8_forms.h"
 #include "ir/status_macros.h"
 #include "quant/numerics/requantize.h"
 #include "quant/weight_quantizer.h"
@@ -26,14 +27,6 @@ using ir::Value;
 
 bool Is(const Node& n, const char* op) { return n.domain().empty() && n.op_type() == op; }
 
-// Ops whose output keeps the input's quantization parameters.
-bool SharesInputScale(const Node& n) {
-  for (const char* op : {"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity"}) {
-    if (Is(n, op)) return true;
-  }
-  return false;
-}
-
 // Average pools take their output scale from their input, not from the table: a mean never
 // leaves its inputs' range, so it never clips where the input did not, while a threshold
 // calibrated on the means themselves clips every image whose features exceed the calibration
@@ -42,36 +35,7 @@ bool SharesInputScale(const Node& n) {
 // integers lands exactly on a rounding tie for 1 in N outputs (N even), and a runtime that
 // averages in float (onnxruntime's DequantizeLinear -> GlobalAveragePool -> QuantizeLinear)
 // breaks those ties by its float error, not as the exact integer kernel does.
-bool IsAveragePool(const Node& n) { return Is(n, "GlobalAveragePool") || Is(n, "AveragePool"); }
 constexpr float kAveragePoolScaleMargin = 1.f + 1.f / 256;
-
-// Ops with an int8 form (the rest run in float between DequantizeLinear and QuantizeLinear).
-// Add has one only between two activations (QLinearAdd): an Add of a constant, such as the shift
-// of a BatchNormalization that no Conv absorbed (Mul -> Add), runs float.
-bool HasInt8Form(const Node& n) {
-  if (ir::IsUnit(n) || SharesInputScale(n)) return true;
-  if (Is(n, "Add")) {
-    for (const Value* in : n.inputs()) {
-      if (in == nullptr || in->is_constant()) return false;
-    }
-    return true;
-  }
-  for (const char* op : {"Conv", "ConvTranspose", "Gemm", "MatMul", "Relu", "Clip", "AveragePool",
-                         "GlobalAveragePool", "Concat"}) {
-    if (Is(n, op)) return true;
-  }
-  return false;
-}
-
-// Ops with an int8 form that compute nothing worth an integer kernel on their own: they pay
-// off only between int8 neighbours (see Converter::MarkFloatPassThroughs).
-bool IsPassThrough(const Node& n) {
-  if (SharesInputScale(n)) return true;
-  for (const char* op : {"Relu", "Clip", "Concat", "Add", "AveragePool", "GlobalAveragePool"}) {
-    if (Is(n, op)) return true;
-  }
-  return false;
-}
 
 // The base op whose weights are quantized ("" when `n` has no quantizable weights).
 std::string WeightOp(const Node& n) {
@@ -129,7 +93,7 @@ class Converter {
           continue;
         }
       }
-      if (!HasInt8Form(*node) || float_pass_throughs_.contains(node)) ++stats_.float_ops;
+      if (!ir::HasInt8Form(*node) || float_pass_throughs_.contains(node)) ++stats_.float_ops;
       for (int i = 0; i < static_cast<int>(node->inputs().size()); ++i) {
         Value* in = node->input(i);
         if (in == nullptr || in->is_constant() || in->type().dtype != DataType::kFloat32) continue;
@@ -148,12 +112,12 @@ class Converter {
  private:
   // Whether `n` is an op of the int8 model: it has an int8 form and is not kept float.
   bool RunsInt8(const Node* n) const {
-    return n != nullptr && HasInt8Form(*n) && options_.keep_float.count(n->name()) == 0 &&
+    return n != nullptr && ir::HasInt8Form(*n) && options_.keep_float.count(n->name()) == 0 &&
            !float_nodes_.contains(n) && !float_pass_throughs_.contains(n) &&
            !(n->outputs().size() == 1 && shape_derived_.contains(n->output(0)));
   }
 
-  // A pass-through op (IsPassThrough) runs float when an int8 form would only add rounding:
+  // A pass-through op (ir::IsInt8PassThrough) runs float when an int8 form would only add rounding:
   //  - no consumer runs int8: its output would be quantized for float readers only (a DenseNet
   //    Concat re-rounding every earlier feature map to a new common scale, once per layer);
   //  - a Relu/Clip whose input comes from a float op or the graph input: the value would be
@@ -167,7 +131,7 @@ class Converter {
       changed = false;
       for (auto it = order.rbegin(); it != order.rend(); ++it) {
         Node* node = *it;
-        if (!IsPassThrough(*node) || !RunsInt8(node)) continue;
+        if (!ir::IsInt8PassThrough(*node) || !RunsInt8(node)) continue;
         bool int8_reader = false;
         for (const Value* out : node->outputs()) {
           if (out == nullptr) continue;
@@ -187,11 +151,11 @@ class Converter {
   absl::StatusOr<QuantParams> ActivationParams(const Value& v) {
     const Node* producer = v.producer();
     if (producer != nullptr && options_.keep_float.count(producer->name()) == 0) {
-      if (SharesInputScale(*producer) && producer->input(0) != nullptr) {
+      if (ir::KeepsInputQuantization(*producer) && producer->input(0) != nullptr) {
         auto it = params_.find(producer->input(0));
         if (it != params_.end()) return it->second;
       }
-      if (IsAveragePool(*producer) && producer->input(0) != nullptr) {
+      if (ir::IsAveragePool(*producer) && producer->input(0) != nullptr) {
         auto it = params_.find(producer->input(0));
         if (it != params_.end()) {
           QuantParams pooled = it->second;

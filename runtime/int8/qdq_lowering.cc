@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/fused_unit.h"
+#include "ir/int8_forms.h"
 #include "ir/status_macros.h"
 #include "ir/unit_activation_match.h"
 #include "runtime/int8/int8_ops.h"
@@ -345,9 +346,7 @@ class Lowering {
       ++stats_.concats;
       return Replace(sink, {p}, kQLinearConcatOp, p->name(), inputs, p->attrs());
     }
-    for (const char* op : {"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity"}) {
-      if (Is(p, op)) return LowerPassThrough(sink);
-    }
+    if (p != nullptr && ir::KeepsInputQuantization(*p)) return LowerPassThrough(sink);
     return absl::OkStatus();
   }
 

@@ -1,0 +1,30 @@
+// The one table of which operators have an int8 form in qfuse's QDQ models: read by the QDQ
+// converter (where Q/DQ pairs go, quant/qdq_converter.cc) and by the integer lowering (which
+// DQ -> op -> Q patterns become integer kernels, runtime/int8/qdq_lowering.cc), so the two
+// cannot disagree about an op silently running in float.
+#ifndef QFUSE_IR_INT8_FORMS_H_
+#define QFUSE_IR_INT8_FORMS_H_
+
+#include "ir/graph.h"
+
+namespace qfuse::ir {
+
+// Data movement: the output keeps the input's quantization parameters and the int8 values
+// pass through unchanged (MaxPool, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity).
+bool KeepsInputQuantization(const Node& n);
+
+// GlobalAveragePool / AveragePool: int8 in and out, output scale derived from the input's.
+bool IsAveragePool(const Node& n);
+
+// Ops with an int8 form: quantized units, Conv, ConvTranspose, Gemm, MatMul, Add of two
+// activations (an Add of a constant runs float), Relu, Clip, the average pools, Concat and
+// the data-movement ops. The rest run in float between DequantizeLinear and QuantizeLinear.
+bool HasInt8Form(const Node& n);
+
+// Ops with an int8 form that compute nothing worth an integer kernel on their own (Relu, Clip,
+// Concat, Add, the average pools, data movement): they pay off only between int8 neighbours.
+bool IsInt8PassThrough(const Node& n);
+
+}  // namespace qfuse::ir
+
+#endif  // QFUSE_IR_INT8_FORMS_H_
