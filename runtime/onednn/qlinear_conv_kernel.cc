@@ -199,23 +199,36 @@ class OneDnnQLinearConvKernel : public Kernel {
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
 };
 
-// oneDNN's int8 convolutions are exact only where they use vpdpbusd (AVX-512 VNNI): the
-// AVX2 / AVX-512 instructions (vpmaddubsw) saturate pairs of products to int16.
-bool OneDnnInt8IsExact() {
-  return UseOneDnn() && IsaAllowed(Isa::kAvx512Vnni) &&
-         static_cast<int>(dnnl::get_effective_cpu_isa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
-}
-
 }  // namespace
+
+// Whether oneDNN's int8 convolution of this unit gives the exact int32 accumulator.
+//  - AVX-512 VNNI: vpdpbusd sums u8 x s8 products into int32 without saturation.
+//  - AVX2 / AVX-512 without VNNI: vpmaddubsw adds pairs of u8 x s8 products into int16 *with
+//    saturation*, exact only when |a0*w0 + a1*w1| <= 32767 for every pair: uint8 activations
+//    (a <= 255) and weights within [-64, 64] (--reduce_range) give at most 32640. Signed int8
+//    activations are not used there: oneDNN then halves the weights to make room for its
+//    +128 shift of the source, which rounds odd weights.
+bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights) {
+  if (!UseOneDnn() || !IsaAllowed(Isa::kAvx2)) return false;
+  const int effective = static_cast<int>(dnnl::get_effective_cpu_isa());
+  if (IsaAllowed(Isa::kAvx512Vnni) && effective >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni)) return true;
+  if (x_type != ir::DataType::kUint8 || effective < static_cast<int>(dnnl::cpu_isa::avx2)) return false;
+  for (int8_t w : weights.values<int8_t>()) {
+    if (w < -64 || w > 64) return false;
+  }
+  return true;
+}
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, int8::CreateQLinearUnitKernel(node));
-  if (!OneDnnInt8IsExact()) return native;
+  if (!UseOneDnn()) return native;
   QFUSE_ASSIGN_OR_RETURN(int8::UnitRequantization u, int8::ReadUnitRequantization(node));
   const ir::DataType out_type = node.output(0)->type().dtype;
   const ir::Value* w = node.input(ir::kUnitW);
-  if (u.spec.base_op != "Conv" || u.float_epilogue || w->initializer()->rank() != 4 ||
-      (out_type != ir::DataType::kInt8 && out_type != ir::DataType::kUint8)) {
+  if (u.spec.base_op != "Conv" || u.float_epilogue || w->initializer() == nullptr ||
+      w->initializer()->rank() != 4 || w->initializer()->dtype() != ir::DataType::kInt8 ||
+      (out_type != ir::DataType::kInt8 && out_type != ir::DataType::kUint8) ||
+      !OneDnnInt8IsExact(u.x.type, *w->initializer())) {
     return native;
   }
   for (int64_t zp : w->type().quant->zero_points) {

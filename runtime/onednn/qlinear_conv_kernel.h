@@ -10,15 +10,22 @@
 
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
+#include "ir/tensor.h"
 #include "runtime/kernel.h"
 
 namespace qfuse::runtime::onednn {
 
-// Registry factory for qfuse.QLinearUnit: the oneDNN kernel when UseOneDnn(), oneDNN runs
-// at AVX-512 VNNI (whose vpdpbusd sums without the int16 saturation of the AVX2 int8
-// instructions, so the accumulator is exact) and the unit fits (Conv with 4-D weights,
-// symmetric weights, a clamp activation, INT8/UINT8 output); otherwise the hand-written
-// integer kernel (runtime/int8), which also runs any shape oneDNN refuses.
+// Whether oneDNN computes the exact int32 accumulator for activations of `x_type` and these
+// int8 weights on this CPU (under the ISA cap): always at AVX-512 VNNI (vpdpbusd sums without
+// saturation); at AVX2 / AVX-512 without VNNI, whose vpmaddubsw saturates pairs of products
+// to int16, only for UINT8 activations and weights within [-64, 64] (--reduce_range), where a
+// pair is at most 255 * 64 * 2 = 32640.
+bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights);
+
+// Registry factory for qfuse.QLinearUnit: the oneDNN kernel when UseOneDnn(),
+// OneDnnInt8IsExact and the unit fits (Conv with 4-D weights, symmetric weights, a clamp
+// activation, INT8/UINT8 output); otherwise the hand-written integer kernel (runtime/int8),
+// which also runs any shape oneDNN refuses.
 absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& node);
 
 }  // namespace qfuse::runtime::onednn
