@@ -15,6 +15,7 @@
 #include "runtime/kernels/linalg/avx2_sgemm.h"
 #include "runtime/kernels/linalg/avx512_sgemm.h"
 #include "runtime/kernels/quant/int8_gemm.h"
+#include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/onnx_test_case.h"
 #include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
@@ -23,16 +24,6 @@ namespace qfuse::runtime {
 namespace {
 
 namespace numerics = ::qfuse::quant::numerics;
-
-// Restores the process's cap when a test ends.
-class CapGuard {
- public:
-  CapGuard() : saved_(MaxIsa()) {}
-  ~CapGuard() { SetIsaCap(saved_ == DetectedIsa() ? Isa::kAmx : saved_); }
-
- private:
-  Isa saved_;
-};
 
 TEST(CpuIsaTest, NamesRoundTripAndTyposAreErrors) {
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kAmx}) {
@@ -47,7 +38,7 @@ TEST(CpuIsaTest, NamesRoundTripAndTyposAreErrors) {
 }
 
 TEST(CpuIsaTest, CapReachesEveryDispatchPoint) {
-  CapGuard guard;
+  testing::IsaCapGuard guard;
   std::printf("detected ISA: %s\n", IsaName(DetectedIsa()));
   SetIsaCap(Isa::kScalar);
   EXPECT_EQ(MaxIsa(), Isa::kScalar);
@@ -93,7 +84,7 @@ absl::StatusOr<std::map<std::string, ir::Tensor>> RunAll(const ir::Graph& graph,
 class IntegerPathsTest : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
 TEST_P(IntegerPathsTest, EveryIsaGivesTheScalarBytes) {
-  CapGuard guard;
+  testing::IsaCapGuard guard;
   const auto& [name, reduce_range] = GetParam();
   QFUSE_ASSERT_OK_AND_ASSIGN(testing::OnnxTestCase tc, testing::LoadOnnxTestCase("models/" + name));
   QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, testing::QuantizeSample(name, fusion::FusionLevel::kFull,

@@ -12,6 +12,7 @@
 #include "runtime/executor.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "runtime/onednn/qlinear_conv_kernel.h"
+#include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/onnx_test_case.h"
 #include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
@@ -40,22 +41,12 @@ absl::StatusOr<std::map<std::string, ir::Tensor>> RunAll(const ir::Graph& graph,
   return seen;
 }
 
-// Restores the process's ISA cap when a test ends.
-class CapGuard {
- public:
-  CapGuard() : saved_(MaxIsa()) {}
-  ~CapGuard() { SetIsaCap(saved_ == DetectedIsa() ? Isa::kAmx : saved_); }
-
- private:
-  Isa saved_;
-};
-
 // (sample, level, activations, 7-bit weights)
 using Param = std::tuple<std::string, fusion::FusionLevel, quant::ActivationType, bool>;
 class OneDnnIntegerUnitTest : public ::testing::TestWithParam<Param> {};
 
 TEST_P(OneDnnIntegerUnitTest, SameBytesAsHandWrittenKernels) {
-  CapGuard guard;
+  testing::IsaCapGuard guard;
   const auto& [name, level, activations, reduce_range] = GetParam();
   QFUSE_ASSERT_OK_AND_ASSIGN(testing::OnnxTestCase tc, testing::LoadOnnxTestCase("models/" + name));
   QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, testing::QuantizeSample(name, level, activations, reduce_range));

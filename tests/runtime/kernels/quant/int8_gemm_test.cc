@@ -54,6 +54,33 @@ T Draw(std::mt19937& rng) {
   }
 }
 
+// C = (A - zp) * B through `isa` with strides lda and ldc; the C padding must stay untouched.
+template <typename A>
+std::vector<int32_t> RunGemm(const std::vector<A>& a, int64_t m, int64_t lda, const std::vector<int32_t>& zps,
+                             bool per_row_zp, const PackedInt8Weights& packed, int64_t ldc, Int8GemmIsa isa,
+                             const ThreadPool* pool = nullptr) {
+  constexpr int32_t kUntouched = -7;
+  std::vector<int32_t> c(m * ldc, kUntouched);
+  Int8GemmArgs args;
+  args.m = m;
+  args.a = a.data();
+  args.a_signed = std::is_signed_v<A>;
+  args.lda = lda;
+  args.a_zero_point = zps[0];
+  args.a_row_zero_points = per_row_zp ? zps.data() : nullptr;
+  args.c = c.data();
+  args.ldc = ldc;
+  args.pool = pool;
+  args.isa = isa;
+  Int8Gemm(args, packed);
+  std::vector<int32_t> out(m * packed.n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < packed.n; ++j) out[i * packed.n + j] = c[i * ldc + j];
+    for (int64_t j = packed.n; j < ldc; ++j) EXPECT_EQ(c[i * ldc + j], kUntouched) << "C[" << i << "][" << j << "]";
+  }
+  return out;
+}
+
 template <typename A>
 void CheckAllPaths(int64_t m, int64_t n, int64_t k, bool per_row_zp, const ThreadPool* pool, uint32_t seed) {
   SCOPED_TRACE(testing::Message() << "M=" << m << " N=" << n << " K=" << k << (per_row_zp ? " per-row zp" : ""));
@@ -70,24 +97,9 @@ void CheckAllPaths(int64_t m, int64_t n, int64_t k, bool per_row_zp, const Threa
   const PackedInt8Weights packed = PackInt8Weights(b.data(), k, n, /*stride_k=*/n, /*stride_n=*/1);
   for (Int8GemmIsa isa : AvailableIsas()) {
     SCOPED_TRACE(Int8GemmIsaName(isa));
-    const int64_t ldc = n + 3;  // padding must stay untouched
-    std::vector<int32_t> c(m * ldc, -7);
-    Int8GemmArgs args;
-    args.m = m;
-    args.a = a.data();
-    args.a_signed = std::is_signed_v<A>;
-    args.lda = k;
-    args.a_zero_point = zps[0];
-    args.a_row_zero_points = per_row_zp ? zps.data() : nullptr;
-    args.c = c.data();
-    args.ldc = ldc;
-    args.pool = pool;
-    args.isa = isa;
-    Int8Gemm(args, packed);
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) ASSERT_EQ(c[i * ldc + j], expected[i * n + j]) << "C[" << i << "][" << j << "]";
-      for (int64_t j = n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], -7);
-    }
+    const int64_t ldc = n + 3;  // padding must stay untouched (RunGemm checks it)
+    const std::vector<int32_t> c = RunGemm(a, m, k, zps, per_row_zp, packed, ldc, isa, pool);
+    for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(c[i], expected[i]) << "C[" << i / n << "][" << i % n << "]";
   }
 }
 
@@ -179,33 +191,6 @@ int8_t DrawSevenBit(std::mt19937& rng) {
     case 1: return kInt8GemmMaddubsMaxAbsWeight;
     default: return static_cast<int8_t>(any(rng));
   }
-}
-
-// C = (A - zp) * B through `isa` with strides lda and ldc; the C padding must stay untouched.
-template <typename A>
-std::vector<int32_t> RunGemm(const std::vector<A>& a, int64_t m, int64_t lda, const std::vector<int32_t>& zps,
-                             bool per_row_zp, const PackedInt8Weights& packed, int64_t ldc, Int8GemmIsa isa,
-                             const ThreadPool* pool = nullptr) {
-  constexpr int32_t kUntouched = -7;
-  std::vector<int32_t> c(m * ldc, kUntouched);
-  Int8GemmArgs args;
-  args.m = m;
-  args.a = a.data();
-  args.a_signed = std::is_signed_v<A>;
-  args.lda = lda;
-  args.a_zero_point = zps[0];
-  args.a_row_zero_points = per_row_zp ? zps.data() : nullptr;
-  args.c = c.data();
-  args.ldc = ldc;
-  args.pool = pool;
-  args.isa = isa;
-  Int8Gemm(args, packed);
-  std::vector<int32_t> out(m * packed.n);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < packed.n; ++j) out[i * packed.n + j] = c[i * ldc + j];
-    for (int64_t j = packed.n; j < ldc; ++j) EXPECT_EQ(c[i * ldc + j], kUntouched) << "C[" << i << "][" << j << "]";
-  }
-  return out;
 }
 
 // The SIMD paths this CPU allows, each to be compared with kScalar and an int64 reference.
