@@ -5,9 +5,11 @@
 #   bash tools/ort/bench_vs_ort.sh                # the two samples + zoo ResNet-18 and MobileNetV2
 #   RUNS=30 CAPS="none avx2" bash tools/ort/bench_vs_ort.sh
 # Per model: qfuse fp32 fused (level full, oneDNN float kernels), qfuse int8 of level full
-# and bn (integer kernels), onnxruntime fp32 (graph optimisation 'all') and onnxruntime on
-# the same int8 files. Samples: batch 1 and 64; zoo models (224x224, dynamic axes) batch 1
-# and 16, which keeps the script near 10 minutes. Int8 files are written by
+# and bn (integer kernels), qfuse int8 of level full with 7-bit weights and uint8 activations
+# (--reduce_range --activation_dtype=uint8: oneDNN's exact vpmaddubsw convolutions on AVX2),
+# onnxruntime fp32 (graph optimisation 'all') and onnxruntime on the same int8 files (full
+# and bn). Samples: batch 1 and 64; zoo models (224x224, dynamic axes) batch 1 and 16, which
+# keeps the script near 10 minutes. Int8 files are written by
 # //tools:quantize into out/bench/<name>/ when missing (zoo models: the zoo's own
 # calibration set, models/zoo/make_zoo.sh; skipped when the zoo was not made).
 # Raw timings go to out/bench/timings.tsv; the table is printed at the end.
@@ -37,11 +39,14 @@ record() {
 for entry in "${models[@]}"; do
   IFS='|' read -r name model dims batches calib <<<"$entry"
   if [ ! -f "$model" ]; then echo "-- skipping $name: $model not found (bash models/zoo/make_zoo.sh makes it)"; continue; fi
-  for level in full bn; do
-    int8="out/bench/$name/model_int8_$level.onnx"
+  for variant in full bn full_rr; do
+    out_dir="out/bench/$name"
+    args=(--model="$model" --fusion="${variant%_rr}" --analysis_samples=0)
+    if [ "$variant" = full_rr ]; then out_dir="out/bench/$name/rr"; args+=(--reduce_range --activation_dtype=uint8); fi
+    int8="$out_dir/model_int8_${variant%_rr}.onnx"
     if [ ! -f "$int8" ]; then
       echo "-- writing $int8"
-      args=(--model="$model" --fusion="$level" --analysis_samples=0 --output="out/bench/$name")
+      args+=(--output="$out_dir")
       [ -n "$calib" ] && args+=(--calib_data="$calib" --eval_data="${calib%calib.npy}eval.npy" --calib_samples=64 \
         --eval_samples=16)
       bazel-bin/tools/quantize/quantize "${args[@]}" >/dev/null
@@ -60,6 +65,8 @@ for entry in "${models[@]}"; do
       "${env_cap[@]}" bazel-bin/tools/run --model="out/bench/$name/model_int8_$level.onnx" "${common[@]}" |
         tee /dev/stderr | record "$cap" "$name" "qfuse_int8_$level"
     done
+    "${env_cap[@]}" bazel-bin/tools/run --model="out/bench/$name/rr/model_int8_full.onnx" "${common[@]}" |
+      tee /dev/stderr | record "$cap" "$name" qfuse_int8_full_rr
     if [ "$cap" = none ]; then  # onnxruntime does not depend on the cap: measured once
       node tools/ort/ort_bench.js "$model" --threads=2 --runs="$runs" --batches="$batches" "${dims_flag[@]}" |
         tee /dev/stderr | record "$cap" "$name" ort_fp32
