@@ -40,12 +40,16 @@ memory::data_type OneDnnType(ir::DataType t) {
 
 class OneDnnQLinearConvKernel : public Kernel {
  public:
+  // `shift_source`: int8 activations are handed to oneDNN as uint8 (x ^ 0x80 = x + 128, zero
+  // point + 128), the same accumulator sum (x - zp) * w (see OneDnnInt8IsExact).
   OneDnnQLinearConvKernel(int8::UnitRequantization u, ConvAttrs attrs, ir::Tensor weights, ir::DataType out_type,
-                          std::unique_ptr<Kernel> native)
+                          bool shift_source, std::unique_ptr<Kernel> native)
       : u_(std::move(u)),
         attrs_(std::move(attrs)),
         weights_(std::move(weights)),
         out_type_(out_type),
+        shift_source_(shift_source),
+        source_zero_point_(u_.x.zero_point + (shift_source ? 128 : 0)),
         native_(std::move(native)),
         out_channels_(weights_.dims()[0]),
         in_channels_(weights_.dims()[1] * attrs_.group) {}
@@ -85,11 +89,22 @@ class OneDnnQLinearConvKernel : public Kernel {
       ReorderInt8(*ctx.pool, *x, /*src_channels_last=*/false, x_dims, x_nhwc.raw_data());
       src_data = x_nhwc.raw_data();
     }
+    if (shift_source_) {  // int8 -> uint8 by flipping the sign bit (in place when already copied)
+      if (x_nhwc.num_elements() == 0) {
+        QFUSE_ASSIGN_OR_RETURN(x_nhwc, ir::Tensor::CreateUninitialized(ir::DataType::kUint8, x->dims()));
+      }
+      const auto* in = static_cast<const uint8_t*>(src_data);
+      auto* flipped = static_cast<uint8_t*>(x_nhwc.raw_data());
+      const int64_t n = x->num_elements();
+#pragma omp parallel for schedule(static)
+      for (int64_t i = 0; i < n; ++i) flipped[i] = in[i] ^ 0x80;
+      src_data = x_nhwc.raw_data();
+    }
     const std::vector<int64_t>& o = p.out_dims;
     QFUSE_ASSIGN_OR_RETURN(Tensor acc, Tensor::CreateUninitialized(ir::DataType::kInt32, {o[0], o[2], o[3], o[1]}));
     memory src(p.src_desc, Engine(), const_cast<void*>(src_data));
     memory dst(p.acc_desc, Engine(), acc.raw_data());
-    int32_t zp = u_.x.zero_point;
+    int32_t zp = source_zero_point_;
     memory zp_mem({{1}, memory::data_type::s32, memory::format_tag::x}, Engine(), &zp);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
     if (zp != 0) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem);
@@ -170,7 +185,8 @@ class OneDnnQLinearConvKernel : public Kernel {
     auto p = std::make_unique<Primitive>();
     p->out_dims = d.output;
     try {
-      p->src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()), OneDnnType(u_.x.type),
+      p->src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()),
+                                 shift_source_ ? memory::data_type::u8 : OneDnnType(u_.x.type),
                                  memory::format_tag::nhwc);
       p->acc_desc = memory::desc(memory::dims(d.output.begin(), d.output.end()), memory::data_type::s32,
                                  memory::format_tag::nhwc);
@@ -178,7 +194,7 @@ class OneDnnQLinearConvKernel : public Kernel {
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                            p->src_desc, w_any, p->acc_desc, d.strides, d.dilations, d.pad_l, d.pad_r);
       dnnl::primitive_attr attr;
-      if (u_.x.zero_point != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      if (source_zero_point_ != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
       dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
       p->conv = dnnl::convolution_forward(pd);
       p->weights = ReorderWeights(weights_, d, memory::data_type::s8, pd.weights_desc());
@@ -192,6 +208,8 @@ class OneDnnQLinearConvKernel : public Kernel {
   const ConvAttrs attrs_;
   const ir::Tensor weights_;
   const ir::DataType out_type_;
+  const bool shift_source_;
+  const int32_t source_zero_point_;
   const std::unique_ptr<Kernel> native_;
   const int64_t out_channels_;
   const int64_t in_channels_;
@@ -201,18 +219,27 @@ class OneDnnQLinearConvKernel : public Kernel {
 
 }  // namespace
 
+namespace {
+
+bool OneDnnHasVnni() {
+  return IsaAllowed(Isa::kAvx512Vnni) &&
+         static_cast<int>(dnnl::get_effective_cpu_isa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
+}
+
+}  // namespace
+
 // Whether oneDNN's int8 convolution of this unit gives the exact int32 accumulator.
 //  - AVX-512 VNNI: vpdpbusd sums u8 x s8 products into int32 without saturation.
 //  - AVX2 / AVX-512 without VNNI: vpmaddubsw adds pairs of u8 x s8 products into int16 *with
-//    saturation*, exact only when |a0*w0 + a1*w1| <= 32767 for every pair: uint8 activations
-//    (a <= 255) and weights within [-64, 64] (--reduce_range) give at most 32640. Signed int8
-//    activations are not used there: oneDNN then halves the weights to make room for its
-//    +128 shift of the source, which rounds odd weights.
+//    saturation*, exact only when |a0*w0 + a1*w1| <= 32767 for every pair: uint8 sources
+//    (a <= 255) and weights within [-64, 64] (--reduce_range) give at most 32640. oneDNN is
+//    never given a signed int8 source there (it would halve the weights to make room for its
+//    own +128 shift, rounding odd weights): the kernel flips int8 activations to uint8 itself.
 bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights) {
   if (!UseOneDnn() || !IsaAllowed(Isa::kAvx2)) return false;
-  const int effective = static_cast<int>(dnnl::get_effective_cpu_isa());
-  if (IsaAllowed(Isa::kAvx512Vnni) && effective >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni)) return true;
-  if (x_type != ir::DataType::kUint8 || effective < static_cast<int>(dnnl::cpu_isa::avx2)) return false;
+  if (x_type != ir::DataType::kUint8 && x_type != ir::DataType::kInt8) return false;
+  if (OneDnnHasVnni()) return true;
+  if (static_cast<int>(dnnl::get_effective_cpu_isa()) < static_cast<int>(dnnl::cpu_isa::avx2)) return false;
   for (int8_t w : weights.values<int8_t>()) {
     if (w < -64 || w > 64) return false;
   }
@@ -235,8 +262,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& 
     if (zp != 0) return native;
   }
   QFUSE_ASSIGN_OR_RETURN(ConvAttrs attrs, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
-  return std::unique_ptr<Kernel>(
-      new OneDnnQLinearConvKernel(std::move(u), std::move(attrs), *w->initializer(), out_type, std::move(native)));
+  const bool shift_source = u.x.type == ir::DataType::kInt8 && !OneDnnHasVnni();
+  return std::unique_ptr<Kernel>(new OneDnnQLinearConvKernel(std::move(u), std::move(attrs), *w->initializer(),
+                                                             out_type, shift_source, std::move(native)));
 }
 
 }  // namespace qfuse::runtime::onednn

@@ -18,8 +18,9 @@ namespace qfuse::runtime::onednn {
 // Whether oneDNN computes the exact int32 accumulator for activations of `x_type` and these
 // int8 weights on this CPU (under the ISA cap): always at AVX-512 VNNI (vpdpbusd sums without
 // saturation); at AVX2 / AVX-512 without VNNI, whose vpmaddubsw saturates pairs of products
-// to int16, only for UINT8 activations and weights within [-64, 64] (--reduce_range), where a
-// pair is at most 255 * 64 * 2 = 32640.
+// to int16, only for weights within [-64, 64] (--reduce_range), where a pair of a uint8 source
+// and a weight is at most 255 * 64 * 2 = 32640. INT8 activations are then flipped to uint8
+// (x ^ 0x80, zero point + 128) before oneDNN reads them.
 bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights);
 
 // Registry factory for qfuse.QLinearUnit: the oneDNN kernel when UseOneDnn(),

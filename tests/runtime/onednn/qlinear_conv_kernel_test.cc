@@ -2,7 +2,7 @@
 // models' int8 graphs (int8 and uint8 activations, fusion levels bn and full, both
 // requantization modes): every INT8/UINT8 tensor and every output must be the same
 // bytes. Runs where oneDNN's int8 convolution is exact: at AVX-512 VNNI for every case, and
-// under the AVX2 cap (vpmaddubsw) for uint8 activations with 7-bit weights (--reduce_range).
+// under the AVX2 cap (vpmaddubsw) with 7-bit weights (--reduce_range).
 #include <map>
 #include <string>
 #include <tuple>
@@ -41,9 +41,8 @@ absl::StatusOr<std::map<std::string, ir::Tensor>> RunAll(const ir::Graph& graph,
   return seen;
 }
 
-// Activation type and 7-bit weights: int8 and uint8 with 8-bit weights, and uint8 with 7-bit
-// weights, the one combination oneDNN runs exactly below VNNI (int8 with 7-bit weights takes
-// the same oneDNN path as with 8-bit ones at VNNI and none below it).
+// Activation type and 7-bit weights. Below VNNI oneDNN runs exactly only with 7-bit weights:
+// uint8 sources directly, int8 ones flipped to uint8 by the kernel.
 struct Numerics {
   quant::ActivationType activations;
   bool reduce_range;
@@ -77,8 +76,8 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsHandWrittenKernels) {
     }
     ASSERT_NE(any_weights, nullptr);
     const bool exact = OneDnnInt8IsExact(x_type, *any_weights);
-    // The rule itself: at AVX2 only uint8 activations with 7-bit weights qualify.
-    EXPECT_EQ(exact, cap >= Isa::kAvx512Vnni || (x_type == ir::DataType::kUint8 && reduce_range)) << IsaName(cap);
+    // The rule itself: at AVX2 only 7-bit weights qualify.
+    EXPECT_EQ(exact, cap >= Isa::kAvx512Vnni || reduce_range) << IsaName(cap);
     if (!UseOneDnn() || !exact) continue;
     ++checked_caps;
     for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
@@ -101,6 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(fusion::FusionLevel::kBn, fusion::FusionLevel::kFull),
                        ::testing::Values(Numerics{quant::ActivationType::kInt8, false},
                                          Numerics{quant::ActivationType::kUint8, false},
+                                         Numerics{quant::ActivationType::kInt8, true},
                                          Numerics{quant::ActivationType::kUint8, true})));
 
 }  // namespace
