@@ -10,12 +10,14 @@
 // move, clamp, pool or add values (Relu, Clip, Concat, Add, pools, reshapes) run float when no
 // reader runs int8, and a Relu/Clip runs float after a float op: DenseNet's
 // Concat -> BatchNormalization -> Relu -> Conv quantizes each feature map once and the BN
-// output after its Relu. At fusion
-// level `full` the ops are quantized units, so a unit's accumulator, residual add and activation are never requantized; at `bn`
-// and `none` every op output is. Ops that keep their input's scale (MaxPool, Reshape,
-// Flatten, Transpose, Squeeze, Unsqueeze, Identity, GlobalAveragePool and AveragePool,
-// whose means never leave the input's range; Concat when its inputs' scales agree) reuse it. Graph outputs stay float (the last op dequantizes). Nodes named in
-// `keep_float` read float values and are not quantized themselves.
+// output after its Relu. At fusion level `full` the ops are quantized units, so a unit's
+// accumulator, residual add and activation are never requantized; at `bn` and `none` every
+// op output is. Ops that keep their input's scale (ir::KeepsInputQuantization: MaxPool,
+// Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity; Concat when its inputs' scales
+// agree) reuse it; the average pools take it times (1 + 2^-8) (their means never leave the
+// input's range; the margin keeps them off rounding ties). Graph outputs stay float (the last
+// op dequantizes). Nodes named in `keep_float` read float values and are not quantized
+// themselves.
 #ifndef QFUSE_QUANT_QDQ_CONVERTER_H_
 #define QFUSE_QUANT_QDQ_CONVERTER_H_
 

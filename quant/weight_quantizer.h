@@ -1,10 +1,10 @@
 // Weight and bias quantization: int8 symmetric weights with a non-saturated max-abs
 // scale per output channel (or per tensor), int32 bias at scale input_scale *
 // weight_scale. Rounding: half to even (as ONNX QuantizeLinear); weights clamp to
-// [-127, 127], or to [-64, 64] with reduce_range (7-bit weights, onnxruntime's convention:
-// a u8 x s8 pair sum then stays within int16, |255 * 64 * 2| <= 32767, so x86 CPUs without
-// VNNI can multiply with vpmaddubsw exactly; it costs about 6 dB of weight SQNR). A bias that would not fit widens its channel's weight scale (onnxruntime's
-// remedy) instead of saturating: with K products per accumulator and inputs of at most
+// [-127, 127], or to [-64, 64] with reduce_range (7-bit weights, onnxruntime's convention;
+// numerics::kMaxAbsInt16PairWeight: x86 CPUs without VNNI then multiply exactly with
+// vpmaddubsw; it costs about 6 dB of weight SQNR). A bias that would not fit widens its
+// channel's weight scale (onnxruntime's remedy) instead of saturating: with K products per accumulator and inputs of at most
 // max|x - zp_x|, the integer kernels need K * max|x - zp_x| * 127 + |bias_q| <= 2^31 - 1
 // (numerics::CheckAccumulatorFitsInt32; 64 instead of 127 with reduce_range), so the bias gets
 // what the products leave.
@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/tensor.h"
+#include "quant/numerics/requantize.h"
 
 namespace qfuse::quant {
 
@@ -32,7 +33,9 @@ struct WeightQuantizeRequest {
 };
 
 // The largest |weight| the quantizer emits: 127, or 64 with reduce_range.
-inline int MaxAbsQuantizedWeight(bool reduce_range) { return reduce_range ? 64 : 127; }
+inline int MaxAbsQuantizedWeight(bool reduce_range) {
+  return reduce_range ? numerics::kMaxAbsInt16PairWeight : 127;
+}
 
 struct QuantizedWeights {
   ir::Tensor weights;        // INT8, same dims

@@ -59,6 +59,13 @@
 
 namespace qfuse::quant::numerics {
 
+// The largest |w| for which a pair of uint8 x int8 products fits int16: 255 * 64 * 2 = 32640
+// <= 32767. vpmaddubsw, the int8 multiply of x86 CPUs without VNNI, adds such pairs into int16
+// with saturation, so weights within [-64, 64] (--reduce_range, onnxruntime's 7-bit weights)
+// make it exact. The weight quantizer, the AVX2 int8 GEMM and the oneDNN kernels all use this.
+inline constexpr int kMaxAbsInt16PairWeight = 64;
+static_assert(255 * kMaxAbsInt16PairWeight * 2 <= 32767, "a u8 x s8 pair must fit int16");
+
 enum class RequantizeMode {
   kOnnx,   // float32 multiplier, round half to even (ONNX / onnxruntime)
   kFixed,  // Q31 multiplier + shift, gemmlowp rounding (TFLite / integer accelerators)

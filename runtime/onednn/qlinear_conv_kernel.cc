@@ -1,6 +1,7 @@
 #include "runtime/onednn/qlinear_conv_kernel.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "quant/numerics/requantize.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/unit_requantization.h"
@@ -22,6 +24,7 @@ namespace qfuse::runtime::onednn {
 namespace {
 
 using dnnl::memory;
+namespace numerics = ::qfuse::quant::numerics;
 using kernels::linalg::ConvAttrs;
 
 // Pixels per parallel task of the output stage.
@@ -89,8 +92,8 @@ class OneDnnQLinearConvKernel : public Kernel {
       ReorderInt8(*ctx.pool, *x, /*src_channels_last=*/false, x_dims, x_nhwc.raw_data());
       src_data = x_nhwc.raw_data();
     }
-    if (shift_source_) {  // int8 -> uint8 by flipping the sign bit (in place when already copied)
-      if (x_nhwc.num_elements() == 0) {
+    if (shift_source_) {  // int8 -> uint8 by flipping the sign bit, in place in the reordered copy
+      if (x_last) {
         QFUSE_ASSIGN_OR_RETURN(x_nhwc, ir::Tensor::CreateUninitialized(ir::DataType::kUint8, x->dims()));
       }
       const auto* in = static_cast<const uint8_t*>(src_data);
@@ -217,10 +220,6 @@ class OneDnnQLinearConvKernel : public Kernel {
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
 };
 
-}  // namespace
-
-namespace {
-
 bool OneDnnHasVnni() {
   return IsaAllowed(Isa::kAvx512Vnni) &&
          static_cast<int>(dnnl::get_effective_cpu_isa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
@@ -241,7 +240,7 @@ bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights) {
   if (OneDnnHasVnni()) return true;
   if (static_cast<int>(dnnl::get_effective_cpu_isa()) < static_cast<int>(dnnl::cpu_isa::avx2)) return false;
   for (int8_t w : weights.values<int8_t>()) {
-    if (w < -64 || w > 64) return false;
+    if (std::abs(int{w}) > numerics::kMaxAbsInt16PairWeight) return false;
   }
   return true;
 }
