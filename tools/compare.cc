@@ -19,7 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "calib/data_source.h"
 #include "ir/status_macros.h"
-#include "tools/model_compare.h"
+#include "pipeline/model_compare.h"
 #include "tools/workspace_path.h"
 
 ABSL_FLAG(std::string, model_a, "", "reference ONNX model");
@@ -61,7 +61,7 @@ absl::StatusOr<std::vector<calib::DataSource>> SourcesFromFlags() {
 }
 
 absl::Status Main() {
-  CompareOptions options;
+  pipeline::CompareOptions options;
   options.model_a = ResolveUserPath(absl::GetFlag(FLAGS_model_a));
   options.model_b = ResolveUserPath(absl::GetFlag(FLAGS_model_b));
   if (options.model_a.empty() || options.model_b.empty()) {
@@ -74,8 +74,8 @@ absl::Status Main() {
   if (!absl::GetFlag(FLAGS_labels).empty()) options.labels_path = ResolveUserPath(absl::GetFlag(FLAGS_labels));
   options.executor.num_threads = absl::GetFlag(FLAGS_threads);
   options.show_progress = absl::GetFlag(FLAGS_progress);
-  QFUSE_ASSIGN_OR_RETURN(ComparisonReport report, CompareModels(options));
-  absl::PrintF("%s", FormatComparison(report, options));
+  QFUSE_ASSIGN_OR_RETURN(pipeline::ComparisonReport report, pipeline::CompareModels(options));
+  absl::PrintF("%s", pipeline::FormatComparison(report, options));
   return absl::OkStatus();
 }
 

@@ -30,7 +30,7 @@
 #include "runtime/cpu_isa.h"
 #include "runtime/executor.h"
 #include "runtime/random_inputs.h"
-#include "tools/quantize/evaluation.h"
+#include "pipeline/evaluation.h"
 #include "tools/tool_main.h"
 #include "tools/workspace_path.h"
 
@@ -133,9 +133,9 @@ absl::StatusOr<Timing> TimeRuns(runtime::Executor& exec, const std::vector<Named
 absl::Status RunDataset(const ir::Graph& graph, const runtime::ExecutorOptions& executor) {
   QFUSE_ASSIGN_OR_RETURN(auto sources, calib::ParseDataSources({ResolveUserPath(absl::GetFlag(FLAGS_data))}));
   QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset(sources, graph, absl::GetFlag(FLAGS_data_samples)));
-  EvaluateOptions options;
+  pipeline::EvaluateOptions options;
   options.executor = executor;
-  QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, RunOnDataset(graph, *data, options));
+  QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, pipeline::RunOnDataset(graph, *data, options));
   std::vector<NamedTensor> named;
   for (size_t i = 0; i < outputs.size(); ++i) named.push_back({graph.outputs()[i]->name(), outputs[i]});
   PrintSummary(named);

@@ -18,7 +18,7 @@
 #include "calib/data_source.h"
 #include "ir/output_dir.h"
 #include "ir/status_macros.h"
-#include "tools/quantize/quantize_pipeline.h"
+#include "pipeline/quantize_pipeline.h"
 #include "tools/quantize/report.h"
 #include "tools/tool_main.h"
 #include "tools/workspace_path.h"
@@ -140,8 +140,8 @@ bool IsBundledSample(const std::string& model_path) {
   return false;
 }
 
-absl::StatusOr<QuantizeConfig> ConfigFromFlags() {
-  QuantizeConfig c;
+absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
+  pipeline::QuantizeConfig c;
   c.model_path = ResolveUserPath(absl::GetFlag(FLAGS_model));
   QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaults());
   const bool sample = IsBundledSample(c.model_path);
@@ -201,7 +201,7 @@ absl::StatusOr<QuantizeConfig> ConfigFromFlags() {
 }
 
 absl::Status Main() {
-  QFUSE_ASSIGN_OR_RETURN(QuantizeConfig config, ConfigFromFlags());
+  QFUSE_ASSIGN_OR_RETURN(pipeline::QuantizeConfig config, ConfigFromFlags());
   absl::PrintF("qfuse quantize: %s -> %s\n", config.model_path, config.output_dir);
   // One run per output folder, and every output path writable before the long work.
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<ir::OutputDirLock> lock, ir::OutputDirLock::Acquire(config.output_dir));
@@ -213,7 +213,7 @@ absl::Status Main() {
                                                                : ResolveUserPath(absl::GetFlag(FLAGS_report));
   QFUSE_RETURN_IF_ERROR(ir::CheckWritable(base + ".json"));
   QFUSE_RETURN_IF_ERROR(ir::CheckWritable(base + ".html"));
-  QFUSE_ASSIGN_OR_RETURN(QuantizeResult result, RunQuantize(config));
+  QFUSE_ASSIGN_OR_RETURN(pipeline::QuantizeResult result, pipeline::RunQuantize(config));
   QFUSE_RETURN_IF_ERROR(WriteReports(result, config, base + ".json", base + ".html"));
   absl::PrintF("%s", SummaryTable(result, config));
   absl::PrintF("wrote %s/{model_int8_<level>.onnx, calibration_<level>.json, calibration_<level>.cache}, %s.json, %s.html\n",

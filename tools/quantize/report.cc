@@ -41,7 +41,7 @@ const char* ActivationTypeName(quant::ActivationType type) {
   return "?";
 }
 
-Json ConfigJson(const QuantizeResult& result, const QuantizeConfig& config) {
+Json ConfigJson(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config) {
   Json levels = Json::array();
   for (fusion::FusionLevel level : config.levels) levels.push_back(fusion::FusionLevelName(level));
   Json keep_float = Json::array();
@@ -66,7 +66,7 @@ Json ConfigJson(const QuantizeResult& result, const QuantizeConfig& config) {
   return c;
 }
 
-Json LayerJson(const LayerError& layer) {
+Json LayerJson(const pipeline::LayerError& layer) {
   Json j;
   j["node"] = layer.node;
   j["kind"] = layer.kind;
@@ -98,7 +98,7 @@ Json CalibrationJson(const calib::CalibrationTable& table) {
   return c;
 }
 
-Json LevelJson(const LevelResult& level) {
+Json LevelJson(const pipeline::LevelResult& level) {
   Json j;
   j["level"] = fusion::FusionLevelName(level.level);
   j["model_file"] = Basename(level.model_file);
@@ -110,7 +110,7 @@ Json LevelJson(const LevelResult& level) {
                   {"cosine", Number(level.cosine)},
                   {"max_abs_diff", Number(level.max_abs_diff)}};
   Json per_output = Json::array();
-  for (const OutputAgreement& o : level.outputs) {
+  for (const pipeline::OutputAgreement& o : level.outputs) {
     per_output.push_back({{"sqnr_db", Number(o.sqnr_db)},
                           {"cosine", Number(o.cosine)},
                           {"max_abs_diff", Number(o.max_abs_diff)},
@@ -124,7 +124,7 @@ Json LevelJson(const LevelResult& level) {
                      {"bias_float_layers", level.conversion.bias_float_layers},
                      {"notes", level.conversion.notes}};
   Json layers = Json::array();
-  for (const LayerError& layer : level.analysis.layers) layers.push_back(LayerJson(layer));
+  for (const pipeline::LayerError& layer : level.analysis.layers) layers.push_back(LayerJson(layer));
   j["layers"] = std::move(layers);
   Json suggested = Json::array();
   for (const std::string& node : level.analysis.suggested_keep_float) suggested.push_back(node);
@@ -140,7 +140,7 @@ Json LevelJson(const LevelResult& level) {
 
 }  // namespace
 
-std::string SummaryTable(const QuantizeResult& result, const QuantizeConfig& config) {
+std::string SummaryTable(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config) {
   const SummaryGrid grid = BuildSummary(result, config);
   std::vector<size_t> widths(grid.header.size(), 0);
   for (size_t c = 0; c < grid.header.size(); ++c) widths[c] = grid.header[c].size();
@@ -165,18 +165,18 @@ std::string SummaryTable(const QuantizeResult& result, const QuantizeConfig& con
   return text;
 }
 
-std::string ReportJson(const QuantizeResult& result, const QuantizeConfig& config) {
+std::string ReportJson(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config) {
   Json report;
   report["config"] = ConfigJson(result, config);
   report["fp32"] = {{"top1", result.fp32_top1 < 0 ? Json(nullptr) : Number(result.fp32_top1)}};
   Json levels = Json::array();
-  for (const LevelResult& level : result.levels) levels.push_back(LevelJson(level));
+  for (const pipeline::LevelResult& level : result.levels) levels.push_back(LevelJson(level));
   report["levels"] = std::move(levels);
   // Names are written as given; invalid UTF-8 bytes become U+FFFD instead of throwing.
   return report.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-absl::Status WriteReports(const QuantizeResult& result, const QuantizeConfig& config, const std::string& json_path,
+absl::Status WriteReports(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config, const std::string& json_path,
                           const std::string& html_path) {
   QFUSE_RETURN_IF_ERROR(ir::WriteFileAtomically(json_path, ReportJson(result, config)));
   return ir::WriteFileAtomically(html_path, ReportHtml(result, config));

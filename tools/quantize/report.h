@@ -6,27 +6,27 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "tools/quantize/quantize_pipeline.h"
+#include "pipeline/quantize_pipeline.h"
 
 namespace qfuse::tools {
 
 // The table printed at the end of a run: fp32 top-1, int8 top-1 per level, logits SQNR
 // and cosine per level, time per phase.
-std::string SummaryTable(const QuantizeResult& result, const QuantizeConfig& config);
+std::string SummaryTable(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config);
 
 // Everything the run measured except wall times (so reruns give the same bytes):
 // config, per level the files written, accuracy, SQNR/cosine, conversion statistics,
 // per-layer errors worst first, keep-float suggestions, and per tensor the calibration
 // threshold next to its observed min/max.
-std::string ReportJson(const QuantizeResult& result, const QuantizeConfig& config);
+std::string ReportJson(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config);
 
 // One self-contained HTML page: the summary table, per-unit SQNR of each fusion level as
 // inline SVG bar charts, the per-layer table, and the calibration thresholds next to each
 // tensor's min/max. Deterministic (no timestamps).
-std::string ReportHtml(const QuantizeResult& result, const QuantizeConfig& config);
+std::string ReportHtml(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config);
 
 // Writes both files atomically.
-absl::Status WriteReports(const QuantizeResult& result, const QuantizeConfig& config, const std::string& json_path,
+absl::Status WriteReports(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config, const std::string& json_path,
                           const std::string& html_path);
 
 }  // namespace qfuse::tools

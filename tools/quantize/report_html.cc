@@ -86,9 +86,9 @@ const char* SqnrColor(double db) {
 }
 
 // Axis maximum: the largest finite SQNR rounded up to a multiple of kAxisStepDb (at least one step).
-double AxisMaxDb(const std::vector<LayerError>& layers) {
+double AxisMaxDb(const std::vector<pipeline::LayerError>& layers) {
   double top = kAxisStepDb;
-  for (const LayerError& l : layers) {
+  for (const pipeline::LayerError& l : layers) {
     for (double db : {l.sqnr_accumulated, l.sqnr_isolated}) {
       if (std::isfinite(db)) top = std::max(top, db);
     }
@@ -106,8 +106,8 @@ double BarLength(double db, double axis_max) {
 // Horizontal bars of per-unit SQNR, in the order given (worst accumulated first): a thick
 // bar for the accumulated SQNR (whole model int8) and a thin one for the isolated SQNR
 // (only that layer int8).
-std::string SqnrChart(const LevelResult& level) {
-  const std::vector<LayerError>& layers = level.analysis.layers;
+std::string SqnrChart(const pipeline::LevelResult& level) {
+  const std::vector<pipeline::LayerError>& layers = level.analysis.layers;
   const double axis_max = AxisMaxDb(layers);
   const int height = kHeaderHeight + kRowHeight * static_cast<int>(layers.size()) + 8;
   const int x0 = kLabelWidth + 8;
@@ -139,7 +139,7 @@ std::string SqnrChart(const LevelResult& level) {
   absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" fill=\"#666\">dB</text>\n", x0 + kBarAreaWidth + 14,
                         kHeaderHeight - 12);
   for (size_t i = 0; i < layers.size(); ++i) {
-    const LayerError& l = layers[i];
+    const pipeline::LayerError& l = layers[i];
     const int y = kHeaderHeight + kRowHeight * static_cast<int>(i);
     const std::string label = absl::StrCat(l.node, " (", l.kind, ")");
     absl::StrAppendFormat(
@@ -159,7 +159,7 @@ std::string SqnrChart(const LevelResult& level) {
   return svg;
 }
 
-std::string SummaryHtml(const QuantizeResult& result, const QuantizeConfig& config) {
+std::string SummaryHtml(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config) {
   const SummaryGrid grid = BuildSummary(result, config);
   std::string html = "<table class=\"summary\" id=\"summary\">\n<tr>";
   for (const std::string& h : grid.header) absl::StrAppend(&html, "<th>", Escape(h), "</th>");
@@ -177,13 +177,13 @@ std::string SummaryHtml(const QuantizeResult& result, const QuantizeConfig& conf
   return html;
 }
 
-std::string LayerTable(const LevelResult& level) {
-  const LayerAnalysis& a = level.analysis;
+std::string LayerTable(const pipeline::LevelResult& level) {
+  const pipeline::LayerAnalysis& a = level.analysis;
   std::string html =
       "<table class=\"layers\">\n<tr><th>#</th><th>node</th><th>kind</th><th>output</th>"
       "<th>SQNR acc. dB</th><th>cosine acc.</th><th>SQNR iso. dB</th><th>cosine iso.</th></tr>\n";
   for (size_t i = 0; i < a.layers.size(); ++i) {
-    const LayerError& l = a.layers[i];
+    const pipeline::LayerError& l = a.layers[i];
     const bool keep = std::find(a.suggested_keep_float.begin(), a.suggested_keep_float.end(), l.node) !=
                       a.suggested_keep_float.end();
     absl::StrAppendFormat(&html,
@@ -198,8 +198,8 @@ std::string LayerTable(const LevelResult& level) {
   return html;
 }
 
-std::string SuggestionHtml(const LevelResult& level) {
-  const LayerAnalysis& a = level.analysis;
+std::string SuggestionHtml(const pipeline::LevelResult& level) {
+  const pipeline::LayerAnalysis& a = level.analysis;
   if (a.suggested_keep_float.empty()) {
     return "<p class=\"none\">No keep-float suggestion (run with --suggest_keep_float=N to get one).</p>\n";
   }
@@ -241,7 +241,7 @@ std::string ThresholdTable(const calib::CalibrationTable& table) {
   return html;
 }
 
-std::string LevelSection(const LevelResult& level) {
+std::string LevelSection(const pipeline::LevelResult& level) {
   const std::string name = fusion::FusionLevelName(level.level);
   std::string html = absl::StrFormat("<section id=\"level-%s\">\n<h2>Fusion level %s</h2>\n", name, name);
   absl::StrAppendFormat(&html,
@@ -269,7 +269,7 @@ std::string LevelSection(const LevelResult& level) {
 
 }  // namespace
 
-std::string ReportHtml(const QuantizeResult& result, const QuantizeConfig& config) {
+std::string ReportHtml(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config) {
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   absl::StrAppend(&html, "<title>qfuse int8 report: ", Escape(result.model_path), "</title>\n<style>", kStyle,
                   "</style>\n</head>\n<body>\n");
@@ -283,7 +283,7 @@ std::string ReportHtml(const QuantizeResult& result, const QuantizeConfig& confi
                   config.convert.reduce_range ? " 7-bit" : "", " weights</p>\n");
   html += "<h2>Summary</h2>\n";
   html += SummaryHtml(result, config);
-  for (const LevelResult& level : result.levels) html += LevelSection(level);
+  for (const pipeline::LevelResult& level : result.levels) html += LevelSection(level);
   html += "</body>\n</html>\n";
   return html;
 }

@@ -25,7 +25,7 @@ std::string FormatFixed(double value, int decimals) {
   return absl::StrFormat("%.*f", decimals, value);
 }
 
-std::string MethodDescription(const QuantizeConfig& config) {
+std::string MethodDescription(const pipeline::QuantizeConfig& config) {
   std::string method(calib::CalibrationMethodName(config.threshold.method));
   if (config.threshold.method == calib::CalibrationMethod::kPercentile) {
     absl::StrAppend(&method, " ", absl::StrFormat("%g", config.threshold.percentile));
@@ -33,7 +33,7 @@ std::string MethodDescription(const QuantizeConfig& config) {
   return method;
 }
 
-SummaryGrid BuildSummary(const QuantizeResult& result, const QuantizeConfig& config) {
+SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config) {
   SummaryGrid grid;
   grid.header = {"level",  "top-1 %", "agree %", "SQNR dB", "cosine",  "nodes",    "q acts", "float ops",
                  "load s", "fuse s",  "calib s", "conv s",  "eval s",  "analyze s"};
@@ -41,7 +41,7 @@ SummaryGrid BuildSummary(const QuantizeResult& result, const QuantizeConfig& con
   fp32[0] = "fp32";
   fp32[1] = Top1Cell(result.fp32_top1);
   grid.rows.push_back(fp32);
-  for (const LevelResult& level : result.levels) {
+  for (const pipeline::LevelResult& level : result.levels) {
     const std::string agree = std::isnan(level.agreement) ? kNotApplicable : FormatFixed(level.agreement, 2);
     grid.rows.push_back({fusion::FusionLevelName(level.level), Top1Cell(level.top1), agree,
                          FormatFixed(level.sqnr_db, 2), FormatFixed(level.cosine, 5),
@@ -56,18 +56,18 @@ SummaryGrid BuildSummary(const QuantizeResult& result, const QuantizeConfig& con
   if (result.fp32_top1 < 0) {
     grid.notes.push_back("no labels: top-1 is n/a; accuracy is the top-1 agreement with fp32 (agree %)");
   }
-  for (const LevelResult& level : result.levels) {
+  for (const pipeline::LevelResult& level : result.levels) {
     // Dense or several outputs: each output's error, since top-1 agreement does not apply.
     if (level.outputs.size() < 2 && !std::isnan(level.agreement)) continue;
     for (size_t k = 0; k < level.outputs.size(); ++k) {
-      const OutputAgreement& o = level.outputs[k];
+      const pipeline::OutputAgreement& o = level.outputs[k];
       grid.notes.push_back(absl::StrFormat("%s: output %d: SQNR %s dB, cosine %s, max|diff| %s",
                                            fusion::FusionLevelName(level.level), k, FormatFixed(o.sqnr_db, 2),
                                            FormatFixed(o.cosine, 5), FormatFixed(o.max_abs_diff, 4)));
     }
   }
-  for (const LevelResult& level : result.levels) {
-    const LayerAnalysis& a = level.analysis;
+  for (const pipeline::LevelResult& level : result.levels) {
+    const pipeline::LayerAnalysis& a = level.analysis;
     if (a.suggested_keep_float.empty()) continue;
     grid.notes.push_back(absl::StrFormat(
         "%s: keep float %s -> output SQNR %s dB (all int8: %s dB), top-1 %s%%, agreement %s%%",

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/quantize/quantize_pipeline.h"
+#include "pipeline/quantize_pipeline.h"
 
 namespace qfuse::tools {
 
@@ -20,7 +20,7 @@ struct SummaryGrid {
 // SQNR (dB), cosine, nodes, quantized activations, float ops, seconds per phase. Cells
 // that do not apply are "-"; top-1 without labels is "n/a". Notes: the fp32 evaluation
 // time, the no-labels remark, and the keep-float suggestions.
-SummaryGrid BuildSummary(const QuantizeResult& result, const QuantizeConfig& config);
+SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config);
 
 // "%.*f" for finite values; "inf" / "-inf" / "nan" otherwise.
 std::string FormatFixed(double value, int decimals);
@@ -28,7 +28,7 @@ std::string FormatFixed(double value, int decimals);
 std::string Top1Cell(double top1);
 
 // "entropy", "percentile 99.99", ...
-std::string MethodDescription(const QuantizeConfig& config);
+std::string MethodDescription(const pipeline::QuantizeConfig& config);
 
 }  // namespace qfuse::tools
 

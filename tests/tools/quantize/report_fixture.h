@@ -8,12 +8,12 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "tools/quantize/quantize_pipeline.h"
+#include "pipeline/quantize_pipeline.h"
 
 namespace qfuse::testing {
 
-inline tools::QuantizeConfig SampleConfig() {
-  tools::QuantizeConfig config;
+inline pipeline::QuantizeConfig SampleConfig() {
+  pipeline::QuantizeConfig config;
   config.model_path = "models/resnet_small/model.onnx";
   config.calib_samples = 512;
   config.threshold.method = calib::CalibrationMethod::kEntropy;
@@ -45,10 +45,10 @@ inline calib::CalibrationTable SampleTable(int tensors) {
 }
 
 // `layers` rows, worst accumulated SQNR first; the first one's name is an HTML tag.
-inline tools::LayerAnalysis SampleAnalysis(int layers, double worst_db) {
-  tools::LayerAnalysis a;
+inline pipeline::LayerAnalysis SampleAnalysis(int layers, double worst_db) {
+  pipeline::LayerAnalysis a;
   for (int i = 0; i < layers; ++i) {
-    tools::LayerError e;
+    pipeline::LayerError e;
     e.node = i == 0 ? "<script>alert('x')</script>" : absl::StrCat("stage", i / 3, "/conv", i % 3);
     e.kind = i % 3 == 2 ? "Conv+Add+Relu unit" : "Conv+Relu unit";
     e.output = absl::StrCat(e.node, "_out");
@@ -67,15 +67,15 @@ inline tools::LayerAnalysis SampleAnalysis(int layers, double worst_db) {
 }
 
 // Labels when `labels`; otherwise top-1 is -1 everywhere.
-inline tools::QuantizeResult SampleResult(bool labels) {
-  tools::QuantizeResult r;
+inline pipeline::QuantizeResult SampleResult(bool labels) {
+  pipeline::QuantizeResult r;
   r.model_path = "models/resnet_small/model.onnx";
   r.calib_samples = 512;
   r.eval_samples = 10000;
   r.fp32_top1 = labels ? 91.23 : -1;
   r.fp32_seconds = 3.5;
 
-  tools::LevelResult full;
+  pipeline::LevelResult full;
   full.level = fusion::FusionLevel::kFull;
   full.model_file = "/tmp/out/quantize-resnet_small/model_int8_full.onnx";
   full.table_file = "/tmp/out/quantize-resnet_small/calibration_full.json";
@@ -92,7 +92,7 @@ inline tools::QuantizeResult SampleResult(bool labels) {
   full.analysis = SampleAnalysis(9, 21.5);
   r.levels.push_back(full);
 
-  tools::LevelResult none;
+  pipeline::LevelResult none;
   none.level = fusion::FusionLevel::kNone;
   none.model_file = "/tmp/out/quantize-resnet_small/model_int8_none.onnx";
   none.table_file = "/tmp/out/quantize-resnet_small/calibration_none.json";

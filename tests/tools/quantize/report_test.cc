@@ -112,8 +112,8 @@ TEST(ReportJsonTest, WithoutLabelsTop1IsNull) {
 }
 
 TEST(ReportJsonTest, SameBytesAcrossRunsTimingsAndOutputFolders) {
-  const QuantizeConfig config = testing::SampleConfig();
-  QuantizeResult result = testing::SampleResult(true);
+  const pipeline::QuantizeConfig config = testing::SampleConfig();
+  pipeline::QuantizeResult result = testing::SampleResult(true);
   const std::string first = ReportJson(result, config);
   EXPECT_EQ(ReportJson(result, config), first);
   result.fp32_seconds = 99;
@@ -145,7 +145,7 @@ TEST(ReportHtmlTest, IsSelfContainedAndEscaped) {
 }
 
 TEST(ReportHtmlTest, LevelWithoutAnalysisHasNoChart) {
-  QuantizeResult result = testing::SampleResult(false);
+  pipeline::QuantizeResult result = testing::SampleResult(false);
   result.levels[1].analysis = {};
   const std::string html = ReportHtml(result, testing::SampleConfig());
   EXPECT_EQ(Count(html, "<svg"), 1);
@@ -155,8 +155,8 @@ TEST(ReportHtmlTest, LevelWithoutAnalysisHasNoChart) {
 
 TEST(WriteReportsTest, WritesBothFiles) {
   const std::string dir = std::getenv("TEST_TMPDIR");
-  const QuantizeResult result = testing::SampleResult(true);
-  const QuantizeConfig config = testing::SampleConfig();
+  const pipeline::QuantizeResult result = testing::SampleResult(true);
+  const pipeline::QuantizeConfig config = testing::SampleConfig();
   QFUSE_ASSERT_OK(WriteReports(result, config, dir + "/report.json", dir + "/report.html"));
   QFUSE_ASSERT_OK_AND_ASSIGN(std::string json, ir::ReadFileToString(dir + "/report.json"));
   QFUSE_ASSERT_OK_AND_ASSIGN(std::string html, ir::ReadFileToString(dir + "/report.html"));

@@ -2,8 +2,8 @@
 // none), the SQNR and cosine of its output against the float graph on the same inputs,
 // both accumulated (the whole model int8) and isolated (only that layer int8, float
 // elsewhere); and which layers to keep in float for the largest gain.
-#ifndef QFUSE_TOOLS_QUANTIZE_LAYER_ANALYSIS_H_
-#define QFUSE_TOOLS_QUANTIZE_LAYER_ANALYSIS_H_
+#ifndef QFUSE_PIPELINE_LAYER_ANALYSIS_H_
+#define QFUSE_PIPELINE_LAYER_ANALYSIS_H_
 
 #include <string>
 #include <vector>
@@ -14,7 +14,7 @@
 #include "quant/qdq_converter.h"
 #include "runtime/executor.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 
 struct LayerError {
   std::string node;    // node name in the fused float graph
@@ -55,6 +55,6 @@ absl::StatusOr<ir::Model> QuantizedCopy(const ir::Model& fused, const calib::Cal
 // A short human-readable kind of a node: "Conv+Add+Relu unit", "MaxPool".
 std::string LayerKind(const ir::Node& node);
 
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline
 
-#endif  // QFUSE_TOOLS_QUANTIZE_LAYER_ANALYSIS_H_
+#endif  // QFUSE_PIPELINE_LAYER_ANALYSIS_H_

@@ -1,4 +1,4 @@
-#include "tools/quantize/layer_analysis.h"
+#include "pipeline/layer_analysis.h"
 
 #include <algorithm>
 #include <limits>
@@ -12,9 +12,9 @@
 #include "calib/progress.h"
 #include "ir/fused_unit.h"
 #include "ir/status_macros.h"
-#include "tools/quantize/evaluation.h"
+#include "pipeline/evaluation.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 namespace {
 
 using ValueMap = std::map<std::string, ir::Tensor>;
@@ -163,4 +163,4 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
   return analysis;
 }
 
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline

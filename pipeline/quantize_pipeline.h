@@ -1,7 +1,7 @@
 // The quantize job: for each fusion level, fuse, calibrate (or reuse a table), convert to
 // int8 QDQ, write the model and its calibration table, and evaluate against fp32.
-#ifndef QFUSE_TOOLS_QUANTIZE_QUANTIZE_PIPELINE_H_
-#define QFUSE_TOOLS_QUANTIZE_QUANTIZE_PIPELINE_H_
+#ifndef QFUSE_PIPELINE_QUANTIZE_PIPELINE_H_
+#define QFUSE_PIPELINE_QUANTIZE_PIPELINE_H_
 
 #include <cstdint>
 #include <set>
@@ -14,10 +14,10 @@
 #include "calib/thresholds.h"
 #include "fusion/pipeline.h"
 #include "quant/qdq_converter.h"
-#include "tools/quantize/evaluation.h"
-#include "tools/quantize/layer_analysis.h"
+#include "pipeline/evaluation.h"
+#include "pipeline/layer_analysis.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 
 struct QuantizeConfig {
   std::string model_path;
@@ -76,6 +76,6 @@ struct QuantizeResult {
 
 absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config);
 
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline
 
-#endif  // QFUSE_TOOLS_QUANTIZE_QUANTIZE_PIPELINE_H_
+#endif  // QFUSE_PIPELINE_QUANTIZE_PIPELINE_H_

@@ -1,7 +1,7 @@
 // Evaluation of a model on a dataset: its outputs, top-1 accuracy against labels, and
 // agreement with a reference model's outputs (top-1 agreement, SQNR, cosine).
-#ifndef QFUSE_TOOLS_QUANTIZE_EVALUATION_H_
-#define QFUSE_TOOLS_QUANTIZE_EVALUATION_H_
+#ifndef QFUSE_PIPELINE_EVALUATION_H_
+#define QFUSE_PIPELINE_EVALUATION_H_
 
 #include <cstdint>
 #include <vector>
@@ -11,7 +11,7 @@
 #include "ir/graph.h"
 #include "runtime/executor.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 
 struct EvaluateOptions {
   int64_t max_samples = 0;  // 0: the whole dataset
@@ -42,6 +42,6 @@ absl::StatusOr<OutputAgreement> CompareOutputs(const ir::Tensor& reference, cons
 double SqnrDb(absl::Span<const float> reference, absl::Span<const float> actual);
 double Cosine(absl::Span<const float> a, absl::Span<const float> b);
 
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline
 
-#endif  // QFUSE_TOOLS_QUANTIZE_EVALUATION_H_
+#endif  // QFUSE_PIPELINE_EVALUATION_H_

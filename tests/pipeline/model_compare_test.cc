@@ -1,4 +1,4 @@
-#include "tools/model_compare.h"
+#include "pipeline/model_compare.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -13,7 +13,7 @@
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/status_matchers.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -138,4 +138,4 @@ TEST(CompareModelsTest, ErrorsNameTheProblem) {
 }
 
 }  // namespace
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline

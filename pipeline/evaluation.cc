@@ -1,4 +1,4 @@
-#include "tools/quantize/evaluation.h"
+#include "pipeline/evaluation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "calib/progress.h"
 #include "ir/status_macros.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 namespace {
 
 // Index of the largest value in row `i` of a [rows, classes] span.
@@ -125,4 +125,4 @@ absl::StatusOr<OutputAgreement> CompareOutputs(const ir::Tensor& reference, cons
   return a;
 }
 
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline

@@ -1,4 +1,4 @@
-#include "tools/model_compare.h"
+#include "pipeline/model_compare.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 namespace {
 
 struct ModelOutputs {
@@ -161,4 +161,4 @@ std::string FormatComparison(const ComparisonReport& report, const CompareOption
   return text;
 }
 
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline

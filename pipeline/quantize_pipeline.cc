@@ -1,4 +1,4 @@
-#include "tools/quantize/quantize_pipeline.h"
+#include "pipeline/quantize_pipeline.h"
 
 #include <chrono>
 #include <filesystem>
@@ -12,9 +12,9 @@
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
-#include "tools/quantize/evaluation.h"
+#include "pipeline/evaluation.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
@@ -227,4 +227,4 @@ absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
   return result;
 }
 
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline

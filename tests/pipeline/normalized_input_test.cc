@@ -8,9 +8,9 @@
 
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
-#include "tools/quantize/quantize_pipeline.h"
+#include "pipeline/quantize_pipeline.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
@@ -88,4 +88,4 @@ TEST(NormalizedInputTest, WithoutEvalDataHoldsBackCalibrationSamples) {
 }
 
 }  // namespace
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline

@@ -1,8 +1,8 @@
 // Compares two models' outputs on the same dataset (what //tools:compare prints): per
 // output the top-1 agreement, SQNR, cosine and max |a - b| of model B against model A, and
 // each model's top-1 accuracy when labels are given.
-#ifndef QFUSE_TOOLS_MODEL_COMPARE_H_
-#define QFUSE_TOOLS_MODEL_COMPARE_H_
+#ifndef QFUSE_PIPELINE_MODEL_COMPARE_H_
+#define QFUSE_PIPELINE_MODEL_COMPARE_H_
 
 #include <cstdint>
 #include <string>
@@ -10,9 +10,9 @@
 
 #include "absl/status/statusor.h"
 #include "calib/data_source.h"
-#include "tools/quantize/evaluation.h"
+#include "pipeline/evaluation.h"
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 
 struct CompareOptions {
   std::string model_a;                    // the reference
@@ -47,6 +47,6 @@ absl::StatusOr<ComparisonReport> CompareModels(const CompareOptions& options);
 // Plain-text table of `report`, one row per output.
 std::string FormatComparison(const ComparisonReport& report, const CompareOptions& options);
 
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline
 
-#endif  // QFUSE_TOOLS_MODEL_COMPARE_H_
+#endif  // QFUSE_PIPELINE_MODEL_COMPARE_H_

@@ -1,7 +1,7 @@
 // End to end: the quantize job on the ResNet sample with a handful of samples, at every
 // fusion level. Files are written, load back as valid ONNX, reruns give the same bytes,
 // tables can be reused (and are refused for another graph), inputs are never overwritten.
-#include "tools/quantize/quantize_pipeline.h"
+#include "pipeline/quantize_pipeline.h"
 
 #include <filesystem>
 #include <fstream>
@@ -13,7 +13,7 @@
 #include "tools/quantize/report.h"
 #include <nlohmann/json.hpp>
 
-namespace qfuse::tools {
+namespace qfuse::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
@@ -136,4 +136,4 @@ TEST(QuantizePipelineTest, BadDataIsAOneLineErrorNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace qfuse::tools
+}  // namespace qfuse::pipeline
