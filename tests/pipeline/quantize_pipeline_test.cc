@@ -70,13 +70,13 @@ TEST(QuantizePipelineTest, AllLevelsEndToEndAndDeterministic) {
   }
   // Fused quantization keeps the logits closer to fp32 than quantizing every op.
   EXPECT_GT(result.levels[0].sqnr_db, result.levels[2].sqnr_db);
-  QFUSE_ASSERT_OK(WriteReports(result, config, Tmp("run1/report.json"), Tmp("run1/report.html")));
+  QFUSE_ASSERT_OK(tools::WriteReports(result, config, Tmp("run1/report.json"), Tmp("run1/report.html")));
   const nlohmann::json report = nlohmann::json::parse(Read(Tmp("run1/report.json")));
   EXPECT_EQ(report.at("levels").size(), 3u);
 
   // A rerun into another folder writes the same bytes.
   QFUSE_ASSERT_OK_AND_ASSIGN(QuantizeResult again, RunQuantize(SmallConfig(Tmp("run2"))));
-  QFUSE_ASSERT_OK(WriteReports(again, SmallConfig(Tmp("run2")), Tmp("run2/report.json"), Tmp("run2/report.html")));
+  QFUSE_ASSERT_OK(tools::WriteReports(again, SmallConfig(Tmp("run2")), Tmp("run2/report.json"), Tmp("run2/report.html")));
   for (const char* file : {"model_int8_full.onnx", "model_int8_bn.onnx", "model_int8_none.onnx",
                            "calibration_full.json", "calibration_none.cache", "report.json"}) {
     EXPECT_EQ(Read(Tmp(std::string("run1/") + file)), Read(Tmp(std::string("run2/") + file))) << file;
