@@ -151,14 +151,7 @@ class MultiSourceDataset : public Dataset {
   int64_t fixed_batch() const override { return fixed_batch_; }
 
   absl::StatusOr<std::vector<runtime::NamedTensor>> ReadBatch(int64_t start, int64_t count) override {
-    if (start < 0 || count <= 0 || start > size_ - count) {
-      return absl::OutOfRangeError(absl::StrCat("calibration samples [", start, ", ", start + count,
-                                                ") are out of range: the dataset has ", size_));
-    }
-    if (fixed_batch_ > 0 && count != fixed_batch_) {
-      return absl::InvalidArgumentError(absl::StrCat("the model's batch dim is fixed at ", fixed_batch_,
-                                                     "; cannot read a batch of ", count));
-    }
+    QFUSE_RETURN_IF_ERROR(CheckBatchRange(start, count, size_, fixed_batch_));
     std::vector<runtime::NamedTensor> out;
     for (Feed& feed : feeds_) {
       std::vector<int64_t> dims = {count};
@@ -238,6 +231,18 @@ class SlicedDataset : public Dataset {
 };
 
 }  // namespace
+
+absl::Status CheckBatchRange(int64_t start, int64_t count, int64_t size, int64_t fixed_batch) {
+  if (start < 0 || count <= 0 || start > size - count) {
+    return absl::OutOfRangeError(absl::StrCat("calibration samples [", start, ", ", start + count,
+                                              ") are out of range: the dataset has ", size));
+  }
+  if (fixed_batch > 0 && count != fixed_batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model's batch dim is fixed at ", fixed_batch, "; cannot read a batch of ", count));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<Dataset>> SliceDataset(std::unique_ptr<Dataset> data, int64_t start, int64_t count) {
   if (start < 0 || count <= 0 || start > data->size() - count) {

@@ -36,6 +36,10 @@ class Dataset {
   virtual int64_t fixed_batch() const { return 0; }
 };
 
+// The checks every Dataset::ReadBatch makes: [start, start + count) inside [0, size)
+// (OutOfRange) and count == fixed_batch when that is set (InvalidArgument).
+absl::Status CheckBatchRange(int64_t start, int64_t count, int64_t size, int64_t fixed_batch);
+
 // Opens one source per model input (sources matched by input_name; an unnamed source only
 // for a one-input model), validates every sample's element count/dtype against the model
 // input's declared type (expected vs got, naming the file/sample index and the input),
