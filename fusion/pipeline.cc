@@ -31,7 +31,7 @@ std::string FusionLevelName(FusionLevel level) {
   return "?";
 }
 
-std::vector<PipelineStep> BuildPipeline(FusionLevel level) {
+std::vector<PipelineStep> BuildPipeline(FusionLevel level, const UnitForms& unit_forms) {
   std::vector<PipelineStep> steps;
   if (level == FusionLevel::kNone) return steps;  // the graph exactly as imported
   // Drop no-ops first so they do not break the patterns below.
@@ -52,7 +52,7 @@ std::vector<PipelineStep> BuildPipeline(FusionLevel level) {
   steps.push_back({std::make_unique<MergeBranchesPass>(), Convergence::kOnce});
   if (level == FusionLevel::kFull) {
     // Conv/Gemm/MatMul -> [Add] -> [Relu, Clip, HardSwish, SiLU, Sigmoid, ...] become quantized units.
-    steps.push_back({std::make_unique<FormUnitsPass>(), Convergence::kOnce});
+    steps.push_back({std::make_unique<FormUnitsPass>(unit_forms), Convergence::kOnce});
   }
   return steps;
 }
@@ -100,7 +100,7 @@ absl::StatusOr<std::vector<PassStats>> RunPipeline(const std::vector<PipelineSte
 }
 
 absl::StatusOr<std::vector<PassStats>> Fuse(ir::Model* model, FusionLevel level, const PipelineOptions& options) {
-  return RunPipeline(BuildPipeline(level), model, options);
+  return RunPipeline(BuildPipeline(level, options.unit_forms), model, options);
 }
 
 }  // namespace qfuse::fusion

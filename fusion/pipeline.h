@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "fusion/pass.h"
+#include "fusion/passes/form_units.h"
 #include "ir/model.h"
 
 namespace qfuse::fusion {
@@ -43,11 +44,12 @@ struct PassStats {
 
 struct PipelineOptions {
   std::set<std::string> disabled_passes;  // by Pass::name()
+  UnitForms unit_forms;                   // what level kFull's units absorb
   bool verify_after_each_pass = true;
 };
 
-// The passes of `level`, in order.
-std::vector<PipelineStep> BuildPipeline(FusionLevel level);
+// The passes of `level`, in order; kFull's units absorb `unit_forms`.
+std::vector<PipelineStep> BuildPipeline(FusionLevel level, const UnitForms& unit_forms = {});
 
 // Names of every registered pass (for --disable_passes help and validation).
 std::vector<std::string> AllPassNames();

@@ -42,18 +42,36 @@ absl::Status CheckNotAnInput(const std::string& path, const QuantizeConfig& conf
   return absl::OkStatus();
 }
 
+// The calibration samples: in memory (calib_tensors) when set, else read from calib_sources.
+absl::StatusOr<std::unique_ptr<calib::Dataset>> OpenCalibrationData(const QuantizeConfig& config, const ir::Graph& model,
+                                                                    int64_t max_samples) {
+  if (config.calib_tensors != nullptr) return calib::OpenTensorDataset(config.calib_tensors, model, max_samples);
+  return calib::OpenDataset(config.calib_sources, model, max_samples);
+}
+
 absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::FusionLevel level,
-                                     const std::vector<ir::Tensor>& fp32_outputs, const std::vector<int64_t>& labels,
-                                     calib::Dataset& eval_data, int64_t eval_count) {
+                                     quant::DeployTarget target, const std::vector<ir::Tensor>& fp32_outputs,
+                                     const std::vector<int64_t>& labels, calib::Dataset& eval_data,
+                                     int64_t eval_count) {
   LevelResult r;
   r.level = level;
-  const std::string name = fusion::FusionLevelName(level);
+  r.target = target;
+  r.convert = config.convert;
+  r.convert.target = target;
+  r.convert = quant::WithTargetDefaults(r.convert, config.user_choices);
+  const quant::ConvertOptions& convert = r.convert;
+  // Files and messages: "full", or "full_onnxruntime" for another target.
+  const std::string name = target == quant::DeployTarget::kQfuse
+                               ? fusion::FusionLevelName(level)
+                               : absl::StrCat(fusion::FusionLevelName(level), "_", quant::DeployTargetName(target));
   Stopwatch load;
   QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(config.model_path));
   r.seconds.load = load.Seconds();
 
   Stopwatch fuse;
-  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
+  fusion::PipelineOptions fusion_options;
+  fusion_options.unit_forms = quant::UnitFormsFor(target);
+  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level, fusion_options).status());
   r.float_nodes = model.graph->num_nodes();
   r.seconds.fuse = fuse.Seconds();
 
@@ -63,9 +81,11 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
     QFUSE_ASSIGN_OR_RETURN(r.table, calib::ReadCalibrationTable(config.calibration_table, fingerprint,
                                                                 config.force_calibration_table));
   } else {
-    QFUSE_ASSIGN_OR_RETURN(auto calib_data, calib::OpenDataset(config.calib_sources, *model.graph, config.calib_samples));
+    QFUSE_ASSIGN_OR_RETURN(auto calib_data, OpenCalibrationData(config, *model.graph, config.calib_samples));
     calib::CalibrateOptions options;
     options.threshold = config.threshold;
+    // uint8 spends 256 levels on a non-negative tensor: its threshold search keeps 256 bins.
+    if (convert.activation_type == quant::ActivationType::kUint8) options.threshold.num_quantized_bins = 256;
     options.num_samples = config.calib_samples;
     options.num_threads = config.threads;
     options.show_progress = config.show_progress;
@@ -74,13 +94,13 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
   }
   r.seconds.calibrate = calibrate.Seconds();
 
-  Stopwatch convert;
+  Stopwatch convert_watch;
   ir::Model fused_float;  // the float graph the layer analysis needs (conversion is in place)
   if (config.analysis_samples > 0) {
     fused_float.opset = model.opset;
     fused_float.graph = model.graph->Clone();
   }
-  QFUSE_ASSIGN_OR_RETURN(r.conversion, quant::ConvertToQdq(&model, r.table, config.convert));
+  QFUSE_ASSIGN_OR_RETURN(r.conversion, quant::ConvertToQdq(&model, r.table, convert));
   for (const std::string& note : r.conversion.notes) absl::PrintF("%s: %s\n", name, note);
   r.model_file = (fs::path(config.output_dir) / absl::StrCat("model_int8_", name, ".onnx")).string();
   r.table_file = (fs::path(config.output_dir) / absl::StrCat("calibration_", name, ".json")).string();
@@ -89,7 +109,7 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
   QFUSE_RETURN_IF_ERROR(ir::SaveModel(model, r.model_file));
   QFUSE_RETURN_IF_ERROR(calib::WriteCalibrationTable(r.table, r.table_file));
   QFUSE_RETURN_IF_ERROR(calib::WriteCalibrationTable(r.table, cache_file));
-  r.seconds.convert = convert.Seconds();
+  r.seconds.convert = convert_watch.Seconds();
 
   Stopwatch evaluate;
   EvaluateOptions eval;
@@ -127,11 +147,11 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
     analysis.executor.integer_kernels = false;  // simulated: every value keeps its float name
     analysis.show_progress = config.show_progress;
     analysis.label = absl::StrCat("per-layer analysis ", name);
-    QFUSE_ASSIGN_OR_RETURN(r.analysis, AnalyzeLayers(fused_float, r.table, config.convert, batch, analysis));
+    QFUSE_ASSIGN_OR_RETURN(r.analysis, AnalyzeLayers(fused_float, r.table, convert, batch, analysis));
   }
   if (!r.analysis.suggested_keep_float.empty()) {
     // The accuracy with the suggested layers kept float, on the whole evaluation set.
-    quant::ConvertOptions options = config.convert;
+    quant::ConvertOptions options = convert;
     options.keep_float.insert(r.analysis.suggested_keep_float.begin(), r.analysis.suggested_keep_float.end());
     QFUSE_ASSIGN_OR_RETURN(ir::Model suggested, QuantizedCopy(fused_float, r.table, options));
     const std::string label_text = absl::StrCat("evaluate int8 ", name, " with keep-float suggestion");
@@ -154,7 +174,7 @@ absl::StatusOr<std::unique_ptr<calib::Dataset>> HeldBackSamples(const QuantizeCo
   if (!config.labels_path.empty()) {
     return absl::InvalidArgumentError("--labels belongs to --eval_data: give both, or neither");
   }
-  QFUSE_ASSIGN_OR_RETURN(auto all, calib::OpenDataset(config.calib_sources, model, 0));
+  QFUSE_ASSIGN_OR_RETURN(auto all, OpenCalibrationData(config, model, 0));
   const int64_t total = all->size();
   int64_t held = total > config.calib_samples ? total - config.calib_samples : total / 4;
   if (config.eval_samples > 0) held = std::min(held, config.eval_samples);
@@ -174,8 +194,10 @@ absl::StatusOr<std::unique_ptr<calib::Dataset>> HeldBackSamples(const QuantizeCo
 
 absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
   if (config.levels.empty()) return absl::InvalidArgumentError("no fusion level to run");
-  if (!config.calibration_table.empty() && config.levels.size() != 1) {
-    return absl::InvalidArgumentError("--calibration_table belongs to one fusion level: use --fusion=full|bn|none");
+  if (config.targets.empty()) return absl::InvalidArgumentError("no target to run");
+  if (!config.calibration_table.empty() && (config.levels.size() != 1 || config.targets.size() != 1)) {
+    return absl::InvalidArgumentError(
+        "--calibration_table belongs to one fusion level and target: use --fusion=full|bn|none and one --target");
   }
   std::error_code ec;
   fs::create_directories(config.output_dir, ec);
@@ -214,17 +236,35 @@ absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
   }
   result.fp32_seconds = fp32_watch.Seconds();
   result.calib_samples = config.calibration_table.empty() ? effective.calib_samples : 0;
-  for (fusion::FusionLevel level : config.levels) {
-    absl::StatusOr<LevelResult> r = RunLevel(effective, level, fp32_outputs, labels, *eval_data, result.eval_samples);
-    if (!r.ok()) {
-      return absl::Status(r.status().code(),
-                          absl::StrCat("fusion level ", fusion::FusionLevelName(level), ": ", r.status().message()));
+  for (quant::DeployTarget target : config.targets) {
+    for (fusion::FusionLevel level : config.levels) {
+      if (target == quant::DeployTarget::kTensorRt && level != fusion::FusionLevel::kFull) {
+        absl::PrintF("target tensorrt: level %s skipped (TensorRT's placement is the full level's units)\n",
+                     fusion::FusionLevelName(level));
+        continue;
+      }
+      absl::StatusOr<LevelResult> r =
+          RunLevel(effective, level, target, fp32_outputs, labels, *eval_data, result.eval_samples);
+      if (!r.ok()) {
+        std::string where = absl::StrCat("fusion level ", fusion::FusionLevelName(level));
+        if (config.targets.size() > 1 || target != quant::DeployTarget::kQfuse) {
+          absl::StrAppend(&where, ", target ", quant::DeployTargetName(target));
+        }
+        return absl::Status(r.status().code(), absl::StrCat(where, ": ", r.status().message()));
+      }
+      result.levels.push_back(*std::move(r));
     }
-    result.levels.push_back(*std::move(r));
   }
+  if (result.levels.empty()) return absl::InvalidArgumentError("no fusion level runs for the chosen targets");
   // The samples actually calibrated on (the data may hold fewer than --calib_samples).
   if (config.calibration_table.empty() && !result.levels.empty()) result.calib_samples = result.levels[0].table.samples;
   return result;
+}
+
+std::string ResultName(const LevelResult& result) {
+  std::string name = fusion::FusionLevelName(result.level);
+  if (result.target != quant::DeployTarget::kQfuse) absl::StrAppend(&name, "/", quant::DeployTargetName(result.target));
+  return name;
 }
 
 }  // namespace qfuse::pipeline

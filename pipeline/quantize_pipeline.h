@@ -4,6 +4,7 @@
 #define QFUSE_PIPELINE_QUANTIZE_PIPELINE_H_
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,8 +12,10 @@
 #include "absl/status/statusor.h"
 #include "calib/calibration_table.h"
 #include "calib/data_source.h"
+#include "calib/tensor_dataset.h"
 #include "calib/thresholds.h"
 #include "fusion/pipeline.h"
+#include "quant/deploy_target.h"
 #include "quant/qdq_converter.h"
 #include "pipeline/evaluation.h"
 #include "pipeline/layer_analysis.h"
@@ -22,14 +25,19 @@ namespace qfuse::pipeline {
 struct QuantizeConfig {
   std::string model_path;
   std::vector<calib::DataSource> calib_sources;
+  // In-memory calibration samples (calib/tensor_dataset.h), used instead of calib_sources when set.
+  std::shared_ptr<const calib::TensorSamples> calib_tensors;
   int64_t calib_samples = 512;
   // Empty: evaluate on calibration samples held back from calibration (see RunQuantize).
   std::vector<calib::DataSource> eval_sources;
   int64_t eval_samples = 0;  // 0: all
   std::string labels_path;   // "" : accuracy is agreement with fp32
   calib::ThresholdOptions threshold;
-  quant::ConvertOptions convert;
+  quant::ConvertOptions convert;  // its `target` is ignored: each of `targets` is run
+  quant::UserChoices user_choices;  // fields of `convert` the user set; the rest take each target's defaults
   std::vector<fusion::FusionLevel> levels;
+  // Each level is run for each target (tensorrt at level full only: its placement is the unit's).
+  std::vector<quant::DeployTarget> targets = {quant::DeployTarget::kQfuse};
   bool integer_kernels = true;           // evaluate with the integer runtime
   bool fixed_point_requant = false;      // --requant fixed
   std::string calibration_table;         // reuse this table (single level only)
@@ -47,6 +55,8 @@ struct PhaseSeconds {
 
 struct LevelResult {
   fusion::FusionLevel level = fusion::FusionLevel::kFull;
+  quant::DeployTarget target = quant::DeployTarget::kQfuse;
+  quant::ConvertOptions convert;  // as used: the target's defaults where the user chose nothing
   std::string model_file;  // written int8 model
   std::string table_file;  // written calibration table (JSON; a TensorRT cache beside it)
   int64_t float_nodes = 0;  // nodes of the fused float graph
@@ -75,6 +85,9 @@ struct QuantizeResult {
 };
 
 absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config);
+
+// "full" for the qfuse target, "full/onnxruntime" for another: the row label of a result.
+std::string ResultName(const LevelResult& result);
 
 }  // namespace qfuse::pipeline
 

@@ -14,6 +14,7 @@
 #include "ir/int8_forms.h"
 #include "ir/status_macros.h"
 #include "quant/numerics/requantize.h"
+#include "quant/placement_check.h"
 #include "quant/weight_quantizer.h"
 
 namespace qfuse::quant {
@@ -77,6 +78,7 @@ class Converter {
       }
     }
     MarkFloatPassThroughs(order);
+    if (options_.target == DeployTarget::kOnnxRuntime) MarkAbsorbedClamps(order);
     for (Node* node : order) {
       if (options_.keep_float.count(node->name()) > 0) continue;
       if (node->outputs().size() == 1 && shape_derived_.contains(node->output(0))) continue;  // shape arithmetic
@@ -99,6 +101,7 @@ class Converter {
         if (in == nullptr || in->is_constant() || in->type().dtype != DataType::kFloat32) continue;
         if (shape_derived_.contains(in)) continue;
         if (quantize_weights && (i == ir::kUnitW || i == ir::kUnitBias)) continue;
+        if (absorbed_clamps_.contains(node)) continue;  // reads the Add's output unrounded
         // Between two float ops a Q/DQ pair would only add error: neither runtime runs either in int8.
         if (!RunsInt8(node) && !RunsInt8(in->producer())) continue;
         QFUSE_ASSIGN_OR_RETURN(Value * dq, Dequantized(in));
@@ -143,6 +146,20 @@ class Converter {
           float_pass_throughs_.insert(node);
           changed = true;
         }
+      }
+    }
+  }
+
+  // onnxruntime: a Relu/Clip reading the only output of an int8 Add runs on the unrounded sum,
+  // as a unit's activation does, so onnxruntime fuses Add -> Relu -> QuantizeLinear (zero point 0
+  // of uint8: the clamp is absorbed) into one QLinearAdd.
+  void MarkAbsorbedClamps(const std::vector<Node*>& order) {
+    for (Node* node : order) {
+      if (!(Is(*node, "Relu") || Is(*node, "Clip")) || !RunsInt8(node) || node->input(0) == nullptr) continue;
+      const Value* sum = node->input(0);
+      const Node* add = sum->producer();
+      if (add != nullptr && Is(*add, "Add") && RunsInt8(add) && sum->uses().size() == 1 && !sum->is_graph_output()) {
+        absorbed_clamps_.insert(node);
       }
     }
   }
@@ -237,13 +254,16 @@ class Converter {
     const ir::Tensor& w_data = *node.input(1)->initializer();
     WeightQuantizeRequest request;
     request.weights = &w_data;
-    request.bias = node.input(ir::kUnitBias) != nullptr && node.input(ir::kUnitBias)->is_constant()
+    // TensorRT quantizes the bias itself: it stays float, with no int32 budget to fit.
+    request.bias = !tensorrt() && node.input(ir::kUnitBias) != nullptr && node.input(ir::kUnitBias)->is_constant()
                        ? node.input(ir::kUnitBias)->initializer()
                        : nullptr;
     request.input_scale = x_params.scales[0];
     request.per_channel = options_.per_channel_weights;
     request.reduce_range = options_.reduce_range;
     QFUSE_ASSIGN_OR_RETURN(request.channel_axis, OutputChannelAxis(node, op));
+    // TensorRT reads per-channel ConvTranspose scales on axis 0, its input channels: per tensor.
+    if (tensorrt() && op == "ConvTranspose") request.per_channel = false;
     QFUSE_ASSIGN_OR_RETURN(request.num_products, ProductsPerOutput(node, op, w_data));
     const bool uint8 = options_.activation_type == ActivationType::kUint8;
     request.max_abs_input = uint8 ? numerics::MaxAbsCentered(0, 255, x_params.zero_points[0])
@@ -286,6 +306,12 @@ class Converter {
   absl::Status InsertWeights(Node* node, QuantizedWeights w) {
     stats_.widened_bias_channels += w.widened_channels;
     const std::string base = node->input(1)->name();
+    if (tensorrt()) {
+      QFUSE_ASSIGN_OR_RETURN(Value * wq, QuantizedFloatConstant(base, w));
+      graph_.SetInput(node, ir::kUnitW, wq);
+      ++stats_.quantized_weights;
+      return absl::OkStatus();
+    }
     QFUSE_ASSIGN_OR_RETURN(Value * wq, DequantizedConstant(base, std::move(w.weights), w.weight_scales,
                                                            Tensor(DataType::kInt8, {w.weight_scales.num_elements()}),
                                                            w.axis));
@@ -313,6 +339,49 @@ class Converter {
     QFUSE_ASSIGN_OR_RETURN(int64_t group, node.attrs().GetInt("group", 1));
     return group == 1 ? 1 : -1;
   }
+
+  // TensorRT's weight form: the dequantized weights as a FLOAT constant -> QuantizeLinear ->
+  // DequantizeLinear (zero point 0, per channel on w.axis). QuantizeLinear gives back exactly
+  // w.weights: q * s / s is within an ulp of q, far from a rounding tie.
+  absl::StatusOr<Value*> QuantizedFloatConstant(const std::string& base, const QuantizedWeights& w) {
+    const ir::Tensor& q = w.weights;
+    const int64_t channels = w.weight_scales.num_elements();
+    Tensor dequantized(DataType::kFloat32, q.dims());
+    const auto& dims = q.dims();
+    int64_t inner = 1;
+    for (size_t d = w.axis + 1; d < dims.size(); ++d) inner *= dims[d];
+    const int8_t* qd = q.data<int8_t>();
+    const float* scales = w.weight_scales.data<float>();
+    float* out = dequantized.data<float>();
+    for (int64_t i = 0; i < q.num_elements(); ++i) {
+      const int64_t c = channels == 1 ? 0 : (i / inner) % channels;
+      out[i] = static_cast<float>(qd[i]) * scales[c];
+    }
+    const bool per_axis = channels > 1;
+    Tensor scale_tensor = w.weight_scales;
+    Tensor zero_points(DataType::kInt8, {channels});
+    if (!per_axis) {
+      QFUSE_RETURN_IF_ERROR(zero_points.SetDims({}));
+      QFUSE_RETURN_IF_ERROR(scale_tensor.SetDims({}));
+    }
+    QFUSE_ASSIGN_OR_RETURN(Value * f, graph_.AddConstant(graph_.UniqueValueName(base + "_int8_values"),
+                                                         std::move(dequantized)));
+    QFUSE_ASSIGN_OR_RETURN(Value * s, graph_.AddConstant(graph_.UniqueValueName(base + "_scale"), scale_tensor));
+    QFUSE_ASSIGN_OR_RETURN(Value * z, graph_.AddConstant(graph_.UniqueValueName(base + "_zero_point"),
+                                                         std::move(zero_points)));
+    ir::AttributeMap attrs;
+    if (per_axis) attrs.Set("axis", w.axis);
+    QFUSE_ASSIGN_OR_RETURN(Node * qn, graph_.AddNode("QuantizeLinear", base + "_QuantizeLinear", {f, s, z},
+                                                     {graph_.UniqueValueName(base + "_quantized")}, attrs));
+    qn->output(0)->mutable_type() = ir::TensorType{DataType::kInt8, ir::Shape::FromDims(dims), {}};
+    QFUSE_ASSIGN_OR_RETURN(Node * dq, graph_.AddNode("DequantizeLinear", base + "_DequantizeLinear",
+                                                     {qn->output(0), s, z},
+                                                     {graph_.UniqueValueName(base + "_dequantized")}, attrs));
+    dq->output(0)->mutable_type() = ir::TensorType{DataType::kFloat32, ir::Shape::FromDims(dims), {}};
+    return dq->output(0);
+  }
+
+  bool tensorrt() const { return options_.target == DeployTarget::kTensorRt; }
 
   // int8/int32 constant `data` -> DequantizeLinear(scale, zero point, axis).
   absl::StatusOr<Value*> DequantizedConstant(const std::string& base, Tensor data, const Tensor& scales,
@@ -345,12 +414,23 @@ class Converter {
   absl::flat_hash_set<const Value*> shape_derived_;  // computed from shapes and constants only
   absl::flat_hash_set<const Node*> float_nodes_;  // kept float because their bias could not fit
   absl::flat_hash_set<const Node*> float_pass_throughs_;  // see MarkFloatPassThroughs
+  absl::flat_hash_set<const Node*> absorbed_clamps_;      // see MarkAbsorbedClamps
 };
 
 }  // namespace
 
+ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& chosen) {
+  const bool onnxruntime = options.target == DeployTarget::kOnnxRuntime;
+  if (!chosen.activation_type) options.activation_type = onnxruntime ? ActivationType::kUint8 : ActivationType::kInt8;
+  if (!chosen.reduce_range) options.reduce_range = onnxruntime;
+  return options;
+}
+
 absl::StatusOr<ConversionStats> ConvertToQdq(ir::Model* model, const calib::CalibrationTable& table,
                                              const ConvertOptions& options) {
+  if (options.target == DeployTarget::kTensorRt && options.activation_type != ActivationType::kInt8) {
+    return absl::InvalidArgumentError("target tensorrt takes int8 activations (symmetric, zero point 0), not uint8");
+  }
   for (const std::string& name : options.keep_float) {
     bool found = false;
     for (const Node* n : model->graph->nodes()) found |= n->name() == name;
@@ -362,6 +442,11 @@ absl::StatusOr<ConversionStats> ConvertToQdq(ir::Model* model, const calib::Cali
   // Per-axis DequantizeLinear and the canonical operator forms need opset 13.
   model->opset = std::max<int64_t>(model->opset, ir::kPerChannelQdqOpset);
   QFUSE_RETURN_IF_ERROR(model->graph->Verify());
+  if (options.target == DeployTarget::kTensorRt) {  // the rules, on the ops as exported
+    std::unique_ptr<ir::Graph> exported = model->graph->Clone();
+    QFUSE_RETURN_IF_ERROR(ir::ExpandUnits(exported.get()));
+    QFUSE_RETURN_IF_ERROR(CheckTensorRtPlacement(*exported));
+  }
   return stats;
 }
 

@@ -18,6 +18,14 @@
 // input's range; the margin keeps them off rounding ties). Graph outputs stay float (the last
 // op dequantizes). Nodes named in `keep_float` read float values and are not quantized
 // themselves.
+//
+// The deploy target (quant/deploy_target.h) adjusts this: for onnxruntime, a Relu/Clip that
+// reads an int8 Add's only output is absorbed into the Add's output quantization (no Q/DQ
+// between, as inside a unit), so onnxruntime fuses Add -> Relu -> QuantizeLinear into QLinearAdd;
+// for tensorrt, activations must be int8, biases stay float and weights are written as
+// float -> QuantizeLinear -> DequantizeLinear (TensorRT 8 and 10 both parse that form), per
+// output channel on axis 0 (ConvTranspose: per tensor), and the result must pass
+// CheckTensorRtPlacement (quant/placement_check.h).
 #ifndef QFUSE_QUANT_QDQ_CONVERTER_H_
 #define QFUSE_QUANT_QDQ_CONVERTER_H_
 
@@ -28,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "calib/calibration_table.h"
 #include "ir/model.h"
+#include "quant/deploy_target.h"
 
 namespace qfuse::quant {
 
@@ -37,6 +46,7 @@ enum class ActivationType {
 };
 
 struct ConvertOptions {
+  DeployTarget target = DeployTarget::kQfuse;
   ActivationType activation_type = ActivationType::kInt8;
   bool per_channel_weights = true;     // per output channel; false: one scale per weight tensor
   bool reduce_range = false;           // 7-bit weights in [-64, 64] (weight_quantizer.h)
@@ -48,6 +58,18 @@ struct ConvertOptions {
   double max_bias_widening_db = 12.0;
 };
 
+// Which ConvertOptions fields the user chose; the others take their target's default.
+struct UserChoices {
+  bool activation_type = false;
+  bool reduce_range = false;
+};
+
+// `options` with `options.target`'s defaults for every field the user did not choose:
+// onnxruntime takes uint8 activations (a Relu/Clip before a QuantizeLinear with zero point 0 is
+// absorbed) and 7-bit weights (exact on x86 without VNNI); qfuse and tensorrt keep int8
+// activations and 8-bit weights.
+ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& chosen);
+
 struct ConversionStats {
   int64_t quantized_activations = 0;  // Q/DQ pairs inserted
   int64_t quantized_weights = 0;
@@ -58,7 +80,8 @@ struct ConversionStats {
   std::vector<std::string> notes;
 };
 
-// `model` is modified in place. Every quantized activation must be in `table`.
+// `model` is modified in place. Every quantized activation must be in `table`. Fails when the
+// options contradict the target (tensorrt with uint8 activations).
 absl::StatusOr<ConversionStats> ConvertToQdq(ir::Model* model, const calib::CalibrationTable& table,
                                              const ConvertOptions& options);
 

@@ -27,7 +27,7 @@ std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::
   UnitMatch m{const_cast<ir::Node*>(&anchor), nullptr, 0, nullptr, 0, {}, {}};
   ir::Value* current = anchor.output(0);
   ir::Node* next = SoleConsumer(*current);
-  if (is_matmul && next != nullptr && IsStandard(*next, "Add")) {
+  if (forms_.matmul_bias && is_matmul && next != nullptr && IsStandard(*next, "Add")) {
     const int bias_index = next->input(0) == current ? 1 : 0;
     const ir::Tensor* b = ConstantInput(*next, bias_index);
     if (b != nullptr && b->dtype() == ir::DataType::kFloat32 && b->num_elements() == w->dims()[1] &&
@@ -38,7 +38,7 @@ std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::
       next = SoleConsumer(*current);
     }
   }
-  if (next != nullptr && IsStandard(*next, "Add") && next->inputs().size() == 2 &&
+  if (forms_.residual_add && next != nullptr && IsStandard(*next, "Add") && next->inputs().size() == 2 &&
       next->input(0) != next->input(1)) {
     const int residual_index = next->input(0) == current ? 1 : 0;
     const ir::Value* residual = next->input(residual_index);
@@ -50,7 +50,8 @@ std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::
       current = next->output(0);
     }
   }
-  if (auto act = ir::MatchUnitActivation(*current); act.has_value()) {
+  if (auto act = ir::MatchUnitActivation(*current);
+      act.has_value() && (forms_.non_clamp_activations || ir::IsClampActivation(act->spec.activation))) {
     m.activation = act->nodes;
     m.spec = act->spec;
   }

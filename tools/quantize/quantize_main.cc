@@ -5,16 +5,20 @@
 //   bazel run //tools:quantize
 //   bazel run //tools:quantize -- --model=models/mobilenetv2_small/model.onnx --method=percentile
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/internal/private_handle_accessor.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "calib/data_source.h"
 #include "ir/output_dir.h"
 #include "ir/status_macros.h"
@@ -56,8 +60,16 @@ ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(bool, per_channel, true, "per-output-channel weight scales (false: one per tensor)");
 ABSL_FLAG(bool, reduce_range, false,
           "7-bit weights in [-64, 64] (onnxruntime's reduce_range): exact vpmaddubsw on x86 without VNNI, "
-          "about 6 dB less weight SQNR");
-ABSL_FLAG(std::string, activation_dtype, "int8", "int8 (symmetric) or uint8");
+          "about 6 dB less weight SQNR; default: the target's (onnxruntime: true, else false)");
+ABSL_FLAG(std::string, activation_dtype, "int8",
+          "int8 (symmetric) or uint8 (also QInt8 / QUInt8); default: the target's (onnxruntime: uint8, else int8)");
+ABSL_FLAG(std::string, activation_type, "", "alias of --activation_dtype (onnxruntime.quantization's name)");
+ABSL_FLAG(std::string, weight_type, "QInt8", "weights are int8: QInt8 / int8 (onnxruntime.quantization's name)");
+ABSL_FLAG(std::string, target, "qfuse",
+          "where the int8 model runs: qfuse (most accurate; one requantization per unit), onnxruntime (its QDQ "
+          "fusion runs every Conv/MatMul as an integer kernel), tensorrt (TensorRT's explicit-quantization "
+          "placement), a comma list, or all");
+ABSL_FLAG(std::vector<std::string>, nodes_to_exclude, {}, "alias of --keep_float (onnxruntime.quantization's name)");
 ABSL_FLAG(std::string, fusion, "all", "fusion level: full, bn, none or all");
 ABSL_FLAG(std::string, requant, "onnx", "integer runtime requantization: onnx or fixed");
 ABSL_FLAG(std::vector<std::string>, keep_float, {}, "node names to leave in float");
@@ -140,6 +152,34 @@ bool IsBundledSample(const std::string& model_path) {
   return false;
 }
 
+// Whether the user gave --name (the target's default applies otherwise). Debian's Abseil
+// (20220623) keeps CommandLineFlag::IsSpecifiedOnCommandLine private; its accessor is the way in.
+bool IsSet(absl::string_view name) {
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  return flag != nullptr && absl::flags_internal::PrivateHandleAccessor::IsSpecifiedOnCommandLine(*flag);
+}
+
+absl::StatusOr<quant::ActivationType> ParseActivationType(const std::string& text) {
+  if (text == "int8" || text == "QInt8") return quant::ActivationType::kInt8;
+  if (text == "uint8" || text == "QUInt8") return quant::ActivationType::kUint8;
+  return absl::InvalidArgumentError(absl::StrCat("--activation_dtype: '", text, "' is not int8 or uint8"));
+}
+
+// "qfuse", "onnxruntime,tensorrt", "all".
+absl::StatusOr<std::vector<quant::DeployTarget>> ParseTargets(const std::string& text) {
+  if (text == "all") {
+    return std::vector<quant::DeployTarget>{quant::DeployTarget::kQfuse, quant::DeployTarget::kOnnxRuntime,
+                                            quant::DeployTarget::kTensorRt};
+  }
+  std::vector<quant::DeployTarget> targets;
+  for (absl::string_view name : absl::StrSplit(text, ',')) {
+    absl::StatusOr<quant::DeployTarget> t = quant::ParseDeployTarget(name);
+    if (!t.ok()) return absl::InvalidArgumentError(absl::StrCat("--target: ", t.status().message(), " (or all)"));
+    if (std::find(targets.begin(), targets.end(), *t) == targets.end()) targets.push_back(*t);
+  }
+  return targets;
+}
+
 absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   pipeline::QuantizeConfig c;
   c.model_path = ResolveUserPath(absl::GetFlag(FLAGS_model));
@@ -169,13 +209,21 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   c.threshold.percentile = absl::GetFlag(FLAGS_percentile);
   c.convert.per_channel_weights = absl::GetFlag(FLAGS_per_channel);
   c.convert.reduce_range = absl::GetFlag(FLAGS_reduce_range);
-  const std::string dtype = absl::GetFlag(FLAGS_activation_dtype);
-  if (dtype != "int8" && dtype != "uint8") {
-    return absl::InvalidArgumentError(absl::StrCat("--activation_dtype: '", dtype, "' is not int8 or uint8"));
+  c.user_choices.reduce_range = IsSet("reduce_range");
+  const bool alias = IsSet("activation_type");
+  if (alias && IsSet("activation_dtype")) {
+    return absl::InvalidArgumentError("--activation_type is an alias of --activation_dtype: give one");
   }
-  c.convert.activation_type = dtype == "int8" ? quant::ActivationType::kInt8 : quant::ActivationType::kUint8;
-  if (dtype == "uint8") c.threshold.num_quantized_bins = 256;
+  const std::string dtype = alias ? absl::GetFlag(FLAGS_activation_type) : absl::GetFlag(FLAGS_activation_dtype);
+  QFUSE_ASSIGN_OR_RETURN(c.convert.activation_type, ParseActivationType(dtype));
+  c.user_choices.activation_type = alias || IsSet("activation_dtype");
+  const std::string weight_type = absl::GetFlag(FLAGS_weight_type);
+  if (weight_type != "QInt8" && weight_type != "int8") {
+    return absl::InvalidArgumentError(absl::StrCat("--weight_type: '", weight_type, "': weights are int8 (QInt8)"));
+  }
+  QFUSE_ASSIGN_OR_RETURN(c.targets, ParseTargets(absl::GetFlag(FLAGS_target)));
   for (const std::string& n : absl::GetFlag(FLAGS_keep_float)) c.convert.keep_float.insert(n);
+  for (const std::string& n : absl::GetFlag(FLAGS_nodes_to_exclude)) c.convert.keep_float.insert(n);
   const std::string fusion = absl::GetFlag(FLAGS_fusion);
   if (fusion == "all") {
     c.levels = {fusion::FusionLevel::kFull, fusion::FusionLevel::kBn, fusion::FusionLevel::kNone};
@@ -216,7 +264,7 @@ absl::Status Main() {
   QFUSE_ASSIGN_OR_RETURN(pipeline::QuantizeResult result, pipeline::RunQuantize(config));
   QFUSE_RETURN_IF_ERROR(WriteReports(result, config, base + ".json", base + ".html"));
   absl::PrintF("%s", SummaryTable(result, config));
-  absl::PrintF("wrote %s/{model_int8_<level>.onnx, calibration_<level>.json, calibration_<level>.cache}, %s.json, %s.html\n",
+  absl::PrintF("wrote %s/{model_int8_<run>.onnx, calibration_<run>.json, calibration_<run>.cache}, %s.json, %s.html\n",
                config.output_dir, base, base);
   return absl::OkStatus();
 }

@@ -101,6 +101,9 @@ Json CalibrationJson(const calib::CalibrationTable& table) {
 Json LevelJson(const pipeline::LevelResult& level) {
   Json j;
   j["level"] = fusion::FusionLevelName(level.level);
+  j["target"] = quant::DeployTargetName(level.target);
+  j["activation_type"] = ActivationTypeName(level.convert.activation_type);
+  j["reduce_range"] = level.convert.reduce_range;
   j["model_file"] = Basename(level.model_file);
   j["table_file"] = Basename(level.table_file);
   j["float_nodes"] = level.float_nodes;

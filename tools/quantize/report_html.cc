@@ -114,7 +114,7 @@ std::string SqnrChart(const pipeline::LevelResult& level) {
   std::string svg = absl::StrFormat(
       "<svg class=\"sqnr-chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
       "aria-label=\"per-unit SQNR, fusion level %s\">\n",
-      kChartWidth, height, kChartWidth, height, fusion::FusionLevelName(level.level));
+      kChartWidth, height, kChartWidth, height, pipeline::ResultName(level));
   // Legend, above the labels: the accumulated bar's three colours, then the isolated bar.
   const int lx = 8;
   const double legend_db[] = {kPoorDb - 1, kFairDb - 1, kFairDb};
@@ -242,8 +242,13 @@ std::string ThresholdTable(const calib::CalibrationTable& table) {
 }
 
 std::string LevelSection(const pipeline::LevelResult& level) {
-  const std::string name = fusion::FusionLevelName(level.level);
+  const std::string name = pipeline::ResultName(level);
   std::string html = absl::StrFormat("<section id=\"level-%s\">\n<h2>Fusion level %s</h2>\n", name, name);
+  absl::StrAppendFormat(&html, "<p class=\"meta\">target %s: %s activations, %s%s weights</p>\n",
+                        quant::DeployTargetName(level.target),
+                        level.convert.activation_type == quant::ActivationType::kUint8 ? "uint8" : "int8",
+                        level.convert.per_channel_weights ? "per-channel" : "per-tensor",
+                        level.convert.reduce_range ? " 7-bit" : "");
   absl::StrAppendFormat(&html,
                         "<p class=\"meta\">int8 model <code>%s</code>, calibration table <code>%s</code>; "
                         "%d float nodes, %d quantized activations, %d quantized weights, %d float ops</p>\n",

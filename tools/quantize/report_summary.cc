@@ -43,7 +43,7 @@ SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline:
   grid.rows.push_back(fp32);
   for (const pipeline::LevelResult& level : result.levels) {
     const std::string agree = std::isnan(level.agreement) ? kNotApplicable : FormatFixed(level.agreement, 2);
-    grid.rows.push_back({fusion::FusionLevelName(level.level), Top1Cell(level.top1), agree,
+    grid.rows.push_back({pipeline::ResultName(level), Top1Cell(level.top1), agree,
                          FormatFixed(level.sqnr_db, 2), FormatFixed(level.cosine, 5),
                          absl::StrCat(level.float_nodes), absl::StrCat(level.conversion.quantized_activations),
                          absl::StrCat(level.conversion.float_ops), SecondsCell(level.seconds.load),
@@ -62,7 +62,7 @@ SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline:
     for (size_t k = 0; k < level.outputs.size(); ++k) {
       const pipeline::OutputAgreement& o = level.outputs[k];
       grid.notes.push_back(absl::StrFormat("%s: output %d: SQNR %s dB, cosine %s, max|diff| %s",
-                                           fusion::FusionLevelName(level.level), k, FormatFixed(o.sqnr_db, 2),
+                                           pipeline::ResultName(level), k, FormatFixed(o.sqnr_db, 2),
                                            FormatFixed(o.cosine, 5), FormatFixed(o.max_abs_diff, 4)));
     }
   }
@@ -71,7 +71,7 @@ SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline:
     if (a.suggested_keep_float.empty()) continue;
     grid.notes.push_back(absl::StrFormat(
         "%s: keep float %s -> output SQNR %s dB (all int8: %s dB), top-1 %s%%, agreement %s%%",
-        fusion::FusionLevelName(level.level), absl::StrJoin(a.suggested_keep_float, ", "),
+        pipeline::ResultName(level), absl::StrJoin(a.suggested_keep_float, ", "),
         FormatFixed(a.output_sqnr_with_suggestion_db, 2), FormatFixed(a.output_sqnr_db, 2),
         Top1Cell(level.suggestion_top1), FormatFixed(level.suggestion_agreement, 2)));
   }
