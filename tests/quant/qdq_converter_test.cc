@@ -17,6 +17,7 @@
 #include "runtime/executor.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/onnx_test_case.h"
+#include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::quant {
@@ -28,26 +29,10 @@ std::map<std::string, int> OpCounts(const ir::Graph& g) {
   return counts;
 }
 
-struct Quantized {
-  ir::Model model;
-  ConversionStats stats;
-  calib::CalibrationTable table;
-};
+using Quantized = testing::QuantizedSample;
 
 absl::StatusOr<Quantized> QuantizeResnet(fusion::FusionLevel level, const ConvertOptions& options = {}) {
-  Quantized q;
-  QFUSE_ASSIGN_OR_RETURN(q.model, ir::LoadModel("models/resnet_small/model.onnx"));
-  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&q.model, level).status());
-  calib::DataSource source;
-  source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset({source}, *q.model.graph, 64));
-  calib::CalibrateOptions calibrate;
-  calibrate.num_samples = 64;
-  calibrate.show_progress = false;
-  QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*q.model.graph, *data, calibrate));
-  q.table = run.table;
-  QFUSE_ASSIGN_OR_RETURN(q.stats, ConvertToQdq(&q.model, q.table, options));
-  return q;
+  return testing::QuantizeSampleWith("resnet_small", level, calib::ThresholdOptions(), options);
 }
 
 TEST(QdqConverterTest, FullLevelQuantizesOnlyUnitBoundaries) {

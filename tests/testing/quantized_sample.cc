@@ -3,27 +3,41 @@
 #include "calib/calibrator.h"
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
+#include "quant/deploy_target.h"
 
 namespace qfuse::testing {
 
-absl::StatusOr<ir::Model> QuantizeSample(const std::string& name, fusion::FusionLevel level,
-                                         quant::ActivationType activations, bool reduce_range) {
-  QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel("models/" + name + "/model.onnx"));
-  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
+absl::StatusOr<QuantizedSample> QuantizeSampleWith(const std::string& name, fusion::FusionLevel level,
+                                                   const calib::ThresholdOptions& threshold,
+                                                   const quant::ConvertOptions& convert) {
+  QuantizedSample q;
+  QFUSE_ASSIGN_OR_RETURN(q.model, ir::LoadModel("models/" + name + "/model.onnx"));
+  fusion::PipelineOptions fusion_options;
+  fusion_options.unit_forms = quant::UnitFormsFor(convert.target);
+  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&q.model, level, fusion_options).status());
   calib::DataSource source;
   source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset({source}, *model.graph, 64));
+  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset({source}, *q.model.graph, 64));
   calib::CalibrateOptions calibrate;
   calibrate.num_samples = 64;
   calibrate.show_progress = false;
+  calibrate.threshold = threshold;
+  QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*q.model.graph, *data, calibrate));
+  q.table = run.table;
+  QFUSE_ASSIGN_OR_RETURN(q.stats, quant::ConvertToQdq(&q.model, q.table, convert));
+  return q;
+}
+
+absl::StatusOr<ir::Model> QuantizeSample(const std::string& name, fusion::FusionLevel level,
+                                         quant::ActivationType activations, bool reduce_range) {
   // Fixed thresholds (the integer path, not the calibration method, is under test).
-  calibrate.threshold.method = calib::CalibrationMethod::kEntropy;
-  QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*model.graph, *data, calibrate));
+  calib::ThresholdOptions threshold;
+  threshold.method = calib::CalibrationMethod::kEntropy;
   quant::ConvertOptions convert;
   convert.activation_type = activations;
   convert.reduce_range = reduce_range;
-  QFUSE_RETURN_IF_ERROR(quant::ConvertToQdq(&model, run.table, convert).status());
-  return model;
+  QFUSE_ASSIGN_OR_RETURN(QuantizedSample q, QuantizeSampleWith(name, level, threshold, convert));
+  return std::move(q.model);
 }
 
 }  // namespace qfuse::testing

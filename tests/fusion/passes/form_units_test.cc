@@ -260,6 +260,49 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(info.param.name) + (info.param.residual ? "Residual" : "");
     });
 
+// Narrower unit forms (onnxruntime's target): Conv -> Add -> Relu keeps its Add and Relu
+// outside; Conv -> SiLU keeps the SiLU outside; Conv -> Clip(0, 6) and MatMul stay units, the
+// MatMul without its bias Add. Each graph stays equal on float.
+TEST(FormUnitsTest, NarrowUnitFormsLeaveResidualAndNonClampActivationsOut) {
+  UnitForms forms;
+  forms.residual_add = false;
+  forms.matmul_bias = false;
+  forms.non_clamp_activations = false;
+  GraphBuilder b;
+  const std::vector<int64_t> dims = {-1, 4, 5, 5};
+  ir::Value* x = b.Input("x", dims);
+  const ir::AttributeMap same = GraphBuilder::Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  ir::Value* c1 = b.Op("Conv", {x, b.Random("w1", {4, 4, 3, 3}), b.Random("b1", {4})}, "c1", dims, same);
+  ir::Value* skip = b.Op("Sigmoid", {x}, "skip", dims);  // not x: branch merging would take Conv(x) + x
+  ir::Value* r1 = b.Op("Relu", {b.Op("Add", {c1, skip}, "add", dims)}, "r1", dims);
+  ir::Value* c2 = b.Op("Conv", {r1, b.Random("w2", {4, 4, 3, 3})}, "c2", dims, same);
+  ir::Value* s2 = b.Op("Mul", {b.Op("Sigmoid", {c2}, "gate", dims), c2}, "silu", dims);
+  ir::Value* c3 = b.Op("Conv", {s2, b.Random("w3", {4, 4, 3, 3})}, "c3", dims, same);
+  ir::Value* r3 = b.Op("Clip", {c3, b.Floats("lo", {}, {0.f}), b.Floats("hi", {}, {6.f})}, "relu6", dims);
+  ir::Value* flat = b.Op("Flatten", {r3}, "flat", {-1, 100});
+  b.Output(b.Op("Add", {b.Op("MatMul", {flat, b.Random("w4", {100, 3})}, "mm", {-1, 3}), b.Random("b4", {3})},
+                "logits", {-1, 3}));
+  std::unique_ptr<ir::Graph> before = b.graph().Clone();
+  PipelineOptions options;
+  options.unit_forms = forms;
+  QFUSE_ASSERT_OK(Fuse(&b.model(), FusionLevel::kFull, options).status());
+  QFUSE_ASSERT_OK_AND_ASSIGN(EquivalenceReport report, CompareGraphsNumerically(*before, b.graph()));
+  EXPECT_LE(report.max_abs_diff, 2e-5) << report.ToString();
+  std::map<std::string, int> ops;
+  for (const ir::Node* n : b.graph().nodes()) ++ops[n->op_type()];
+  EXPECT_EQ(ops[ir::kUnitOpType], 4);  // the three Convs and the MatMul
+  EXPECT_EQ(ops["Add"], 2);            // the residual Add and the MatMul's bias Add
+  EXPECT_EQ(ops["Relu"], 1);           // after the residual Add
+  EXPECT_EQ(ops["Sigmoid"], 2);        // the skip's and the SiLU's
+  EXPECT_EQ(ops["Mul"], 1);
+  EXPECT_EQ(ops["Clip"], 0);           // ReLU6 is a clamp: inside its unit
+  for (const ir::Node* n : Units(b.graph())) {
+    EXPECT_EQ(n->input(ir::kUnitResidual), nullptr) << n->Describe();
+    QFUSE_ASSERT_OK_AND_ASSIGN(ir::UnitSpec spec, ir::ReadUnitSpec(*n));
+    EXPECT_TRUE(ir::IsClampActivation(spec.activation)) << n->Describe();
+  }
+}
+
 // x * Sigmoid(x) is SiLU only when x has no third reader; x * HardSigmoid(x) is HardSwish
 // only for alpha 1/6, beta 1/2. Otherwise the unit stops before the activation.
 TEST(FormUnitsTest, GatedProductsThatAreNotUnitActivations) {
