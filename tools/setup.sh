@@ -21,6 +21,9 @@ PACKAGES=(
   libjpeg62-turbo-dev    # JPEG decoding for image calibration data
   nlohmann-json3-dev     # JSON calibration tables and reports
   libdnnl-dev            # oneDNN 2.6: the float convolutions (runtime/onednn)
+  pybind11-dev           # the Python module qfuse (python/): header-only bindings
+  python3-dev            # Python.h of Debian's python3 for the module
+  python3-numpy          # arrays in and out of the Python module, its tests
 )
 
 bash "$(dirname "$0")/apt_install.sh" setup "${PACKAGES[@]}"

@@ -9,6 +9,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
+# Debian's torch and torchvision: the Python example test (//tests/python:example_test) exports a
+# torchvision model, and the zoo check below exports the quick zoo.
+bash models/zoo/setup.sh || exit 1
 # Tests run two at a time on shared cores: OpenMP threads (qfuse's and oneDNN's) that spin
 # while waiting would fight each other, so they sleep instead (no effect on results).
 export OMP_WAIT_POLICY=PASSIVE
