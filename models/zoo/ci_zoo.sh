@@ -2,8 +2,12 @@
 # Zoo smoke check for CI (tools/test.sh): exports the quick zoo (models/zoo/make_zoo.sh --quick:
 # resnet18, mobilenet_v3_small and the runtime-shaped legacy Softmax model at opsets 11 and 13,
 # 16 calibration + 16 evaluation samples), quantizes each at full/bn/none with default flags and
-# checks every int8 file in onnxruntime against qfuse's integer runtime (run_zoo.py). Prints one
-# OK/FAIL line per model; exits non-zero on any failure.
+# checks every int8 file in onnxruntime against qfuse's integer runtime (run_zoo.py), for every
+# deploy target (--target=all: qfuse at full/bn/none, onnxruntime at full/bn/none, tensorrt at
+# full); the onnxruntime-target files must run every quantized Conv/Gemm/MatMul as an integer
+# kernel in onnxruntime's optimised graph (tools/ort/integer_ops_check.js). The two bundled
+# samples get the same integer-kernel check at --target=onnxruntime. Prints one OK/FAIL line per
+# model; exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 zoo=out/zoo-quick
@@ -16,4 +20,12 @@ bazel build //tools:quantize //tools:run >/dev/null 2>&1 || bazel build //tools:
 # the random-init MobileNetV3-small, whose int8 output is itself at ~0 dB SQNR: float rounding
 # differences between the two runtimes (onnxruntime runs a unit's conv in float) are amplified
 # there, and it measured 0.9978 at `full` on this machine.
-/usr/bin/python3 models/zoo/run_zoo.py --zoo "$zoo" --out "$runs" --min_cosine 0.99
+rc=0
+/usr/bin/python3 models/zoo/run_zoo.py --zoo "$zoo" --out "$runs" --min_cosine 0.99 --targets=all || rc=1
+for sample in resnet_small mobilenetv2_small; do
+  out="out/ci-samples/$sample"
+  bazel-bin/tools/quantize/quantize --model="models/$sample/model.onnx" --target=onnxruntime --fusion=full \
+    --calib_samples=256 --eval_samples=1000 --analysis_samples=0 --output="$out" >/dev/null || { echo "FAIL $sample: quantize"; rc=1; continue; }
+  node tools/ort/integer_ops_check.js "$out/model_int8_full_onnxruntime.onnx" || rc=1
+done
+exit "$rc"
