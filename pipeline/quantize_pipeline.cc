@@ -116,8 +116,8 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
   eval.max_samples = eval_count;
   eval.executor.num_threads = config.threads;
   eval.executor.integer_kernels = config.integer_kernels;
-  eval.executor.requantize_mode = config.fixed_point_requant ? quant::numerics::RequantizeMode::kFixed
-                                                             : quant::numerics::RequantizeMode::kOnnx;
+  eval.executor.requantize_mode = config.fixed_point_requant ? numerics::RequantizeMode::kFixed
+                                                             : numerics::RequantizeMode::kOnnx;
   eval.show_progress = config.show_progress;
   const std::string label = absl::StrCat("evaluate int8 ", name);
   eval.label = label.c_str();

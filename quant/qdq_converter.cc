@@ -13,7 +13,7 @@
 #include "ir/fused_unit.h"
 #include "ir/int8_forms.h"
 #include "ir/status_macros.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 #include "quant/placement_check.h"
 #include "quant/weight_quantizer.h"
 

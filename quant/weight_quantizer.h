@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/tensor.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 
 namespace qfuse::quant {
 

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_registry.h"
 #include "runtime/thread_pool.h"
@@ -27,8 +27,8 @@ struct ExecutorOptions {
   // ops (runtime/int8/qdq_lowering.h). false: simulated quantization (float ops between
   // DequantizeLinear and QuantizeLinear), as the graph is written.
   bool integer_kernels = true;
-  // Requantization of the integer kernels (quant/numerics/requantize.h).
-  quant::numerics::RequantizeMode requantize_mode = quant::numerics::RequantizeMode::kOnnx;
+  // Requantization of the integer kernels (numerics/requantize.h).
+  numerics::RequantizeMode requantize_mode = numerics::RequantizeMode::kOnnx;
 };
 
 struct NamedTensor {

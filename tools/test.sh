@@ -5,7 +5,9 @@
 # every emitted int8 file run by onnxruntime and compared with qfuse's integer runtime).
 # Then the runtime tests once more under QFUSE_MAX_ISA=avx2 and =scalar, and the tests of
 # the code that parses untrusted bytes under ASan + UBSan.
-# Ends with one "N passed, N failed" line: Bazel test targets (per cap) plus zoo models.
+# Then the include-layer check of the source tree (tools/check_layers.py).
+# Ends with one "N passed, N failed" line: Bazel test targets (per cap), the layer check and
+# zoo models.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
@@ -58,6 +60,9 @@ SANITIZE_SAMPLE=(
   //tests/fuzz:pb_fuzzer_replay_test //tests/fuzz:table_fuzzer_replay_test
 )
 bazel_stage "bazel (ASan+UBSan sample)" --config=sanitize "${SANITIZE_SAMPLE[@]}"
+
+# The include layers (tools/check_layers.py; docs/architecture.md): one check of the whole tree.
+if /usr/bin/python3 tools/check_layers.py; then passed=$((passed + 1)); else failed=$((failed + 1)); rc=1; fi
 
 zoo_log="$(mktemp)"
 bash models/zoo/ci_zoo.sh 2>&1 | tee "$zoo_log"

@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 #include "runtime/kernel.h"
 
 namespace qfuse::runtime::int8 {
@@ -47,8 +47,8 @@ inline constexpr char kQLinearConcatOp[] = "QLinearConcat";
 // Requantization mode of every integer node: "onnx" or "fixed".
 inline constexpr char kRequantizeModeAttr[] = "qfuse_requantize";
 
-const char* RequantizeModeName(quant::numerics::RequantizeMode mode);
-absl::StatusOr<quant::numerics::RequantizeMode> ReadRequantizeMode(const ir::Node& node);
+const char* RequantizeModeName(numerics::RequantizeMode mode);
+absl::StatusOr<numerics::RequantizeMode> ReadRequantizeMode(const ir::Node& node);
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearUnitKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAddKernel(const ir::Node& node);

@@ -57,11 +57,10 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/data_type.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 
 namespace qfuse::runtime::int8 {
 
-namespace numerics = ::qfuse::quant::numerics;
 
 // Fraction bits of the common intermediate scale of two-term kFixed requantization.
 inline constexpr int kTwoTermFractionBits = 16;

@@ -26,12 +26,12 @@
 
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 
 namespace qfuse::runtime::int8 {
 
 struct LoweringOptions {
-  quant::numerics::RequantizeMode mode = quant::numerics::RequantizeMode::kOnnx;
+  numerics::RequantizeMode mode = numerics::RequantizeMode::kOnnx;
 };
 
 struct LoweringStats {

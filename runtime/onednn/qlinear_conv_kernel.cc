@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/unit_requantization.h"
@@ -24,7 +24,6 @@ namespace qfuse::runtime::onednn {
 namespace {
 
 using dnnl::memory;
-namespace numerics = ::qfuse::quant::numerics;
 using kernels::linalg::ConvAttrs;
 
 // Pixels per parallel task of the output stage.

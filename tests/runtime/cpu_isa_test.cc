@@ -23,7 +23,6 @@
 namespace qfuse::runtime {
 namespace {
 
-namespace numerics = ::qfuse::quant::numerics;
 
 TEST(CpuIsaTest, NamesRoundTripAndTyposAreErrors) {
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kAmx}) {

@@ -30,7 +30,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 #include "runtime/thread_pool.h"
 
 namespace qfuse::runtime::kernels::quant {
@@ -38,7 +38,7 @@ namespace qfuse::runtime::kernels::quant {
 // Columns per packed panel (one 512-bit register of int32 accumulators).
 inline constexpr int64_t kInt8GemmPanel = 16;
 // Largest |b| for which the AVX2 maddubs path is exact (255 * 64 * 2 <= 32767).
-inline constexpr int kInt8GemmMaddubsMaxAbsWeight = ::qfuse::quant::numerics::kMaxAbsInt16PairWeight;
+inline constexpr int kInt8GemmMaddubsMaxAbsWeight = ::qfuse::numerics::kMaxAbsInt16PairWeight;
 
 // B[K,N] packed in panels of kInt8GemmPanel columns; within a panel, each group of 4
 // consecutive k holds the 4 values of column j adjacently:

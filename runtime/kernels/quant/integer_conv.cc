@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
 #include "runtime/kernels/quant/conv_tiles.h"
@@ -19,7 +19,6 @@
 namespace qfuse::runtime::kernels {
 namespace {
 
-namespace numerics = ::qfuse::quant::numerics;
 
 using linalg::ConvAttrs;
 using linalg::ConvGeometry;

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/quant/quant_ops.h"
 #include "runtime/kernels/quant/quant_util.h"
@@ -17,7 +17,6 @@
 namespace qfuse::runtime::kernels {
 namespace {
 
-namespace numerics = ::qfuse::quant::numerics;
 
 using quant::OptionalInput;
 using quant::PreparedWeights;

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 
 namespace qfuse::runtime::kernels::quant {
 
@@ -172,7 +172,6 @@ void IntegerGemm(const Int8GemmArgs& args, const PreparedWeights& w) {
 absl::Status CheckGemmAccumulatorBound(DataType a_type, absl::Span<const int32_t> a_zps,
                                        absl::Span<const PreparedWeights> weights, int64_t max_abs_bias,
                                        const std::string& what) {
-  namespace numerics = ::qfuse::quant::numerics;
   int64_t max_abs_a = 0, max_abs_w = 0, k = 0;
   for (int32_t zp : a_zps) max_abs_a = std::max(max_abs_a, numerics::MaxAbsCentered(TypeMin(a_type), TypeMax(a_type), zp));
   for (const PreparedWeights& w : weights) {

@@ -23,7 +23,6 @@ namespace {
 using ir::DataType;
 using ir::Tensor;
 using ir::Value;
-namespace numerics = ::qfuse::quant::numerics;
 
 using testing::QdqGraph;
 using testing::Type;

@@ -28,7 +28,6 @@
 namespace qfuse::runtime {
 namespace {
 
-namespace numerics = ::qfuse::quant::numerics;
 
 using testing::QuantizeSample;
 

@@ -20,7 +20,6 @@ namespace {
 
 using ir::Value;
 using testing::QdqGraph;
-namespace numerics = ::qfuse::quant::numerics;
 
 struct ActivationCase {
   const char* activation;  // standard-op form, see AddActivation

@@ -20,7 +20,6 @@
 namespace qfuse::runtime::onednn {
 namespace {
 
-namespace numerics = ::qfuse::quant::numerics;
 
 absl::StatusOr<std::map<std::string, ir::Tensor>> RunAll(const ir::Graph& graph, bool use_onednn,
                                                          numerics::RequantizeMode mode,

@@ -6,14 +6,13 @@
 
 #include "gtest/gtest.h"
 #include "ir/graph.h"
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 #include "tests/runtime/kernels/elementwise/one_node.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::testing {
 namespace {
 
-namespace numerics = ::qfuse::quant::numerics;
 using ir::AttributeMap;
 using ir::Tensor;
 

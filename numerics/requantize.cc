@@ -1,11 +1,11 @@
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 
 #include <cmath>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 
-namespace qfuse::quant::numerics {
+namespace qfuse::numerics {
 
 void OnnxMultipliers(float input_scale, absl::Span<const float> weight_scales, float output_scale,
                      absl::Span<float> out) {
@@ -59,4 +59,4 @@ absl::Status CheckAccumulatorFitsInt32(const AccumulatorBound& b, const std::str
       ") * max|w - zp_w| (", b.max_abs_weight, ") + max|bias| (", b.max_abs_bias, ") = ", bound, " > 2^31 - 1"));
 }
 
-}  // namespace qfuse::quant::numerics
+}  // namespace qfuse::numerics

@@ -45,8 +45,8 @@
 //     |acc| <= K * max|x - zp_x| * max|w - zp_w| + max|bias|
 //   and is exact in int32 iff that bound is <= 2^31 - 1 (AccumulatorFitsInt32). Kernels
 //   check it when preparing a layer and refuse layers that could overflow.
-#ifndef QFUSE_QUANT_NUMERICS_REQUANTIZE_H_
-#define QFUSE_QUANT_NUMERICS_REQUANTIZE_H_
+#ifndef QFUSE_NUMERICS_REQUANTIZE_H_
+#define QFUSE_NUMERICS_REQUANTIZE_H_
 
 #include <cmath>
 #include <cstdint>
@@ -57,7 +57,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
-namespace qfuse::quant::numerics {
+namespace qfuse::numerics {
 
 // The largest |w| for which a pair of uint8 x int8 products fits int16: 255 * 64 * 2 = 32640
 // <= 32767. vpmaddubsw, the int8 multiply of x86 CPUs without VNNI, adds such pairs into int16
@@ -206,6 +206,6 @@ int64_t AccumulatorMagnitudeBound(const AccumulatorBound& bound);
 // bound and its terms, prefixed by `what` (e.g. the node).
 absl::Status CheckAccumulatorFitsInt32(const AccumulatorBound& bound, const std::string& what);
 
-}  // namespace qfuse::quant::numerics
+}  // namespace qfuse::numerics
 
-#endif  // QFUSE_QUANT_NUMERICS_REQUANTIZE_H_
+#endif  // QFUSE_NUMERICS_REQUANTIZE_H_

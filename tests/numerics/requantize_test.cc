@@ -1,4 +1,4 @@
-#include "quant/numerics/requantize.h"
+#include "numerics/requantize.h"
 
 #include <cmath>
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
-namespace qfuse::quant::numerics {
+namespace qfuse::numerics {
 namespace {
 
 constexpr int32_t kInt32Max = std::numeric_limits<int32_t>::max();
@@ -315,4 +315,4 @@ TEST(AccumulatorBoundTest, StatesTheBound) {
 }
 
 }  // namespace
-}  // namespace qfuse::quant::numerics
+}  // namespace qfuse::numerics

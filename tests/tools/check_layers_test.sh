@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# tools/check_layers.py on small made-up trees: includes down a layer pass; an include up a
+# layer or across to a sibling layer fails naming the file, the line and both layers.
+set -euo pipefail
+check="$1"
+tree="$TEST_TMPDIR/tree"
+fail() { echo "check_layers_test: $*"; exit 1; }
+
+make_tree() {
+  rm -rf "$tree"
+  mkdir -p "$tree/ir" "$tree/runtime" "$tree/fusion" "$tree/calib" "$tree/quant"
+  printf '#include "ir/graph.h"\n#include "numerics/requantize.h"\n#include "absl/status/status.h"\n' >"$tree/runtime/kernel.cc"
+  printf '#include "runtime/executor.h"\n' >"$tree/fusion/equivalence.cc"
+  printf '#include "calib/calibration_table.h"\n#include "fusion/pipeline.h"\n' >"$tree/quant/converter.h"
+  printf '// no project includes\n' >"$tree/ir/graph.h"
+}
+
+make_tree
+out="$(/usr/bin/python3 "$check" --root "$tree")" || fail "a tree that only includes downwards failed: $out"
+
+make_tree
+printf '#include "ir/graph.h"\n#include "quant/converter.h"\n' >"$tree/runtime/kernel.cc"
+if out="$(/usr/bin/python3 "$check" --root "$tree")"; then fail "runtime including quant passed"; fi
+grep -q '^runtime/kernel.cc:2: layer runtime includes quant/converter.h of layer quant$' <<<"$out" || fail "got: $out"
+
+make_tree
+printf '#include "calib/histogram.h"\n' >"$tree/fusion/equivalence.cc"
+if out="$(/usr/bin/python3 "$check" --root "$tree")"; then fail "fusion including its sibling calib passed"; fi
+grep -q 'fusion/equivalence.cc:1: layer fusion includes calib/histogram.h of layer calib' <<<"$out" || fail "got: $out"
+grep -q ', 1 include(s) going up or across a layer$' <<<"$out" || fail "got: $out"
+echo "check_layers_test: 3 trees checked"

@@ -1,0 +1,75 @@
+"""Fails when a source file includes a header of a higher layer (or of a sibling layer).
+
+The layers, lowest first (docs/architecture.md draws them); a folder may include headers of
+its own folder and of the folders listed as below it, nothing else of the project:
+
+  numerics   pure integer/float arithmetic of quantization
+  ir         graph, tensors, types, ONNX import/export, the unit spec, int8 forms
+  runtime    executor and kernels (float, integer, oneDNN)        over ir, numerics
+  fusion     graph rewrites (passes, pipeline, equivalence check)  over runtime, ir
+  calib      data readers, histograms, thresholds, calibrator      over runtime, ir
+  quant      QDQ conversion, deploy targets, weight quantization  over calib, fusion, ...
+  pipeline   quantize / evaluate / analyse / compare as a library over quant, ...
+  tools, python   command lines and the Python module              over pipeline, ...
+tests/ may include anything. Third-party headers (absl, onnx, ...) are not checked.
+
+  /usr/bin/python3 tools/check_layers.py [--root DIR]
+Prints one line per violation "file:line: layer X includes Y of layer Z" and a summary line;
+exits 1 on any violation. tools/test.sh runs it.
+"""
+import argparse
+import os
+import re
+import sys
+
+# folder -> the project folders it may include (besides itself).
+ALLOWED = {
+    "numerics": set(),
+    "ir": set(),
+    "runtime": {"ir", "numerics"},
+    "fusion": {"runtime", "ir", "numerics"},
+    "calib": {"runtime", "ir", "numerics"},
+    "quant": {"calib", "fusion", "runtime", "ir", "numerics"},
+    "pipeline": {"quant", "calib", "fusion", "runtime", "ir", "numerics"},
+    "tools": {"pipeline", "quant", "calib", "fusion", "runtime", "ir", "numerics"},
+    "python": {"pipeline", "quant", "calib", "fusion", "runtime", "ir", "numerics"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def violations(root):
+    found = []
+    checked = 0
+    for layer in sorted(ALLOWED):
+        for dirpath, _, names in os.walk(os.path.join(root, layer)):
+            for name in sorted(names):
+                if not name.endswith((".h", ".cc")):
+                    continue
+                path = os.path.join(dirpath, name)
+                checked += 1
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for number, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if not m or "/" not in m.group(1):
+                            continue
+                        target = m.group(1).split("/")[0]
+                        if target == layer or target not in ALLOWED or target in ALLOWED[layer]:
+                            continue
+                        found.append(f"{os.path.relpath(path, root)}:{number}: layer {layer} includes "
+                                     f"{m.group(1)} of layer {target}")
+    return checked, found
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    args = ap.parse_args()
+    checked, found = violations(args.root)
+    for v in found:
+        print(v)
+    print(f"layers: {checked} files checked, {len(found)} include(s) going up or across a layer")
+    return 1 if found or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
