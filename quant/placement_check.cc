@@ -79,20 +79,23 @@ absl::Status CheckWeightedOp(const Node& n) {
   return absl::OkStatus();
 }
 
-// Whether `v` is a weighted op's output, possibly through epilogue ops (its accumulator side).
-bool FromWeightedOp(const Value* v) {
+enum class Origin { kOther, kFloatWeighted, kQuantizedWeighted };
+
+// Where `v` comes from, through epilogue ops: a weighted op kept float, a quantized one (its
+// weight dequantized: TensorRT fuses what follows into it), or anything else.
+Origin WeightedOrigin(const Value* v) {
   for (int depth = 0; v != nullptr && depth < 8; ++depth) {
     const Node* p = v->producer();
-    if (IsWeighted(p)) return true;
+    if (IsWeighted(p)) return FromDequantize(p->input(1)) ? Origin::kQuantizedWeighted : Origin::kFloatWeighted;
     if (Is(p, "Mul") && p->inputs().size() == 2 && p->input(1)->producer() != nullptr &&
         Is(p->input(1)->producer(), "Sigmoid")) {  // SiLU: x * Sigmoid(x)
       v = p->input(0);
       continue;
     }
-    if (!IsFusedActivation(p)) return false;
+    if (!IsFusedActivation(p)) return Origin::kOther;
     v = p->input(0);
   }
-  return false;
+  return Origin::kOther;
 }
 
 }  // namespace
@@ -121,12 +124,17 @@ absl::Status CheckTensorRtPlacement(const ir::Graph& graph) {
         }
       }
     }
+    // Rule 4: an Add that TensorRT fuses into a quantized weighted op (no operand a DQ, a
+    // constant or a float weighted op, which would take the Add instead) lacks its int8 residual.
     if (Is(n, "Add") && n->inputs().size() == 2) {
-      for (int side = 0; side < 2; ++side) {
-        if (FromWeightedOp(n->input(side)) && !FromDequantize(n->input(1 - side)) &&
-            !n->input(1 - side)->is_constant()) {
-          return Broken(*n, "the residual input of an Add after a weighted op must come from a DequantizeLinear");
-        }
+      bool quantized_side = false, other_owner = false;
+      for (const Value* in : n->inputs()) {
+        const Origin origin = WeightedOrigin(in);
+        quantized_side = quantized_side || origin == Origin::kQuantizedWeighted;
+        other_owner = other_owner || origin == Origin::kFloatWeighted || FromDequantize(in) || in->is_constant();
+      }
+      if (quantized_side && !other_owner) {
+        return Broken(*n, "the residual input of an Add after a weighted op must come from a DequantizeLinear");
       }
     }
   }

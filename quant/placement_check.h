@@ -9,8 +9,10 @@
 //     ConvTranspose; its bias is a FLOAT constant, never a DequantizeLinear;
 //  3. no QuantizeLinear sits between a weighted op and the BatchNormalization or activation
 //     that reads it;
-//  4. a residual Add reading a weighted op's (or its activation's) output takes its other
-//     operand from a DequantizeLinear.
+//  4. a residual Add reading a quantized weighted op's (or its activation's) output takes its
+//     other operand from a DequantizeLinear.
+// Ops kept float (keep_float, the layer analysis' partial conversions) are TensorRT's to run in
+// float: the rules bind the quantized ops only.
 #ifndef QFUSE_QUANT_PLACEMENT_CHECK_H_
 #define QFUSE_QUANT_PLACEMENT_CHECK_H_
 

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "fusion/pipeline.h"
 #include "ir/fused_unit.h"
+#include "ir/onnx_import.h"
 #include "quant/qdq_converter.h"
 #include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
@@ -47,6 +49,25 @@ void ExpectBroken(const absl::Status& status, const std::string& rule) {
 }
 
 TEST_F(PlacementCheckTest, ConverterOutputPasses) { QFUSE_EXPECT_OK(CheckTensorRtPlacement(*model_->graph)); }
+
+// Every unit kept float but one (as the per-layer analysis converts): the float units' Adds read
+// float residuals, which binds nothing; the one quantized unit still follows the rules.
+TEST(PlacementCheckPartialTest, UnitsKeptFloatPass) {
+  ConvertOptions options;
+  options.target = DeployTarget::kTensorRt;
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model fused, ir::LoadModel("models/mobilenetv2_small/model.onnx"));
+  QFUSE_ASSERT_OK(fusion::Fuse(&fused, fusion::FusionLevel::kFull).status());
+  int units = 0;
+  for (const ir::Node* n : fused.graph->nodes()) {
+    if (!ir::IsUnit(*n)) continue;
+    if (units++ > 0) options.keep_float.insert(n->name());
+  }
+  ASSERT_GT(units, 2);
+  QFUSE_ASSERT_OK_AND_ASSIGN(testing::QuantizedSample q, testing::QuantizeSampleWith("mobilenetv2_small",
+      fusion::FusionLevel::kFull, calib::ThresholdOptions(), options));  // runs the check itself
+  QFUSE_ASSERT_OK(ir::ExpandUnits(q.model.graph.get()));
+  QFUSE_EXPECT_OK(CheckTensorRtPlacement(*q.model.graph));
+}
 
 TEST_F(PlacementCheckTest, NonZeroZeroPointFails) {
   ExpectBroken(CheckEdited([](ir::Graph& g) {
