@@ -52,12 +52,6 @@ class PatternPass : public Pass {
   virtual absl::Status Rewrite(ir::Graph* graph, const MatchT& match) const = 0;
 };
 
-// True when `value` is read by exactly one node input and is not a graph output, so a
-// rewrite may absorb its producer.
-inline bool HasSingleConsumer(const ir::Value& value) {
-  return value.uses().size() == 1 && !value.is_graph_output();
-}
-
 }  // namespace qfuse::fusion
 
 #endif  // QFUSE_FUSION_PASS_H_

@@ -35,24 +35,24 @@ std::vector<PipelineStep> BuildPipeline(FusionLevel level, const UnitForms& unit
   std::vector<PipelineStep> steps;
   if (level == FusionLevel::kNone) return steps;  // the graph exactly as imported
   // Drop no-ops first so they do not break the patterns below.
-  steps.push_back({std::make_unique<RemoveIdentityPass>(), Convergence::kOnce});
-  steps.push_back({std::make_unique<RemoveDeadNodesPass>(), Convergence::kOnce});
+  steps.push_back({std::make_unique<RemoveIdentityPass>()});
+  steps.push_back({std::make_unique<RemoveDeadNodesPass>()});
   // Einsum as Transpose/Reshape/MatMul/Mul/ReduceSum, for runtimes without Einsum.
-  steps.push_back({std::make_unique<LowerEinsumPass>(), Convergence::kOnce});
+  steps.push_back({std::make_unique<LowerEinsumPass>()});
   // ReduceSum(ReduceSum(x)) as one ReduceSum over the union of the axes.
-  steps.push_back({std::make_unique<MergeReduceSumPass>(), Convergence::kOnce});
+  steps.push_back({std::make_unique<MergeReduceSumPass>()});
   // ReduceSum(Mul(a, b)) as a MatMul contraction when that writes fewer elements.
-  steps.push_back({std::make_unique<ContractMulReducePass>(), Convergence::kOnce});
+  steps.push_back({std::make_unique<ContractMulReducePass>()});
   // Fold BN into the op before it; what cannot fold becomes a per-channel Mul+Add.
-  steps.push_back({std::make_unique<FoldBatchNormPass>(), Convergence::kOnce});
-  steps.push_back({std::make_unique<BatchNormToScaleShiftPass>(), Convergence::kOnce});
+  steps.push_back({std::make_unique<FoldBatchNormPass>()});
+  steps.push_back({std::make_unique<BatchNormToScaleShiftPass>()});
   // RepVGG branches summed by Add become one Conv. After BN folding, so each branch is
   // a plain Conv+bias, x, or x's BN as a per-channel Mul+Add: one merge rule per form
   // instead of one per BN placement; before units, which would absorb the Add.
-  steps.push_back({std::make_unique<MergeBranchesPass>(), Convergence::kOnce});
+  steps.push_back({std::make_unique<MergeBranchesPass>()});
   if (level == FusionLevel::kFull) {
     // Conv/Gemm/MatMul -> [Add] -> [Relu, Clip, HardSwish, SiLU, Sigmoid, ...] become quantized units.
-    steps.push_back({std::make_unique<FormUnitsPass>(unit_forms), Convergence::kOnce});
+    steps.push_back({std::make_unique<FormUnitsPass>(unit_forms)});
   }
   return steps;
 }
@@ -76,15 +76,12 @@ absl::StatusOr<std::vector<PassStats>> RunPipeline(const std::vector<PipelineSte
   for (const PipelineStep& step : steps) {
     if (options.disabled_passes.count(step.pass->name()) > 0) continue;
     PassStats s{step.pass->name(), 0, graph->num_nodes(), 0};
-    for (;;) {
-      absl::StatusOr<int64_t> rewrites = step.pass->Run(graph);
-      if (!rewrites.ok()) {
-        return absl::Status(rewrites.status().code(),
-                            absl::StrCat("pass ", step.pass->name(), ": ", rewrites.status().message()));
-      }
-      s.rewrites += *rewrites;
-      if (step.convergence == Convergence::kOnce || *rewrites == 0) break;
+    absl::StatusOr<int64_t> rewrites = step.pass->Run(graph);
+    if (!rewrites.ok()) {
+      return absl::Status(rewrites.status().code(),
+                          absl::StrCat("pass ", step.pass->name(), ": ", rewrites.status().message()));
     }
+    s.rewrites = *rewrites;
     graph->RemoveUnusedConstants();
     if (options.verify_after_each_pass) {
       absl::Status verified = graph->Verify();

@@ -25,14 +25,9 @@ enum class FusionLevel { kNone, kBn, kFull };
 absl::StatusOr<FusionLevel> ParseFusionLevel(const std::string& text);
 std::string FusionLevelName(FusionLevel level);
 
-enum class Convergence {
-  kOnce,        // run once
-  kFixedPoint,  // re-run the step while it still rewrites something
-};
-
+// One step: a pass, run once (a pattern pass rewrites until its pattern matches nowhere).
 struct PipelineStep {
   std::unique_ptr<Pass> pass;
-  Convergence convergence;
 };
 
 struct PassStats {

@@ -12,12 +12,56 @@ bool IsUnit(const Node& node) { return node.domain() == kQfuseDomain && node.op_
 
 namespace {
 
+constexpr UnitBaseOp kAllBaseOps[] = {UnitBaseOp::kConv, UnitBaseOp::kConvTranspose, UnitBaseOp::kGemm,
+                                      UnitBaseOp::kMatMul};
+
 constexpr UnitActivation kAllActivations[] = {
     UnitActivation::kNone,      UnitActivation::kRelu,        UnitActivation::kRelu6,
     UnitActivation::kClip,      UnitActivation::kHardSwish,   UnitActivation::kHardSigmoid,
     UnitActivation::kSigmoid,   UnitActivation::kSilu,        UnitActivation::kLeakyRelu};
 
+// ReLU6: the one clamp with its own name.
+constexpr ClampRange kRelu6Range = {0.f, 6.f};
+
 }  // namespace
+
+const char* UnitBaseOpName(UnitBaseOp op) {
+  switch (op) {
+    case UnitBaseOp::kConv: return "Conv";
+    case UnitBaseOp::kConvTranspose: return "ConvTranspose";
+    case UnitBaseOp::kGemm: return "Gemm";
+    case UnitBaseOp::kMatMul: return "MatMul";
+  }
+  return "?";
+}
+
+std::optional<UnitBaseOp> ParseUnitBaseOp(absl::string_view op_type) {
+  for (UnitBaseOp op : kAllBaseOps) {
+    if (op_type == UnitBaseOpName(op)) return op;
+  }
+  return std::nullopt;
+}
+
+std::optional<UnitBaseOp> UnitBaseOpOf(const Node& node) {
+  if (!node.domain().empty()) return std::nullopt;
+  return ParseUnitBaseOp(node.op_type());
+}
+
+absl::StatusOr<int64_t> WeightOutputChannelAxis(UnitBaseOp op, const AttributeMap& attrs) {
+  switch (op) {
+    case UnitBaseOp::kConv: return 0;
+    case UnitBaseOp::kMatMul: return 1;
+    case UnitBaseOp::kGemm: {
+      QFUSE_ASSIGN_OR_RETURN(const int64_t trans_b, attrs.GetInt("transB", 0));
+      return trans_b != 0 ? 0 : 1;
+    }
+    case UnitBaseOp::kConvTranspose: {
+      QFUSE_ASSIGN_OR_RETURN(const int64_t group, attrs.GetInt("group", 1));
+      return group == 1 ? 1 : -1;
+    }
+  }
+  return -1;
+}
 
 const char* UnitActivationName(UnitActivation activation) {
   switch (activation) {
@@ -39,20 +83,27 @@ bool IsClampActivation(UnitActivation activation) {
          activation == UnitActivation::kRelu6 || activation == UnitActivation::kClip;
 }
 
-float UnitClampMin(const UnitSpec& spec) {
-  if (spec.activation == UnitActivation::kRelu) return 0.f;
-  if (spec.activation == UnitActivation::kRelu6 || spec.activation == UnitActivation::kClip) return spec.clip_min;
-  return std::numeric_limits<float>::lowest();
+ClampRange UnitSpec::ClampBounds() const {
+  constexpr float kLowest = std::numeric_limits<float>::lowest(), kMax = std::numeric_limits<float>::max();
+  switch (activation) {
+    case UnitActivation::kRelu: return {0.f, kMax};
+    case UnitActivation::kRelu6:
+    case UnitActivation::kClip: return {clip_min, clip_max};
+    default: return {kLowest, kMax};
+  }
 }
 
-float UnitClampMax(const UnitSpec& spec) {
-  if (spec.activation == UnitActivation::kRelu6 || spec.activation == UnitActivation::kClip) return spec.clip_max;
-  return std::numeric_limits<float>::max();
+UnitSpec ClipSpec(float lo, float hi) {
+  UnitSpec spec;
+  spec.activation = lo == kRelu6Range.lo && hi == kRelu6Range.hi ? UnitActivation::kRelu6 : UnitActivation::kClip;
+  spec.clip_min = lo;
+  spec.clip_max = hi;
+  return spec;
 }
 
 void WriteUnitSpec(const UnitSpec& spec, AttributeMap* attrs) {
   for (const char* own : {kUnitClipMinAttr, kUnitClipMaxAttr, kUnitAlphaAttr, kUnitBetaAttr}) attrs->Erase(own);
-  attrs->Set(kUnitBaseOpAttr, spec.base_op);
+  attrs->Set(kUnitBaseOpAttr, std::string(UnitBaseOpName(spec.base_op)));
   attrs->Set(kUnitActivationAttr, std::string(UnitActivationName(spec.activation)));
   switch (spec.activation) {
     case UnitActivation::kClip:
@@ -70,10 +121,12 @@ void WriteUnitSpec(const UnitSpec& spec, AttributeMap* attrs) {
 
 absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node) {
   UnitSpec spec;
-  QFUSE_ASSIGN_OR_RETURN(spec.base_op, node.attrs().GetString(kUnitBaseOpAttr, ""));
-  if (spec.base_op != "Conv" && spec.base_op != "ConvTranspose" && spec.base_op != "Gemm" && spec.base_op != "MatMul") {
-    return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unit base op '", spec.base_op, "' is unknown"));
+  QFUSE_ASSIGN_OR_RETURN(std::string base_op, node.attrs().GetString(kUnitBaseOpAttr, ""));
+  std::optional<UnitBaseOp> parsed = ParseUnitBaseOp(base_op);
+  if (!parsed.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unit base op '", base_op, "' is unknown"));
   }
+  spec.base_op = *parsed;
   QFUSE_ASSIGN_OR_RETURN(std::string activation, node.attrs().GetString(kUnitActivationAttr, "none"));
   bool known = false;
   for (UnitActivation a : kAllActivations) {
@@ -87,8 +140,8 @@ absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node) {
   }
   switch (spec.activation) {
     case UnitActivation::kRelu6:
-      spec.clip_min = 0.f;
-      spec.clip_max = 6.f;
+      spec.clip_min = kRelu6Range.lo;
+      spec.clip_max = kRelu6Range.hi;
       break;
     case UnitActivation::kClip: {
       QFUSE_ASSIGN_OR_RETURN(spec.clip_min, node.attrs().GetFloat(kUnitClipMinAttr, 0.f));
@@ -158,9 +211,9 @@ absl::Status ExpandUnit(Graph* graph, Node* unit) {
   auto fresh = [&](const std::string& suffix) { return graph->UniqueValueName(absl::StrCat(base, suffix)); };
 
   std::vector<Value*> base_inputs = {unit->input(kUnitX), unit->input(kUnitW)};
-  const bool bias_in_base = spec.base_op != "MatMul" && unit->input(kUnitBias) != nullptr;
-  if (bias_in_base) base_inputs.push_back(unit->input(kUnitBias));
-  QFUSE_ASSIGN_OR_RETURN(Node * op, graph->AddNode(spec.base_op, base, base_inputs, {fresh("_acc")},
+  const bool bias_after = BiasFollowsBase(spec.base_op);
+  if (!bias_after && unit->input(kUnitBias) != nullptr) base_inputs.push_back(unit->input(kUnitBias));
+  QFUSE_ASSIGN_OR_RETURN(Node * op, graph->AddNode(UnitBaseOpName(spec.base_op), base, base_inputs, {fresh("_acc")},
                                                    BaseOpAttributes(*unit)));
   Value* current = op->output(0);
   current->mutable_type().dtype = out_type.dtype;
@@ -171,7 +224,7 @@ absl::Status ExpandUnit(Graph* graph, Node* unit) {
     current->mutable_type().dtype = out_type.dtype;
     return absl::OkStatus();
   };
-  if (spec.base_op == "MatMul" && unit->input(kUnitBias) != nullptr) {
+  if (bias_after && unit->input(kUnitBias) != nullptr) {
     QFUSE_RETURN_IF_ERROR(add_node("Add", "_bias", {current, unit->input(kUnitBias)}));
   }
   if (unit->input(kUnitResidual) != nullptr) {

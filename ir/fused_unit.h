@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ir/graph.h"
 
@@ -21,6 +24,24 @@ inline constexpr char kUnitOpType[] = "QuantUnit";
 
 // Input positions of a unit node. Bias and residual may be omitted (nullptr).
 enum UnitInput : int { kUnitX = 0, kUnitW = 1, kUnitBias = 2, kUnitResidual = 3 };
+
+// The op a unit is built around: the one reading its weights.
+enum class UnitBaseOp { kConv, kConvTranspose, kGemm, kMatMul };
+
+// The ONNX op type: "Conv", "ConvTranspose", "Gemm", "MatMul".
+const char* UnitBaseOpName(UnitBaseOp op);
+// The base op named `op_type`, or nullopt.
+std::optional<UnitBaseOp> ParseUnitBaseOp(absl::string_view op_type);
+// The base op `node` is: a default-domain Conv, ConvTranspose, Gemm or MatMul; else nullopt.
+std::optional<UnitBaseOp> UnitBaseOpOf(const Node& node);
+// MatMul has no bias input: its bias is an Add after it (the unit's kUnitBias input; a
+// separate Add once expanded).
+inline bool BiasFollowsBase(UnitBaseOp op) { return op == UnitBaseOp::kMatMul; }
+// The axis of the weights that indexes output channels, given the base op's attributes:
+// 0 for Conv ([Cout, Cin/g, k...]) and Gemm with transB ([N, K]), 1 for Gemm ([K, N]),
+// MatMul ([K, N]) and ConvTranspose with one group ([Cin, Cout, k...]); -1 for a grouped
+// ConvTranspose, whose weights have no such axis.
+absl::StatusOr<int64_t> WeightOutputChannelAxis(UnitBaseOp op, const AttributeMap& attrs);
 
 // The activation of a unit. kRelu6 is exactly Clip(0, 6); any other constant bounds are
 // kClip. The clamp kinds (kNone..kClip) are a clamp of the pre-activation value; the others
@@ -34,30 +55,40 @@ enum class UnitActivation { kNone, kRelu, kRelu6, kClip, kHardSwish, kHardSigmoi
 
 // The unit's own attributes; every other attribute belongs to the base op (Conv's
 // strides/pads/..., Gemm's alpha/beta/transA/transB) and is kept verbatim.
-inline constexpr char kUnitBaseOpAttr[] = "qfuse_base_op";        // "Conv", "ConvTranspose", "Gemm", "MatMul"
+inline constexpr char kUnitBaseOpAttr[] = "qfuse_base_op";        // UnitBaseOpName()
 inline constexpr char kUnitActivationAttr[] = "qfuse_activation";  // UnitActivationName()
 inline constexpr char kUnitClipMinAttr[] = "qfuse_clip_min";        // kClip only
 inline constexpr char kUnitClipMaxAttr[] = "qfuse_clip_max";        // kClip only
 inline constexpr char kUnitAlphaAttr[] = "qfuse_alpha";             // kHardSigmoid, kLeakyRelu
 inline constexpr char kUnitBetaAttr[] = "qfuse_beta";               // kHardSigmoid
 
+// A clamp [lo, hi] in real units; lowest() / max() where unbounded.
+struct ClampRange {
+  float lo;
+  float hi;
+};
+
 struct UnitSpec {
-  std::string base_op;
+  UnitBaseOp base_op = UnitBaseOp::kConv;
   UnitActivation activation = UnitActivation::kNone;
   float clip_min = 0.f;  // bounds for kRelu6 (0, 6) and kClip
   float clip_max = 0.f;
   float alpha = 0.f;  // kHardSigmoid (slope), kLeakyRelu (negative slope)
   float beta = 0.f;   // kHardSigmoid (offset)
+
+  // The clamp of a clamp activation (IsClampActivation): kNone unbounded, kRelu [0, max()],
+  // kRelu6 and kClip [clip_min, clip_max]; unbounded for the non-linear ones.
+  ClampRange ClampBounds() const;
 };
+
+// The activation fields of Clip(lo, hi): kRelu6 for exactly (0, 6), else kClip.
+UnitSpec ClipSpec(float lo, float hi);
 
 // "none", "relu", "relu6", "clip", "hard_swish", "hard_sigmoid", "sigmoid", "silu", "leaky_relu".
 const char* UnitActivationName(UnitActivation activation);
 
-// True for kNone, kRelu, kRelu6 and kClip: the activation is the clamp
-// [UnitClampMin(spec), UnitClampMax(spec)] (lowest()/max() when unbounded).
+// True for kNone, kRelu, kRelu6 and kClip: the activation is the clamp spec.ClampBounds().
 bool IsClampActivation(UnitActivation activation);
-float UnitClampMin(const UnitSpec& spec);
-float UnitClampMax(const UnitSpec& spec);
 
 bool IsUnit(const Node& node);
 

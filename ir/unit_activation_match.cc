@@ -27,19 +27,18 @@ std::optional<float> FloatAttr(const Node& n, const char* name, float fallback) 
   return *v;
 }
 
-// The single-input activation `n` reading x, or nullopt.
-std::optional<UnitSpec> SingleOp(const Node& n, const Value& x) {
-  if (n.input(0) != &x || n.outputs().size() != 1) return std::nullopt;
+}  // namespace
+
+std::optional<UnitSpec> UnitActivationOf(const Node& n) {
+  if (n.outputs().size() != 1 || n.input(0) == nullptr) return std::nullopt;
   UnitSpec spec;
   if (Is(&n, "Relu")) {
     spec.activation = UnitActivation::kRelu;
   } else if (Is(&n, "Clip")) {
     std::optional<float> lo = ScalarInput(n, 1, std::numeric_limits<float>::lowest());
     std::optional<float> hi = ScalarInput(n, 2, std::numeric_limits<float>::max());
-    if (!lo.has_value() || !hi.has_value() || !(*lo <= *hi)) return std::nullopt;
-    spec.activation = *lo == 0.f && *hi == 6.f ? UnitActivation::kRelu6 : UnitActivation::kClip;
-    spec.clip_min = *lo;
-    spec.clip_max = *hi;
+    if (!lo.has_value() || !hi.has_value()) return std::nullopt;
+    spec = ClipSpec(*lo, *hi);
   } else if (Is(&n, "HardSwish")) {
     spec.activation = UnitActivation::kHardSwish;
   } else if (Is(&n, "HardSigmoid")) {
@@ -58,6 +57,18 @@ std::optional<UnitSpec> SingleOp(const Node& n, const Value& x) {
   } else {
     return std::nullopt;
   }
+  return spec;
+}
+
+namespace {
+
+// The single-input activation `n` reading x, or nullopt. A unit's clamp must be ordered (lo <= hi).
+std::optional<UnitSpec> SingleOp(const Node& n, const Value& x) {
+  if (n.input(0) != &x) return std::nullopt;
+  std::optional<UnitSpec> spec = UnitActivationOf(n);
+  if (!spec.has_value()) return std::nullopt;
+  const ClampRange bounds = spec->ClampBounds();
+  if (!(bounds.lo <= bounds.hi)) return std::nullopt;
   return spec;
 }
 

@@ -12,8 +12,14 @@
 
 namespace qfuse::ir {
 
+// The activation one default-domain node computes on its input 0 (activation fields only):
+//   Relu -> kRelu; Clip with absent or constant FLOAT scalar bounds -> ClipSpec(lo, hi)
+//   (kRelu6 or kClip, in either order); HardSwish, HardSigmoid, Sigmoid, LeakyRelu (their
+//   attributes, ONNX defaults when absent) -> the kind of that name. Else nullopt.
+std::optional<UnitSpec> UnitActivationOf(const Node& n);
+
 struct UnitActivationMatch {
-  UnitSpec spec;             // activation fields only (base_op empty)
+  UnitSpec spec;             // activation fields only (base_op not set)
   std::vector<Node*> nodes;  // the activation's ops, last first
   Value* output = nullptr;   // the activated value
 };
@@ -21,7 +27,7 @@ struct UnitActivationMatch {
 // The activation reading `x`, when x's readers are exactly one of:
 //   Relu(x)                                   -> kRelu
 //   Clip(x, lo, hi), absent or constant FLOAT scalar bounds, lo <= hi
-//                                             -> kRelu6 for (0, 6), else kClip
+//                                             -> ClipSpec(lo, hi)
 //   HardSwish(x)                              -> kHardSwish
 //   HardSigmoid(x) and Mul(x, h), h its output, alpha = 1/6 (within 1e-6) and beta = 1/2
 //                                             -> kHardSwish (torch's opset < 14 export)

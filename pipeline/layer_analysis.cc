@@ -69,8 +69,8 @@ std::string LayerKind(const ir::Node& node) {
   if (!ir::IsUnit(node)) return node.op_type();
   absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(node);
   if (!spec.ok()) return node.op_type();
-  std::string kind = spec->base_op;
-  if (spec->base_op == "MatMul" && node.input(ir::kUnitBias) != nullptr) kind += "+Bias";
+  std::string kind = ir::UnitBaseOpName(spec->base_op);
+  if (ir::BiasFollowsBase(spec->base_op) && node.input(ir::kUnitBias) != nullptr) kind += "+Bias";
   if (node.input(ir::kUnitResidual) != nullptr) kind += "+Add";
   switch (spec->activation) {
     case ir::UnitActivation::kRelu: kind += "+Relu"; break;

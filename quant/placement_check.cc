@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "ir/fused_unit.h"
 #include "ir/status_macros.h"
 
 namespace qfuse::quant {
@@ -14,9 +15,7 @@ using ir::Value;
 
 bool Is(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 
-bool IsWeighted(const Node* n) {
-  return Is(n, "Conv") || Is(n, "ConvTranspose") || Is(n, "Gemm") || Is(n, "MatMul");
-}
+bool IsWeighted(const Node* n) { return n != nullptr && ir::UnitBaseOpOf(*n).has_value(); }
 
 // The single-input ops TensorRT fuses into a weighted op's epilogue.
 bool IsFusedActivation(const Node* n) {
@@ -61,19 +60,18 @@ absl::Status CheckWeightedOp(const Node& n) {
   }
   const ir::Tensor& w = *q->input(0)->initializer();
   const ir::Tensor& scales = *dq->input(1)->initializer();
+  const ir::UnitBaseOp op = *ir::UnitBaseOpOf(n);
   if (scales.num_elements() > 1) {
-    int64_t expected_axis = 0;
-    if (Is(&n, "ConvTranspose")) return Broken(n, "ConvTranspose weights must be per tensor");
-    if (Is(&n, "MatMul")) expected_axis = 1;
-    if (Is(&n, "Gemm")) expected_axis = n.attrs().GetInt("transB", 0).value_or(0) != 0 ? 0 : 1;
+    if (op == ir::UnitBaseOp::kConvTranspose) return Broken(n, "ConvTranspose weights must be per tensor");
+    const int64_t expected_axis = ir::WeightOutputChannelAxis(op, n.attrs()).value_or(-1);
     const int64_t axis = dq->attrs().GetInt("axis", 1).value_or(-1);
-    if (axis != expected_axis || expected_axis >= w.rank() || scales.num_elements() != w.dims()[expected_axis]) {
+    if (axis != expected_axis || expected_axis < 0 || expected_axis >= w.rank() || scales.num_elements() != w.dims()[expected_axis]) {
       return Broken(n, absl::StrCat("per-channel weight scales must run along axis ", expected_axis,
                                     " (output channels)"));
     }
   }
   const Value* bias = n.input(2);
-  if (bias != nullptr && !Is(&n, "MatMul") && (!bias->is_constant() || bias->type().dtype != DataType::kFloat32)) {
+  if (bias != nullptr && !ir::BiasFollowsBase(op) && (!bias->is_constant() || bias->type().dtype != DataType::kFloat32)) {
     return Broken(n, "its bias must be a FLOAT constant (TensorRT quantizes the bias itself)");
   }
   return absl::OkStatus();

@@ -38,16 +38,13 @@ bool Is(const Node& n, const char* op) { return n.domain().empty() && n.op_type(
 // breaks those ties by its float error, not as the exact integer kernel does.
 constexpr float kAveragePoolScaleMargin = 1.f + 1.f / 256;
 
-// The base op whose weights are quantized ("" when `n` has no quantizable weights).
-std::string WeightOp(const Node& n) {
+// The base op whose weights are quantized (nullopt when `n` has no quantizable weights).
+std::optional<ir::UnitBaseOp> WeightOp(const Node& n) {
   if (ir::IsUnit(n)) {
     absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(n);
-    return spec.ok() ? spec->base_op : "";
+    return spec.ok() ? std::optional<ir::UnitBaseOp>(spec->base_op) : std::nullopt;
   }
-  for (const char* op : {"Conv", "ConvTranspose", "Gemm", "MatMul"}) {
-    if (Is(n, op)) return op;
-  }
-  return "";
+  return ir::UnitBaseOpOf(n);
 }
 
 class Converter {
@@ -82,13 +79,13 @@ class Converter {
     for (Node* node : order) {
       if (options_.keep_float.count(node->name()) > 0) continue;
       if (node->outputs().size() == 1 && shape_derived_.contains(node->output(0))) continue;  // shape arithmetic
-      const std::string weight_op = WeightOp(*node);
-      const bool quantize_weights = !weight_op.empty() && node->input(1) != nullptr && node->input(1)->is_constant() &&
+      const std::optional<ir::UnitBaseOp> weight_op = WeightOp(*node);
+      const bool quantize_weights = weight_op.has_value() && node->input(1) != nullptr && node->input(1)->is_constant() &&
                                     node->input(1)->type().dtype == DataType::kFloat32 &&
                                     node->input(0) != nullptr && !node->input(0)->is_constant();
       std::optional<QuantizedWeights> weights;
       if (quantize_weights) {
-        QFUSE_ASSIGN_OR_RETURN(weights, PlanWeights(*node, weight_op));
+        QFUSE_ASSIGN_OR_RETURN(weights, PlanWeights(*node, *weight_op));
         if (!weights.has_value()) {  // kept float: its bias cannot fit at an acceptable cost
           ++stats_.bias_float_layers;
           float_nodes_.insert(node);
@@ -249,7 +246,7 @@ class Converter {
 
   // The node's quantized weights and bias, or nullopt when its bias fits beside the worst-case
   // accumulation only at a weight-SQNR cost above options_.max_bias_widening_db (kept float).
-  absl::StatusOr<std::optional<QuantizedWeights>> PlanWeights(const Node& node, const std::string& op) {
+  absl::StatusOr<std::optional<QuantizedWeights>> PlanWeights(const Node& node, ir::UnitBaseOp op) {
     QFUSE_ASSIGN_OR_RETURN(QuantParams x_params, ActivationParams(*node.input(0)));
     const ir::Tensor& w_data = *node.input(1)->initializer();
     WeightQuantizeRequest request;
@@ -261,9 +258,9 @@ class Converter {
     request.input_scale = x_params.scales[0];
     request.per_channel = options_.per_channel_weights;
     request.reduce_range = options_.reduce_range;
-    QFUSE_ASSIGN_OR_RETURN(request.channel_axis, OutputChannelAxis(node, op));
+    QFUSE_ASSIGN_OR_RETURN(request.channel_axis, ir::WeightOutputChannelAxis(op, node.attrs()));
     // TensorRT reads per-channel ConvTranspose scales on axis 0, its input channels: per tensor.
-    if (tensorrt() && op == "ConvTranspose") request.per_channel = false;
+    if (tensorrt() && op == ir::UnitBaseOp::kConvTranspose) request.per_channel = false;
     QFUSE_ASSIGN_OR_RETURN(request.num_products, ProductsPerOutput(node, op, w_data));
     const bool uint8 = options_.activation_type == ActivationType::kUint8;
     request.max_abs_input = uint8 ? numerics::MaxAbsCentered(0, 255, x_params.zero_points[0])
@@ -285,22 +282,27 @@ class Converter {
   }
 
   // K: products summed into one accumulator (an upper bound for ConvTranspose).
-  static absl::StatusOr<int64_t> ProductsPerOutput(const Node& node, const std::string& op, const ir::Tensor& w) {
+  static absl::StatusOr<int64_t> ProductsPerOutput(const Node& node, ir::UnitBaseOp op, const ir::Tensor& w) {
     const auto& d = w.dims();
-    if (op == "Conv" || op == "ConvTranspose") {  // [Cout, Cin/g, k...] or [Cin, Cout/g, k...]
-      int64_t k = op == "Conv" ? 1 : d[0];
-      if (op == "ConvTranspose") {
-        QFUSE_ASSIGN_OR_RETURN(int64_t group, node.attrs().GetInt("group", 1));
-        k /= std::max<int64_t>(group, 1);
+    switch (op) {
+      case ir::UnitBaseOp::kConv: {  // [Cout, Cin/g, k...]
+        int64_t k = 1;
+        for (size_t i = 1; i < d.size(); ++i) k *= d[i];
+        return k;
       }
-      for (size_t i = op == "Conv" ? 1 : 2; i < d.size(); ++i) k *= d[i];
-      return k;
+      case ir::UnitBaseOp::kConvTranspose: {  // [Cin, Cout/g, k...]
+        QFUSE_ASSIGN_OR_RETURN(int64_t group, node.attrs().GetInt("group", 1));
+        int64_t k = d[0] / std::max<int64_t>(group, 1);
+        for (size_t i = 2; i < d.size(); ++i) k *= d[i];
+        return k;
+      }
+      case ir::UnitBaseOp::kGemm: {
+        QFUSE_ASSIGN_OR_RETURN(int64_t trans_b, node.attrs().GetInt("transB", 0));
+        return d.size() == 2 ? d[trans_b ? 1 : 0] : 0;
+      }
+      case ir::UnitBaseOp::kMatMul: return d.size() >= 2 ? d[d.size() - 2] : 0;  // [..., K, N]
     }
-    if (op == "Gemm") {
-      QFUSE_ASSIGN_OR_RETURN(int64_t trans_b, node.attrs().GetInt("transB", 0));
-      return d.size() == 2 ? d[trans_b ? 1 : 0] : 0;
-    }
-    return d.size() >= 2 ? d[d.size() - 2] : 0;  // MatMul: [..., K, N]
+    return 0;
   }
 
   absl::Status InsertWeights(Node* node, QuantizedWeights w) {
@@ -325,19 +327,6 @@ class Converter {
     }
     ++stats_.quantized_weights;
     return absl::OkStatus();
-  }
-
-  // Axis of the weight tensor that indexes output channels (for per-channel scales).
-  absl::StatusOr<int64_t> OutputChannelAxis(const Node& node, const std::string& op) {
-    if (op == "Conv") return 0;
-    if (op == "MatMul") return 1;
-    if (op == "Gemm") {
-      QFUSE_ASSIGN_OR_RETURN(int64_t trans_b, node.attrs().GetInt("transB", 0));
-      return trans_b ? 0 : 1;
-    }
-    // ConvTranspose [Cin, Cout/group, k...]: axis 1 indexes output channels only for group 1.
-    QFUSE_ASSIGN_OR_RETURN(int64_t group, node.attrs().GetInt("group", 1));
-    return group == 1 ? 1 : -1;
   }
 
   // TensorRT's weight form: the dequantized weights as a FLOAT constant -> QuantizeLinear ->

@@ -3,7 +3,6 @@
 #define QFUSE_RUNTIME_KERNEL_REGISTRY_H_
 
 #include <string>
-#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "runtime/kernel.h"
@@ -22,7 +21,6 @@ class KernelRegistry {
   KernelFactory Find(const ir::Node& node) const {
     return Find(node.domain().empty() ? node.op_type() : node.domain() + "." + node.op_type());
   }
-  std::vector<std::string> OpTypes() const;
 
  private:
   absl::flat_hash_map<std::string, KernelFactory> factories_;

@@ -1,6 +1,4 @@
 // Every kernel of the reference runtime, registered by explicit calls in one place.
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "runtime/kernel_registry.h"
 #include "ir/fused_unit.h"
@@ -88,13 +86,6 @@ KernelRegistry* BuildRegistry() {
 }
 
 }  // namespace
-
-std::vector<std::string> KernelRegistry::OpTypes() const {
-  std::vector<std::string> ops;
-  for (const auto& [op, factory] : factories_) ops.push_back(op);
-  std::sort(ops.begin(), ops.end());
-  return ops;
-}
 
 const KernelRegistry& DefaultKernelRegistry() {
   static const KernelRegistry* registry = BuildRegistry();

@@ -13,21 +13,19 @@ bool IsStandard(const ir::Node& n, const char* op) { return n.domain().empty() &
 }  // namespace
 
 std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
-  const bool is_conv = IsStandard(anchor, "Conv") || IsStandard(anchor, "ConvTranspose");
-  const bool is_gemm = IsStandard(anchor, "Gemm");
-  const bool is_matmul = IsStandard(anchor, "MatMul");
-  if (!is_conv && !is_gemm && !is_matmul) return std::nullopt;
+  const std::optional<ir::UnitBaseOp> base_op = ir::UnitBaseOpOf(anchor);
+  if (!base_op.has_value()) return std::nullopt;
+  const bool is_matmul = *base_op == ir::UnitBaseOp::kMatMul;
   const ir::Tensor* w = ConstantInput(anchor, 1);
   if (w == nullptr || w->dtype() != ir::DataType::kFloat32) return std::nullopt;
   if (anchor.input(0)->type().dtype != ir::DataType::kFloat32) return std::nullopt;
-  if (is_conv && anchor.input(2) != nullptr && ConstantInput(anchor, 2) == nullptr) return std::nullopt;
-  if (is_gemm && anchor.input(2) != nullptr && ConstantInput(anchor, 2) == nullptr) return std::nullopt;
+  if (!is_matmul && anchor.input(2) != nullptr && ConstantInput(anchor, 2) == nullptr) return std::nullopt;
   if (is_matmul && w->rank() != 2) return std::nullopt;
 
   UnitMatch m{const_cast<ir::Node*>(&anchor), nullptr, 0, nullptr, 0, {}, {}};
   ir::Value* current = anchor.output(0);
   ir::Node* next = SoleConsumer(*current);
-  if (forms_.matmul_bias && is_matmul && next != nullptr && IsStandard(*next, "Add")) {
+  if (forms_.matmul_bias && ir::BiasFollowsBase(*base_op) && next != nullptr && IsStandard(*next, "Add")) {
     const int bias_index = next->input(0) == current ? 1 : 0;
     const ir::Tensor* b = ConstantInput(*next, bias_index);
     if (b != nullptr && b->dtype() == ir::DataType::kFloat32 && b->num_elements() == w->dims()[1] &&
@@ -55,7 +53,7 @@ std::optional<UnitMatch> FormUnitsPass::Match(const ir::Graph& graph, const ir::
     m.activation = act->nodes;
     m.spec = act->spec;
   }
-  m.spec.base_op = anchor.op_type();
+  m.spec.base_op = *base_op;
   return m;
 }
 

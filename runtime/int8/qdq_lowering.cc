@@ -128,15 +128,6 @@ std::optional<Sink> MatchQuantizeSink(Node* q) {
   return Sink{q, y, p->params, qtype};
 }
 
-// Constant scalar FLOAT (absent: `fallback`).
-std::optional<float> ConstantScalar(const Value* v, float fallback) {
-  if (v == nullptr) return fallback;
-  if (!v->is_constant() || v->initializer()->dtype() != DataType::kFloat32 || v->initializer()->num_elements() != 1) {
-    return std::nullopt;
-  }
-  return v->initializer()->values<float>()[0];
-}
-
 bool SameKnownShape(const Value* a, const Value* b) {
   return a->type().shape.rank_known && a->type().shape == b->type().shape;
 }
@@ -152,7 +143,11 @@ struct UnitMatch {
   ir::UnitSpec spec;  // base op and activation
 };
 
-bool IsBaseOp(const Node* n) { return Is(n, "Conv") || Is(n, "Gemm") || Is(n, "MatMul"); }
+// The base ops with an integer unit kernel (not ConvTranspose).
+bool IsBaseOp(const Node* n) {
+  const std::optional<ir::UnitBaseOp> op = n == nullptr ? std::nullopt : ir::UnitBaseOpOf(*n);
+  return op.has_value() && *op != ir::UnitBaseOp::kConvTranspose;
+}
 
 // Checks the bias scale is s_x * s_w[c] and its zero point 0.
 bool BiasMatches(const DqConstant& b, float x_scale, const QuantParams& w, int64_t channels) {
@@ -215,7 +210,10 @@ std::optional<UnitMatch> MatchUnit(Value* y) {
   if (Is(p, "Add")) {
     for (int side = 0; side < 2 && !matmul_bias.has_value(); ++side) {
       Value* other = p->input(1 - side);
-      if (!SingleUse(other) || !Is(other->producer(), "MatMul")) continue;
+      if (!SingleUse(other) || other->producer() == nullptr ||
+          ir::UnitBaseOpOf(*other->producer()) != ir::UnitBaseOp::kMatMul) {
+        continue;
+      }
       matmul_bias = MatchDqConstant(p->input(side), DataType::kInt32);
       if (matmul_bias.has_value()) {
         m.chain.push_back(p);
@@ -226,7 +224,7 @@ std::optional<UnitMatch> MatchUnit(Value* y) {
   }
   if (!IsBaseOp(p)) return std::nullopt;
   m.base = p;
-  m.spec.base_op = p->op_type();
+  m.spec.base_op = *ir::UnitBaseOpOf(*p);
   m.chain.push_back(p);
   std::optional<DqActivation> x = MatchDqActivation(p->input(0));
   std::optional<DqConstant> w = MatchDqConstant(p->input(1), DataType::kInt8);
@@ -234,8 +232,7 @@ std::optional<UnitMatch> MatchUnit(Value* y) {
   m.x = *x;
   m.w = *w;
   const ir::Tensor& wt = *w->data->initializer();
-  int64_t channel_axis = 0;
-  if (Is(p, "Conv")) {
+  if (m.spec.base_op == ir::UnitBaseOp::kConv) {
     if (wt.rank() < 3) return std::nullopt;
   } else {
     const ir::AttributeMap& a = p->attrs();
@@ -243,8 +240,10 @@ std::optional<UnitMatch> MatchUnit(Value* y) {
         a.GetFloat("beta", 1.f).value_or(0) != 1.f) {
       return std::nullopt;
     }
-    channel_axis = Is(p, "Gemm") && a.GetInt("transB", 0).value_or(0) != 0 ? 0 : 1;
   }
+  absl::StatusOr<int64_t> channel_axis_or = ir::WeightOutputChannelAxis(m.spec.base_op, p->attrs());
+  if (!channel_axis_or.ok()) return std::nullopt;
+  const int64_t channel_axis = *channel_axis_or;
   const int64_t channels = wt.dims()[channel_axis];
   const QuantParams& wq = w->params;
   for (int64_t zp : wq.zero_points) {
@@ -253,7 +252,7 @@ std::optional<UnitMatch> MatchUnit(Value* y) {
   if (wq.scales.size() > 1 && (static_cast<int64_t>(wq.scales.size()) != channels || wq.axis != channel_axis)) {
     return std::nullopt;
   }
-  if (Is(p, "MatMul")) {
+  if (ir::BiasFollowsBase(m.spec.base_op)) {
     m.bias = matmul_bias;
   } else if (p->input(2) != nullptr) {
     m.bias = MatchDqConstant(p->input(2), DataType::kInt32);
@@ -312,13 +311,12 @@ class Lowering {
     }
     if (Is(p, "Relu") || Is(p, "Clip")) {
       std::optional<DqActivation> x = MatchDqActivation(p->input(0));
-      std::optional<float> lo = Is(p, "Relu") ? 0.f : ConstantScalar(p->input(1), std::numeric_limits<float>::lowest());
-      std::optional<float> hi = Is(p, "Relu") ? std::numeric_limits<float>::max()
-                                              : ConstantScalar(p->input(2), std::numeric_limits<float>::max());
-      if (!x.has_value() || !lo.has_value() || !hi.has_value()) return absl::OkStatus();
+      std::optional<ir::UnitSpec> clamp = ir::UnitActivationOf(*p);
+      if (!x.has_value() || !clamp.has_value()) return absl::OkStatus();
+      const ir::ClampRange bounds = clamp->ClampBounds();
       ir::AttributeMap attrs;
-      attrs.Set("min", *lo);
-      attrs.Set("max", *hi);
+      attrs.Set("min", bounds.lo);
+      attrs.Set("max", bounds.hi);
       ++stats_.clamps;
       return Replace(sink, {p}, kQLinearClampOp, p->name(), {Quantized(*x)}, attrs);
     }

@@ -35,8 +35,6 @@ using kernels::quant::PreparedWeights;
 
 constexpr int64_t kRowsPerTask = 32;
 
-enum class BaseOp { kConv, kGemm, kMatMul };
-
 // acc[col] = sum_tap (image[pos(col, tap)] - zp) * w[tap] over in-image taps (one channel).
 template <typename X>
 void DepthwiseAccumulate(const ConvGeometry& g, const X* image, int32_t zp, const int32_t* w, int32_t* acc) {
@@ -121,7 +119,7 @@ class QLinearUnitKernel : public Kernel {
     if (r_.has_value() && (r == nullptr || r->dtype() != r_->type)) {
       return absl::InvalidArgumentError(absl::StrCat("residual must be ", ir::DataTypeName(r_->type)));
     }
-    if (base_ == BaseOp::kConv) return RunConv(ctx, *x, r, &outputs[0]);
+    if (base_ == ir::UnitBaseOp::kConv) return RunConv(ctx, *x, r, &outputs[0]);
     return RunGemm(ctx, *x, r, &outputs[0]);
   }
 
@@ -142,15 +140,14 @@ class QLinearUnitKernel : public Kernel {
     const Tensor& w = *node.input(ir::kUnitW)->initializer();
     const ir::QuantParams& wq = *node.input(ir::kUnitW)->type().quant;
     w_dims_ = w.dims();
-    if (spec.base_op == "Conv") {
-      base_ = BaseOp::kConv;
+    base_ = spec.base_op;
+    if (base_ == ir::UnitBaseOp::kConv) {
       QFUSE_ASSIGN_OR_RETURN(conv_, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
       if (w.rank() < 3 || w.dims()[0] % conv_.group != 0) {
         return absl::InvalidArgumentError(absl::StrCat("w ", ir::DimsToString(w.dims()), " for group ", conv_.group));
       }
       k_ = w.num_elements() / std::max<int64_t>(cout_, 1);
-    } else if (spec.base_op == "Gemm" || spec.base_op == "MatMul") {
-      base_ = spec.base_op == "Gemm" ? BaseOp::kGemm : BaseOp::kMatMul;
+    } else if (base_ == ir::UnitBaseOp::kGemm || base_ == ir::UnitBaseOp::kMatMul) {
       QFUSE_ASSIGN_OR_RETURN(const int64_t trans_a, node.attrs().GetInt("transA", 0));
       QFUSE_ASSIGN_OR_RETURN(const float alpha, node.attrs().GetFloat("alpha", 1.f));
       QFUSE_ASSIGN_OR_RETURN(const float beta, node.attrs().GetFloat("beta", 1.f));
@@ -160,11 +157,11 @@ class QLinearUnitKernel : public Kernel {
       trans_b_ = u.channel_axis == 0;
       k_ = w.dims()[1 - u.channel_axis];
     } else {
-      return absl::UnimplementedError(absl::StrCat("integer ", spec.base_op, " units are not supported"));
+      return absl::UnimplementedError(absl::StrCat("integer ", ir::UnitBaseOpName(base_), " units are not supported"));
     }
     std::vector<int32_t> w_zps(wq.zero_points.begin(), wq.zero_points.end());
     int64_t max_abs_w = 0;
-    if (base_ == BaseOp::kConv) {
+    if (base_ == ir::UnitBaseOp::kConv) {
       const int64_t group = conv_.group, cout_g = cout_ / group;
       depthwise_ = w.dims()[1] == 1 && cout_g == 1;
       if (depthwise_) {
@@ -320,7 +317,7 @@ class QLinearUnitKernel : public Kernel {
   }
 
   absl::Status RunGemm(const KernelContext& ctx, const Tensor& x, const Tensor* r, Tensor* y) const {
-    if (x.rank() < 2 || x.dims().back() != k_ || (base_ == BaseOp::kGemm && x.rank() != 2)) {
+    if (x.rank() < 2 || x.dims().back() != k_ || (base_ == ir::UnitBaseOp::kGemm && x.rank() != 2)) {
       return absl::InvalidArgumentError(absl::StrCat("x ", ir::DimsToString(x.dims()), " does not match w ",
                                                      ir::DimsToString(w_dims_)));
     }
@@ -357,7 +354,7 @@ class QLinearUnitKernel : public Kernel {
   std::string name_;
   ir::UnitSpec spec_;
   bool float_epilogue_ = false;  // a non-linear activation
-  BaseOp base_ = BaseOp::kConv;
+  ir::UnitBaseOp base_ = ir::UnitBaseOp::kConv;
   ConvAttrs conv_;
   bool trans_b_ = false;
   bool depthwise_ = false;

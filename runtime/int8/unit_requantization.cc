@@ -23,13 +23,8 @@ absl::StatusOr<UnitRequantization> ReadUnitRequantization(const ir::Node& node) 
   }
   const ir::Tensor& w = *wv->initializer();
   const ir::QuantParams& wq = *wv->type().quant;
-  if (u.spec.base_op == "Gemm") {
-    QFUSE_ASSIGN_OR_RETURN(const int64_t trans_b, node.attrs().GetInt("transB", 0));
-    u.channel_axis = trans_b != 0 ? 0 : 1;
-  } else if (u.spec.base_op == "MatMul") {
-    u.channel_axis = 1;
-  }
-  if (w.rank() <= u.channel_axis) {
+  QFUSE_ASSIGN_OR_RETURN(u.channel_axis, ir::WeightOutputChannelAxis(u.spec.base_op, node.attrs()));
+  if (u.channel_axis < 0 || w.rank() <= u.channel_axis) {
     return absl::InvalidArgumentError(absl::StrCat("w ", ir::DimsToString(w.dims()), " has no output-channel axis"));
   }
   u.out_channels = w.dims()[u.channel_axis];
@@ -62,8 +57,9 @@ absl::StatusOr<UnitRequantization> ReadUnitRequantization(const ir::Node& node) 
     stage.has_b = true;
     stage.b.input_scale = u.residual->scale;
   }
-  stage.act_min = ir::UnitClampMin(u.spec);  // unbounded for non-linear activations
-  stage.act_max = ir::UnitClampMax(u.spec);
+  const ir::ClampRange bounds = u.spec.ClampBounds();  // unbounded for non-linear activations
+  stage.act_min = bounds.lo;
+  stage.act_max = bounds.hi;
   QFUSE_ASSIGN_OR_RETURN(u.stage, OutputStage::Create(stage));
   return u;
 }

@@ -35,7 +35,7 @@ void AppendActivation(const ir::UnitSpec& spec, dnnl::post_ops* ops) {
     case ir::UnitActivation::kLeakyRelu: return ops->append_eltwise(1.f, algorithm::eltwise_relu, spec.alpha, 0.f);
     case ir::UnitActivation::kRelu6:
     case ir::UnitActivation::kClip:
-      return ops->append_eltwise(1.f, algorithm::eltwise_clip, ir::UnitClampMin(spec), ir::UnitClampMax(spec));
+      return ops->append_eltwise(1.f, algorithm::eltwise_clip, spec.ClampBounds().lo, spec.ClampBounds().hi);
     case ir::UnitActivation::kHardSwish: return ops->append_eltwise(1.f, algorithm::eltwise_hardswish, 0.f, 0.f);
     case ir::UnitActivation::kHardSigmoid:
       ops->append_eltwise(1.f, algorithm::eltwise_linear, spec.alpha, spec.beta);
@@ -220,13 +220,13 @@ absl::StatusOr<std::unique_ptr<Kernel>> MaybeOneDnn(const ir::Node& node, const 
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatConvKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreateConvKernel(node));
-  return MaybeOneDnn(node, ir::UnitSpec{"Conv"}, std::move(native));
+  return MaybeOneDnn(node, ir::UnitSpec{ir::UnitBaseOp::kConv}, std::move(native));
 }
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatUnitKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreateQuantUnitKernel(node));
   QFUSE_ASSIGN_OR_RETURN(ir::UnitSpec spec, ir::ReadUnitSpec(node));
-  if (spec.base_op != "Conv") return native;
+  if (spec.base_op != ir::UnitBaseOp::kConv) return native;
   return MaybeOneDnn(node, spec, std::move(native));
 }
 

@@ -250,7 +250,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& 
   QFUSE_ASSIGN_OR_RETURN(int8::UnitRequantization u, int8::ReadUnitRequantization(node));
   const ir::DataType out_type = node.output(0)->type().dtype;
   const ir::Value* w = node.input(ir::kUnitW);
-  if (u.spec.base_op != "Conv" || u.float_epilogue || w->initializer() == nullptr ||
+  if (u.spec.base_op != ir::UnitBaseOp::kConv || u.float_epilogue || w->initializer() == nullptr ||
       w->initializer()->rank() != 4 || w->initializer()->dtype() != ir::DataType::kInt8 ||
       (out_type != ir::DataType::kInt8 && out_type != ir::DataType::kUint8) ||
       !OneDnnInt8IsExact(u.x.type, *w->initializer())) {

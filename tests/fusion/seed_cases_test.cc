@@ -78,7 +78,7 @@ void FuseFullAndProve(ir::Model* model, const std::string& label) {
 // The whole graph is one unit node producing "out" from graph input "x": base op
 // `base_op`, residual graph input "r", activation `activation`, and the BN folded into
 // it (weights rewritten, a bias present, no BatchNormalization left).
-void ExpectSingleUnit(const ir::Graph& g, const std::string& base_op, ir::UnitActivation activation,
+void ExpectSingleUnit(const ir::Graph& g, ir::UnitBaseOp base_op, ir::UnitActivation activation,
                       const std::string& original_weights) {
   EXPECT_EQ(OpCounts(g).count("BatchNormalization"), 0u);
   ASSERT_EQ(g.num_nodes(), 1) << "the chain is not exactly one node";
@@ -137,7 +137,7 @@ TEST_P(SeedCaseTest, Conv2dBnAddRelu) {
   ir::Value* bn = b.BatchNorm(c, 4, "bn", dims);
   b.Output(b.Op("Relu", {ResidualAdd(b, bn, r, GetParam(), dims)}, "out", dims));
   ASSERT_NO_FATAL_FAILURE(FuseFullAndProve(&b.model(), Label("Conv2d->BN->Add->Relu")));
-  ExpectSingleUnit(b.graph(), "Conv", ir::UnitActivation::kRelu, "w");
+  ExpectSingleUnit(b.graph(), ir::UnitBaseOp::kConv, ir::UnitActivation::kRelu, "w");
 }
 
 // ConvTranspose2d, group 1, stride 2, weight [Cin=3, Cout=4, 3, 3], no bias; pads 1 and
@@ -154,7 +154,7 @@ TEST_P(SeedCaseTest, ConvTranspose2dBnAddRelu6) {
   ir::Value* bn = b.BatchNorm(c, 4, "bn", dims);
   b.Output(Relu6(b, ResidualAdd(b, bn, r, GetParam(), dims), dims));
   ASSERT_NO_FATAL_FAILURE(FuseFullAndProve(&b.model(), Label("ConvTranspose2d->BN->Add->ReLU6")));
-  ExpectSingleUnit(b.graph(), "ConvTranspose", ir::UnitActivation::kRelu6, "w");
+  ExpectSingleUnit(b.graph(), ir::UnitBaseOp::kConvTranspose, ir::UnitActivation::kRelu6, "w");
 }
 
 // Grouped ConvTranspose2d: group 2, W [Cin=4, Cout/group=3, 2, 2] -> 6 output channels,
@@ -169,7 +169,7 @@ TEST_P(SeedCaseTest, GroupedConvTranspose2dBnAddRelu) {
   ir::Value* bn = b.BatchNorm(c, 6, "bn", dims);
   b.Output(b.Op("Relu", {ResidualAdd(b, bn, r, GetParam(), dims)}, "out", dims));
   ASSERT_NO_FATAL_FAILURE(FuseFullAndProve(&b.model(), Label("ConvTranspose2d(group 2)->BN->Add->Relu")));
-  ExpectSingleUnit(b.graph(), "ConvTranspose", ir::UnitActivation::kRelu, "w");
+  ExpectSingleUnit(b.graph(), ir::UnitBaseOp::kConvTranspose, ir::UnitActivation::kRelu, "w");
 }
 
 // Conv3d (padded, no bias) -> BN -> Add -> Clip(0, 6).
@@ -183,7 +183,7 @@ TEST_P(SeedCaseTest, Conv3dBnAddRelu6) {
   ir::Value* bn = b.BatchNorm(c, 3, "bn", dims);
   b.Output(Relu6(b, ResidualAdd(b, bn, r, GetParam(), dims), dims));
   ASSERT_NO_FATAL_FAILURE(FuseFullAndProve(&b.model(), Label("Conv3d->BN->Add->ReLU6")));
-  ExpectSingleUnit(b.graph(), "Conv", ir::UnitActivation::kRelu6, "w");
+  ExpectSingleUnit(b.graph(), ir::UnitBaseOp::kConv, ir::UnitActivation::kRelu6, "w");
 }
 
 // Linear as MatMul + Add(bias) -> BN over [N, C] -> Add(residual [N, C]) -> Relu.
@@ -197,7 +197,7 @@ TEST_P(SeedCaseTest, LinearMatMulAddBnAddRelu) {
   ir::Value* bn = b.BatchNorm(biased, 5, "bn", dims);
   b.Output(b.Op("Relu", {ResidualAdd(b, bn, r, GetParam(), dims)}, "out", dims));
   ASSERT_NO_FATAL_FAILURE(FuseFullAndProve(&b.model(), Label("MatMul+Add->BN->Add->Relu")));
-  ExpectSingleUnit(b.graph(), "MatMul", ir::UnitActivation::kRelu, "w");
+  ExpectSingleUnit(b.graph(), ir::UnitBaseOp::kMatMul, ir::UnitActivation::kRelu, "w");
   EXPECT_NE(b.graph().outputs()[0]->producer()->input(ir::kUnitBias)->name(), "bias") << "BN shift not folded";
 }
 
@@ -212,7 +212,7 @@ TEST_P(SeedCaseTest, LinearGemmTransBBnAddRelu6) {
   ir::Value* bn = b.BatchNorm(g, 5, "bn", dims);
   b.Output(Relu6(b, ResidualAdd(b, bn, r, GetParam(), dims), dims));
   ASSERT_NO_FATAL_FAILURE(FuseFullAndProve(&b.model(), Label("Gemm(transB=1)->BN->Add->ReLU6")));
-  ExpectSingleUnit(b.graph(), "Gemm", ir::UnitActivation::kRelu6, "w");
+  ExpectSingleUnit(b.graph(), ir::UnitBaseOp::kGemm, ir::UnitActivation::kRelu6, "w");
   EXPECT_EQ(*b.graph().outputs()[0]->producer()->attrs().GetInt("transB", 0), 1);
 }
 
@@ -305,7 +305,7 @@ void ImportFuseSingleUnit(int64_t opset, float lo, float hi, ir::UnitSpec* spec)
   EXPECT_EQ(unit->input(ir::kUnitBias)->name(), "b");
   EXPECT_EQ(unit->input(ir::kUnitResidual), nullptr);
   QFUSE_ASSERT_OK_AND_ASSIGN(*spec, ir::ReadUnitSpec(*unit));
-  EXPECT_EQ(spec->base_op, "Conv");
+  EXPECT_EQ(spec->base_op, ir::UnitBaseOp::kConv);
 }
 
 TEST(Relu6RecognitionTest, Opset9ClipAttributesZeroSixIsRelu6) {

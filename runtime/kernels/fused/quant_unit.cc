@@ -55,7 +55,8 @@ class QuantUnitKernel : public Kernel {
     }
     // A clamp: one branch-free pass (vectorisable), skipped when there is neither residual
     // nor clamp.
-    const float lo = ir::UnitClampMin(spec_), hi = ir::UnitClampMax(spec_);
+    const ir::ClampRange bounds = spec_.ClampBounds();
+    const float lo = bounds.lo, hi = bounds.hi;
     if (r == nullptr && spec_.activation == ir::UnitActivation::kNone) return absl::OkStatus();
     ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
       if (r != nullptr) {
@@ -80,7 +81,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQuantUnitKernel(const ir::Node& no
   QFUSE_ASSIGN_OR_RETURN(ir::UnitSpec spec, ir::ReadUnitSpec(node));
   // A standalone copy of the base op (same inputs, its own attributes) for its factory.
   auto graph = std::make_unique<ir::Graph>();
-  const bool bias_after = spec.base_op == "MatMul";
+  const bool bias_after = ir::BiasFollowsBase(spec.base_op);
   std::vector<ir::Value*> inputs;
   const int n_inputs = bias_after || node.input(ir::kUnitBias) == nullptr ? 2 : 3;
   for (int i = 0; i < n_inputs; ++i) {
@@ -93,13 +94,15 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQuantUnitKernel(const ir::Node& no
     }
     inputs.push_back(copy);
   }
-  QFUSE_ASSIGN_OR_RETURN(ir::Node * base, graph->AddNode(spec.base_op, node.name(), inputs, {node.output(0)->name()},
+  QFUSE_ASSIGN_OR_RETURN(ir::Node * base, graph->AddNode(ir::UnitBaseOpName(spec.base_op), node.name(), inputs, {node.output(0)->name()},
                                                          ir::BaseOpAttributes(node)));
   absl::StatusOr<std::unique_ptr<Kernel>> kernel;
-  if (spec.base_op == "Conv") kernel = CreateConvKernel(*base);
-  if (spec.base_op == "ConvTranspose") kernel = CreateConvTransposeKernel(*base);
-  if (spec.base_op == "Gemm") kernel = CreateGemmKernel(*base);
-  if (spec.base_op == "MatMul") kernel = CreateMatMulKernel(*base);
+  switch (spec.base_op) {
+    case ir::UnitBaseOp::kConv: kernel = CreateConvKernel(*base); break;
+    case ir::UnitBaseOp::kConvTranspose: kernel = CreateConvTransposeKernel(*base); break;
+    case ir::UnitBaseOp::kGemm: kernel = CreateGemmKernel(*base); break;
+    case ir::UnitBaseOp::kMatMul: kernel = CreateMatMulKernel(*base); break;
+  }
   QFUSE_RETURN_IF_ERROR(kernel.status());
   if (node.output(0)->type().dtype != ir::DataType::kFloat32 && node.output(0)->type().dtype != ir::DataType::kUndefined) {
     return absl::UnimplementedError("float unit kernel needs FLOAT tensors");

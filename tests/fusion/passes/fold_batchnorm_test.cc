@@ -24,7 +24,7 @@ std::map<std::string, int> OpCounts(const ir::Graph& g) {
 void FoldAndCheck(GraphBuilder& b, int expected_bn_left, double tolerance = 2e-5) {
   std::unique_ptr<ir::Graph> before = b.graph().Clone();
   std::vector<PipelineStep> steps;
-  steps.push_back({std::make_unique<FoldBatchNormPass>(), Convergence::kOnce});
+  steps.push_back({std::make_unique<FoldBatchNormPass>()});
   QFUSE_ASSERT_OK_AND_ASSIGN(auto stats, RunPipeline(steps, &b.model()));
   EXPECT_EQ(OpCounts(b.graph())["BatchNormalization"], expected_bn_left);
   QFUSE_ASSERT_OK_AND_ASSIGN(EquivalenceReport report, CompareGraphsNumerically(*before, b.graph()));

@@ -53,7 +53,7 @@ TEST(FormUnitsTest, ConvBnAddReluIsOneUnit) {
   const ir::Node* block = b.graph().outputs()[0]->producer();
   ASSERT_TRUE(ir::IsUnit(*block));
   QFUSE_ASSERT_OK_AND_ASSIGN(ir::UnitSpec spec, ir::ReadUnitSpec(*block));
-  EXPECT_EQ(spec.base_op, "Conv");
+  EXPECT_EQ(spec.base_op, ir::UnitBaseOp::kConv);
   EXPECT_EQ(spec.activation, ir::UnitActivation::kRelu);
   ASSERT_NE(block->input(ir::kUnitResidual), nullptr);
   EXPECT_EQ(block->input(ir::kUnitResidual)->producer(), units[0] == block ? units[1] : units[0]);
@@ -159,7 +159,7 @@ TEST(FormUnitsTest, MatMulBiasReluAndGemmRelu) {
   ASSERT_EQ(units.size(), 2u);
   EXPECT_EQ(b.graph().num_nodes(), 2);
   const ir::Node* first = b.graph().FindValue("r")->producer();
-  EXPECT_EQ(ir::ReadUnitSpec(*first)->base_op, "MatMul");
+  EXPECT_EQ(ir::ReadUnitSpec(*first)->base_op, ir::UnitBaseOp::kMatMul);
   EXPECT_EQ(first->input(ir::kUnitBias)->name(), "bias");
 }
 

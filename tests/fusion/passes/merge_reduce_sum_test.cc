@@ -41,7 +41,7 @@ ir::AttributeMap KeepDims(int64_t k) { return GraphBuilder::Attrs({{"keepdims", 
 void MergeAndCheck(GraphBuilder& b, double tolerance = 1e-5) {
   std::unique_ptr<ir::Graph> before = b.graph().Clone();
   std::vector<PipelineStep> steps;
-  steps.push_back({std::make_unique<MergeReduceSumPass>(), Convergence::kOnce});
+  steps.push_back({std::make_unique<MergeReduceSumPass>()});
   QFUSE_ASSERT_OK_AND_ASSIGN(auto stats, RunPipeline(steps, &b.model()));
   QFUSE_ASSERT_OK_AND_ASSIGN(EquivalenceReport report, CompareGraphsNumerically(*before, b.graph()));
   EXPECT_GT(report.elements_compared, 0);
@@ -115,8 +115,8 @@ void BuildSeed(GraphBuilder& b, int64_t n, int64_t m) {
 
 std::vector<PipelineStep> ReductionSteps(ContractMulReduceOptions options) {
   std::vector<PipelineStep> steps;
-  steps.push_back({std::make_unique<MergeReduceSumPass>(), Convergence::kOnce});
-  steps.push_back({std::make_unique<ContractMulReducePass>(options), Convergence::kOnce});
+  steps.push_back({std::make_unique<MergeReduceSumPass>()});
+  steps.push_back({std::make_unique<ContractMulReducePass>(options)});
   return steps;
 }
 

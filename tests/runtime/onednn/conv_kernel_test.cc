@@ -57,7 +57,7 @@ TEST_P(OneDnnConvTest, EqualsHandWrittenKernels) {
   first.Set("dilations", std::vector<int64_t>{c.dilation, c.dilation});
   first.Set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad + 1, c.pad});
   ir::UnitSpec spec;
-  spec.base_op = "Conv";
+  spec.base_op = ir::UnitBaseOp::kConv;
   spec.activation = c.activation;
   spec.clip_min = c.activation == ir::UnitActivation::kClip ? -0.25f : 0.f;
   spec.clip_max = c.activation == ir::UnitActivation::kClip ? 0.5f : 6.f;

@@ -16,12 +16,12 @@ using testing::GraphBuilder;
 
 struct UnitCase {
   ir::UnitActivation activation;
-  std::string base_op;  // "Conv" or "MatMul"
+  ir::UnitBaseOp base_op;  // kConv or kMatMul
   bool residual;
 };
 
 std::string CaseName(const ::testing::TestParamInfo<UnitCase>& info) {
-  return std::string(ir::UnitActivationName(info.param.activation)) + "_" + info.param.base_op +
+  return std::string(ir::UnitActivationName(info.param.activation)) + "_" + ir::UnitBaseOpName(info.param.base_op) +
          (info.param.residual ? "_residual" : "");
 }
 
@@ -44,7 +44,7 @@ TEST_P(QuantUnitKernelTest, EqualsExpandedStandardOps) {
   ir::AttributeMap attrs;
   std::vector<int64_t> in_dims, out_dims;
   std::vector<ir::Value*> inputs;
-  if (tc.base_op == "Conv") {
+  if (tc.base_op == ir::UnitBaseOp::kConv) {
     in_dims = {-1, 3, 5, 5};
     out_dims = {-1, 4, 5, 5};
     attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
@@ -80,7 +80,7 @@ std::vector<UnitCase> AllCases() {
        {ir::UnitActivation::kNone, ir::UnitActivation::kRelu, ir::UnitActivation::kRelu6, ir::UnitActivation::kClip,
         ir::UnitActivation::kHardSwish, ir::UnitActivation::kHardSigmoid, ir::UnitActivation::kSigmoid,
         ir::UnitActivation::kSilu, ir::UnitActivation::kLeakyRelu}) {
-    for (const char* base : {"Conv", "MatMul"}) {
+    for (ir::UnitBaseOp base : {ir::UnitBaseOp::kConv, ir::UnitBaseOp::kMatMul}) {
       for (bool residual : {false, true}) cases.push_back({a, base, residual});
     }
   }
