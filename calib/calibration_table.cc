@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "ir/file_util.h"
 #include "ir/status_macros.h"
+#include "numerics/threshold_scale.h"
 #include <nlohmann/json.hpp>
 
 namespace qfuse::calib {
@@ -79,7 +80,7 @@ absl::StatusOr<CalibrationTable> ParseTensorRtCache(const std::string& text, con
       return absl::InvalidArgumentError(absl::StrFormat("%s line %d: scale of '%s' is not a positive number", what,
                                                         i + 1, r.name));
     }
-    r.threshold = r.scale * 127.f;
+    r.threshold = numerics::ThresholdOfScale(r.scale, numerics::kInt8SymmetricMax);
     r.min = r.max = std::numeric_limits<float>::quiet_NaN();
     table.tensors.push_back(r);
   }

@@ -13,6 +13,7 @@
 #include "calib/progress.h"
 #include "ir/fused_unit.h"
 #include "ir/status_macros.h"
+#include "numerics/threshold_scale.h"
 #include "runtime/executor.h"
 
 namespace qfuse::calib {
@@ -153,7 +154,7 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, 
     }
     range.threshold = choice->threshold;
     range.method = std::string(CalibrationMethodName(choice->method));
-    range.scale = range.threshold > 0 ? range.threshold / 127.f : 1.f;
+    range.scale = numerics::ScaleOfThreshold(range.threshold, numerics::kInt8SymmetricMax);
     run.table.tensors.push_back(range);
     run.histogram_bytes += static_cast<int64_t>(histogram.num_bins() * sizeof(int64_t));
   }

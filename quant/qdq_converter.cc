@@ -14,6 +14,7 @@
 #include "ir/int8_forms.h"
 #include "ir/status_macros.h"
 #include "numerics/requantize.h"
+#include "numerics/threshold_scale.h"
 #include "quant/placement_check.h"
 #include "quant/weight_quantizer.h"
 
@@ -197,16 +198,15 @@ class Converter {
                                               "' is not in the calibration table (was it made for another graph?)"));
     }
     // An all-zero tensor (threshold 0) gets scale 1: every value quantizes to exactly 0.
-    const bool all_zero = !(range->threshold > 0);
     QuantParams params;
     if (options_.activation_type == ActivationType::kInt8) {
-      params.scales = {all_zero ? 1.f : range->scale};  // the table's scale, bit for bit
+      params.scales = {range->threshold > 0 ? range->scale : 1.f};  // the table's scale, bit for bit
       params.zero_points = {0};
     } else if (range->min >= 0) {
-      params.scales = {all_zero ? 1.f : range->threshold / 255.f};
+      params.scales = {numerics::ScaleOfThreshold(range->threshold, numerics::kUint8Max)};
       params.zero_points = {0};
     } else {
-      params.scales = {all_zero ? 1.f : range->threshold / 127.f};
+      params.scales = {numerics::ScaleOfThreshold(range->threshold, numerics::kInt8SymmetricMax)};
       params.zero_points = {128};
     }
     return params;

@@ -3,66 +3,25 @@
 #include <algorithm>
 #include <map>
 
-#include "absl/strings/str_split.h"
 #include "fusion/passes/contract_mul_reduce.h"
 #include "fusion/rewrite_util.h"
+#include "ir/einsum_equation.h"
 
 namespace qfuse::fusion {
 namespace {
 
 constexpr size_t kMaxOperands = 3;
 
-// An equation over letters only, with the output made explicit.
-struct Equation {
-  std::vector<std::vector<int>> inputs;
-  std::vector<int> output;
-};
+using Equation = ir::EinsumEquation;
 
 bool Contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-std::optional<std::vector<int>> ParseTerm(absl::string_view term) {
-  std::vector<int> labels;
-  for (char ch : term) {
-    const bool letter = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
-    if (!letter || Contains(labels, ch)) return std::nullopt;  // "...", or a repeated label
-    labels.push_back(static_cast<unsigned char>(ch));
-  }
-  return labels;
-}
-
+// The equation when every operand dim has its own letter ("...", diagonals and traces stay
+// with the Einsum kernel).
 std::optional<Equation> ParseEquation(const std::string& raw) {
-  std::string eq;
-  for (char ch : raw) {
-    if (ch != ' ') eq.push_back(ch);
-  }
-  Equation e;
-  const size_t arrow = eq.find("->");
-  const std::string lhs = eq.substr(0, arrow);
-  for (absl::string_view term : absl::StrSplit(lhs, ',')) {
-    auto labels = ParseTerm(term);
-    if (!labels.has_value()) return std::nullopt;
-    e.inputs.push_back(std::move(*labels));
-  }
-  if (arrow != std::string::npos) {
-    auto out = ParseTerm(absl::string_view(eq).substr(arrow + 2));
-    if (!out.has_value()) return std::nullopt;
-    e.output = std::move(*out);
-  } else {
-    // Implicit output: labels used exactly once, in alphabetical order.
-    std::map<int, int> uses;
-    for (const auto& in : e.inputs) {
-      for (int l : in) ++uses[l];
-    }
-    for (const auto& [l, n] : uses) {
-      if (n == 1) e.output.push_back(l);
-    }
-  }
-  for (int l : e.output) {
-    bool found = false;
-    for (const auto& in : e.inputs) found = found || Contains(in, l);
-    if (!found) return std::nullopt;
-  }
-  return e;
+  absl::StatusOr<Equation> e = ir::ParseEinsumEquation(raw);
+  if (!e.ok() || !ir::HasOnlyDistinctLetters(*e)) return std::nullopt;
+  return *std::move(e);
 }
 
 struct EinsumPlan {

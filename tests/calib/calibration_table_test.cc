@@ -8,6 +8,7 @@
 #include "calib/graph_fingerprint.h"
 #include "gtest/gtest.h"
 #include "ir/file_util.h"
+#include "numerics/threshold_scale.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/status_matchers.h"
 
@@ -26,7 +27,7 @@ CalibrationTable SampleTable() {
     TensorRange r;
     r.name = name;
     r.threshold = threshold;
-    r.scale = threshold / 127.f;
+    r.scale = numerics::ScaleOfThreshold(threshold, numerics::kInt8SymmetricMax);
     r.min = lo;
     r.max = hi;
     t.tensors.push_back(r);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "ir/einsum_equation.h"
 #include "ir/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/linalg/eigen_gemm.h"
@@ -20,70 +20,8 @@ namespace qfuse::runtime::kernels {
 namespace {
 
 // A label is a letter's character code; ellipsis dims get codes from kEllipsisBase on.
-constexpr int kEllipsis = -1;  // marks "..." inside a parsed term
 constexpr int kEllipsisBase = 256;
-
-struct EinsumSpec {
-  std::vector<std::vector<int>> inputs;  // letters and kEllipsis
-  std::vector<int> output;               // valid when explicit_output
-  bool explicit_output = false;
-};
-
-absl::StatusOr<std::vector<int>> ParseTerm(const std::string& term, const std::string& equation) {
-  std::vector<int> labels;
-  bool seen_ellipsis = false;
-  for (size_t i = 0; i < term.size(); ++i) {
-    const char ch = term[i];
-    if (ch == '.') {
-      if (term.compare(i, 3, "...") != 0 || seen_ellipsis) {
-        return absl::InvalidArgumentError(absl::StrCat("bad ellipsis in Einsum equation '", equation, "'"));
-      }
-      seen_ellipsis = true;
-      labels.push_back(kEllipsis);
-      i += 2;
-    } else if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
-      labels.push_back(static_cast<unsigned char>(ch));
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("bad character '", std::string(1, ch), "' in Einsum equation '",
-                                                     equation, "'"));
-    }
-  }
-  return labels;
-}
-
-absl::StatusOr<EinsumSpec> ParseEquation(const std::string& raw) {
-  std::string eq;
-  for (char ch : raw) {
-    if (ch != ' ') eq.push_back(ch);
-  }
-  EinsumSpec spec;
-  std::string lhs = eq;
-  const size_t arrow = eq.find("->");
-  if (arrow != std::string::npos) {
-    lhs = eq.substr(0, arrow);
-    spec.explicit_output = true;
-    QFUSE_ASSIGN_OR_RETURN(spec.output, ParseTerm(eq.substr(arrow + 2), raw));
-  }
-  for (absl::string_view term : absl::StrSplit(lhs, ',')) {
-    QFUSE_ASSIGN_OR_RETURN(std::vector<int> labels, ParseTerm(std::string(term), raw));
-    spec.inputs.push_back(std::move(labels));
-  }
-  if (spec.explicit_output) {
-    std::vector<int> seen;
-    for (int l : spec.output) {
-      if (std::count(seen.begin(), seen.end(), l) > 0) {
-        return absl::InvalidArgumentError(absl::StrCat("output label repeated in Einsum equation '", raw, "'"));
-      }
-      seen.push_back(l);
-      bool found = false;
-      for (const auto& in : spec.inputs) found = found || std::count(in.begin(), in.end(), l) > 0;
-      if (!found) {
-        return absl::InvalidArgumentError(absl::StrCat("output label not in any input in Einsum equation '", raw, "'"));
-      }
-    }
-  }
-  return spec;
-}
+using ir::kEinsumEllipsis;
 
 // A dense operand with one distinct label per dim.
 template <typename T>
@@ -217,7 +155,7 @@ Operand<T> Contract(const Operand<T>& a_in, const Operand<T>& b_in, const std::v
 
 class EinsumKernel : public Kernel {
  public:
-  EinsumKernel(std::string equation, EinsumSpec spec) : equation_(std::move(equation)), spec_(std::move(spec)) {}
+  EinsumKernel(std::string equation, ir::EinsumEquation spec) : equation_(std::move(equation)), spec_(std::move(spec)) {}
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
@@ -244,7 +182,7 @@ class EinsumKernel : public Kernel {
     int64_t ellipsis_rank = 0;
     for (size_t i = 0; i < count; ++i) {
       const std::vector<int>& term = spec_.inputs[i];
-      const int64_t letters = static_cast<int64_t>(term.size()) - std::count(term.begin(), term.end(), kEllipsis);
+      const int64_t letters = static_cast<int64_t>(term.size()) - std::count(term.begin(), term.end(), kEinsumEllipsis);
       const bool has_ellipsis = letters != static_cast<int64_t>(term.size());
       const int64_t rank = inputs[i]->rank();
       if (rank < letters || (!has_ellipsis && rank != letters)) {
@@ -256,7 +194,7 @@ class EinsumKernel : public Kernel {
     auto expand = [&](const std::vector<int>& term, int64_t e) {
       std::vector<int> out;
       for (int l : term) {
-        if (l != kEllipsis) {
+        if (l != kEinsumEllipsis) {
           out.push_back(l);
           continue;
         }
@@ -265,16 +203,14 @@ class EinsumKernel : public Kernel {
       return out;
     };
     std::map<int, int64_t> sizes;
-    std::map<int, int> occurrences;
     for (size_t i = 0; i < count; ++i) {
       const std::vector<int>& term = spec_.inputs[i];
       const int64_t e = inputs[i]->rank() - (static_cast<int64_t>(term.size()) -
-                                             std::count(term.begin(), term.end(), kEllipsis));
+                                             std::count(term.begin(), term.end(), kEinsumEllipsis));
       terms[i] = expand(term, e);
       for (size_t d = 0; d < terms[i].size(); ++d) {
         const int l = terms[i][d];
         const int64_t size = inputs[i]->dims()[d];
-        ++occurrences[l];
         auto [it, inserted] = sizes.try_emplace(l, size);
         if (!inserted && it->second != size) {
           if (it->second != 1 && size != 1) {
@@ -285,15 +221,7 @@ class EinsumKernel : public Kernel {
         }
       }
     }
-    std::vector<int> out_labels;
-    if (spec_.explicit_output) {
-      out_labels = expand(spec_.output, ellipsis_rank);
-    } else {
-      for (int64_t j = 0; j < ellipsis_rank; ++j) out_labels.push_back(static_cast<int>(kEllipsisBase + j));
-      for (const auto& [l, c] : occurrences) {
-        if (l < kEllipsisBase && c == 1) out_labels.push_back(l);
-      }
-    }
+    const std::vector<int> out_labels = expand(spec_.output, ellipsis_rank);
     for (int l : out_labels) {
       if (sizes.count(l) == 0) {
         return absl::InvalidArgumentError(absl::StrCat("output ellipsis has no matching input dims in '", equation_, "'"));
@@ -345,7 +273,7 @@ class EinsumKernel : public Kernel {
   }
 
   const std::string equation_;
-  const EinsumSpec spec_;
+  const ir::EinsumEquation spec_;
 };
 
 }  // namespace
@@ -353,7 +281,7 @@ class EinsumKernel : public Kernel {
 absl::StatusOr<std::unique_ptr<Kernel>> CreateEinsumKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::string equation, node.attrs().GetString("equation", ""));
   if (equation.empty()) return absl::InvalidArgumentError("Einsum needs an 'equation' attribute");
-  QFUSE_ASSIGN_OR_RETURN(EinsumSpec spec, ParseEquation(equation));
+  QFUSE_ASSIGN_OR_RETURN(ir::EinsumEquation spec, ir::ParseEinsumEquation(equation));
   if (spec.inputs.size() != node.inputs().size()) {
     return absl::InvalidArgumentError(absl::StrCat("equation '", equation, "' has ", spec.inputs.size(),
                                                    " operands, node has ", node.inputs().size(), " inputs"));

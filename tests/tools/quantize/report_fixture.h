@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "numerics/threshold_scale.h"
 #include "pipeline/quantize_pipeline.h"
 
 namespace qfuse::testing {
@@ -35,7 +36,7 @@ inline calib::CalibrationTable SampleTable(int tensors) {
     t.min = i % 3 == 0 ? -1.5f - 0.25f * i : 0.f;
     t.max = 2.f + 0.5f * i;
     t.threshold = t.max * (i % 4 == 1 ? 0.625f : 1.f);
-    t.scale = t.threshold / 127;
+    t.scale = numerics::ScaleOfThreshold(t.threshold, numerics::kInt8SymmetricMax);
     table.tensors.push_back(t);
   }
   // Read from a TensorRT cache: no observed range.
