@@ -84,6 +84,7 @@ absl::StatusOr<Node*> Graph::AddNode(const std::string& op_type, const std::stri
   node->attrs_ = std::move(attrs);
   Node* raw = node.get();
   nodes_.push_back(std::move(node));
+  nodes_by_id_[raw->id_] = raw;
   for (Value* in : inputs) AppendInput(raw, in);
   for (size_t i = 0; i < output_names.size(); ++i) {
     if (output_names[i].empty()) {
@@ -159,6 +160,7 @@ absl::Status Graph::RemoveNode(Node* node) {
                                [&](const std::unique_ptr<Value>& v) { return dead.contains(v.get()); }),
                 values_.end());
   node_names_.erase(node->name_);
+  nodes_by_id_.erase(node->id_);
   nodes_.erase(std::find_if(nodes_.begin(), nodes_.end(),
                             [&](const std::unique_ptr<Node>& n) { return n.get() == node; }));
   return absl::OkStatus();
@@ -259,6 +261,11 @@ std::vector<Value*> Graph::constants() const {
     if (v->is_constant()) out.push_back(v.get());
   }
   return out;
+}
+
+Node* Graph::FindNodeImpl(NodeId id) const {
+  auto it = nodes_by_id_.find(id);
+  return it == nodes_by_id_.end() ? nullptr : it->second;
 }
 
 Value* Graph::FindValue(const std::string& name) const {
@@ -403,6 +410,7 @@ std::unique_ptr<Graph> Graph::Clone() const {
     nn->attrs_ = n->attrs_;
     Node* raw = nn.get();
     copy->nodes_.push_back(std::move(nn));
+    copy->nodes_by_id_[raw->id_] = raw;
     for (Value* in : n->inputs_) copy->AppendInput(raw, in ? value_map[in] : nullptr);
     for (Value* out : n->outputs_) {
       Value* mapped = out ? value_map[out] : nullptr;

@@ -21,6 +21,10 @@ namespace qfuse::ir {
 
 class Node;
 
+// Node ids (Node::id()) are positive and never reused within a graph (clones keep them).
+using NodeId = int64_t;
+inline constexpr NodeId kNoNode = 0;
+
 // One consumer of a value: `node`'s input number `input_index`.
 struct Use {
   Node* node;
@@ -152,6 +156,10 @@ class Graph {
   // Constants in insertion order.
   std::vector<Value*> constants() const;
   Value* FindValue(const std::string& name) const;
+  // The node with id `id`, or nullptr once it is removed (rewrites refer to nodes by id, so
+  // a match made on a const graph is resolved to mutable nodes only by the rewrite).
+  Node* FindNode(NodeId id) { return FindNodeImpl(id); }
+  const Node* FindNode(NodeId id) const { return FindNodeImpl(id); }
 
   // Kahn order, ties broken by insertion order, so it is deterministic. Fails on a cycle.
   absl::StatusOr<std::vector<Node*>> TopologicalOrder() const;
@@ -162,6 +170,7 @@ class Graph {
 
  private:
   Value* NewValue(const std::string& name);
+  Node* FindNodeImpl(NodeId id) const;
 
   std::string name_;
   int64_t next_id_ = 1;
@@ -171,6 +180,7 @@ class Graph {
   std::vector<Value*> outputs_;
   absl::flat_hash_map<std::string, Value*> values_by_name_;
   absl::flat_hash_set<std::string> node_names_;  // non-empty node names
+  absl::flat_hash_map<NodeId, Node*> nodes_by_id_;
 };
 
 }  // namespace qfuse::ir

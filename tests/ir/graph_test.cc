@@ -66,6 +66,21 @@ TEST(GraphTest, RemoveNodeRefusesWhileOutputUsed) {
   EXPECT_NE(s.message().find("'a' is still used"), std::string::npos) << s;
 }
 
+TEST(GraphTest, FindNodeByIdUntilRemovedAndInClones) {
+  Fixture f;
+  Build(&f);
+  EXPECT_EQ(f.graph.FindNode(f.relu->id()), f.relu);
+  const Graph& view = f.graph;
+  EXPECT_EQ(view.FindNode(f.add->id()), f.add);
+  std::unique_ptr<Graph> copy = f.graph.Clone();
+  ASSERT_NE(copy->FindNode(f.relu->id()), nullptr);
+  EXPECT_EQ(copy->FindNode(f.relu->id())->name(), "relu");
+  const int64_t dead_id = f.dead->id();
+  QFUSE_ASSERT_OK(f.graph.RemoveNode(f.dead));
+  EXPECT_EQ(f.graph.FindNode(dead_id), nullptr);
+  EXPECT_NE(copy->FindNode(f.add->id()), nullptr);
+}
+
 TEST(GraphTest, DeadCodeRemovalKeepsOnlyWhatOutputsNeed) {
   Fixture f;
   Build(&f);
