@@ -12,9 +12,6 @@ bool IsUnit(const Node& node) { return node.domain() == kQfuseDomain && node.op_
 
 namespace {
 
-constexpr UnitBaseOp kAllBaseOps[] = {UnitBaseOp::kConv, UnitBaseOp::kConvTranspose, UnitBaseOp::kGemm,
-                                      UnitBaseOp::kMatMul};
-
 constexpr UnitActivation kAllActivations[] = {
     UnitActivation::kNone,      UnitActivation::kRelu,        UnitActivation::kRelu6,
     UnitActivation::kClip,      UnitActivation::kHardSwish,   UnitActivation::kHardSigmoid,
@@ -36,7 +33,7 @@ const char* UnitBaseOpName(UnitBaseOp op) {
 }
 
 std::optional<UnitBaseOp> ParseUnitBaseOp(absl::string_view op_type) {
-  for (UnitBaseOp op : kAllBaseOps) {
+  for (UnitBaseOp op : kUnitBaseOps) {
     if (op_type == UnitBaseOpName(op)) return op;
   }
   return std::nullopt;

@@ -27,6 +27,8 @@ enum UnitInput : int { kUnitX = 0, kUnitW = 1, kUnitBias = 2, kUnitResidual = 3 
 
 // The op a unit is built around: the one reading its weights.
 enum class UnitBaseOp { kConv, kConvTranspose, kGemm, kMatMul };
+inline constexpr UnitBaseOp kUnitBaseOps[] = {UnitBaseOp::kConv, UnitBaseOp::kConvTranspose, UnitBaseOp::kGemm,
+                                              UnitBaseOp::kMatMul};
 
 // The ONNX op type: "Conv", "ConvTranspose", "Gemm", "MatMul".
 const char* UnitBaseOpName(UnitBaseOp op);

@@ -1,5 +1,6 @@
 #include "ir/int8_forms.h"
 
+#include "absl/types/span.h"
 #include "ir/fused_unit.h"
 
 namespace qfuse::ir {
@@ -7,7 +8,7 @@ namespace {
 
 bool Is(const Node& n, const char* op) { return n.domain().empty() && n.op_type() == op; }
 
-bool IsAnyOf(const Node& n, std::initializer_list<const char*> ops) {
+bool IsAnyOf(const Node& n, absl::Span<const char* const> ops) {
   for (const char* op : ops) {
     if (Is(n, op)) return true;
   }
@@ -16,11 +17,9 @@ bool IsAnyOf(const Node& n, std::initializer_list<const char*> ops) {
 
 }  // namespace
 
-bool KeepsInputQuantization(const Node& n) {
-  return IsAnyOf(n, {"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Identity"});
-}
+bool KeepsInputQuantization(const Node& n) { return IsAnyOf(n, kKeepsInputQuantizationOps); }
 
-bool IsAveragePool(const Node& n) { return IsAnyOf(n, {"GlobalAveragePool", "AveragePool"}); }
+bool IsAveragePool(const Node& n) { return IsAnyOf(n, kAveragePoolOps); }
 
 bool HasInt8Form(const Node& n) {
   if (IsUnit(n) || KeepsInputQuantization(n) || IsAveragePool(n)) return true;
@@ -30,7 +29,7 @@ bool HasInt8Form(const Node& n) {
     }
     return true;
   }
-  return IsAnyOf(n, {"Conv", "ConvTranspose", "Gemm", "MatMul", "Relu", "Clip", "Concat"});
+  return UnitBaseOpOf(n).has_value() || IsAnyOf(n, {"Relu", "Clip", "Concat"});
 }
 
 bool IsInt8PassThrough(const Node& n) {

@@ -10,10 +10,13 @@
 namespace qfuse::ir {
 
 // Data movement: the output keeps the input's quantization parameters and the int8 values
-// pass through unchanged (MaxPool, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity).
+// pass through unchanged.
+inline constexpr const char* kKeepsInputQuantizationOps[] = {"MaxPool",   "Reshape",   "Flatten", "Transpose",
+                                                             "Squeeze",   "Unsqueeze", "Identity"};
 bool KeepsInputQuantization(const Node& n);
 
-// GlobalAveragePool / AveragePool: int8 in and out, output scale derived from the input's.
+// Int8 in and out, output scale derived from the input's.
+inline constexpr const char* kAveragePoolOps[] = {"GlobalAveragePool", "AveragePool"};
 bool IsAveragePool(const Node& n);
 
 // Ops with an int8 form: quantized units, Conv, ConvTranspose, Gemm, MatMul, Add of two

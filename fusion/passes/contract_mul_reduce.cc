@@ -301,7 +301,7 @@ absl::StatusOr<ir::Value*> EmitPlan(ContractionEmitter* emitter, const MulReduce
 
 std::optional<MulReduceMatch> ContractMulReducePass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
   if (!anchor.domain().empty() || anchor.op_type() != "ReduceSum" || anchor.input(0) == nullptr) return std::nullopt;
-  ir::Node* mul = anchor.input(0)->producer();
+  const ir::Node* mul = anchor.input(0)->producer();
   if (mul == nullptr || !mul->domain().empty() || mul->op_type() != "Mul" || mul->inputs().size() != 2 ||
       SoleConsumer(*anchor.input(0)) != &anchor) {
     return std::nullopt;
@@ -311,15 +311,17 @@ std::optional<MulReduceMatch> ContractMulReducePass::Match(const ir::Graph& grap
   ContractionEmitter dry_run(nullptr, anchor.name(), plan->dims, ir::DataType::kFloat32);
   if (!EmitPlan(&dry_run, *plan).ok()) return std::nullopt;
   if (options_.only_when_fewer_elements && dry_run.materialized() >= plan->elements_before) return std::nullopt;
-  return MulReduceMatch{mul, const_cast<ir::Node*>(&anchor)};
+  return MulReduceMatch{mul->id(), anchor.id()};
 }
 
 absl::Status ContractMulReducePass::Rewrite(ir::Graph* graph, const MulReduceMatch& match) const {
-  std::optional<MulReducePlan> plan = PlanMulReduce(*match.mul, *match.reduce);
+  ir::Node* mul = graph->FindNode(match.mul);
+  ir::Node* reduce = graph->FindNode(match.reduce);
+  std::optional<MulReducePlan> plan = PlanMulReduce(*mul, *reduce);
   if (!plan.has_value()) return absl::InternalError("contract_mul_reduce: plan changed between match and rewrite");
-  ContractionEmitter emitter(graph, match.reduce->name() + "_contract", plan->dims, ir::DataType::kFloat32);
+  ContractionEmitter emitter(graph, reduce->name() + "_contract", plan->dims, ir::DataType::kFloat32);
   QFUSE_ASSIGN_OR_RETURN(ir::Value * result, EmitPlan(&emitter, *plan));
-  return ReplaceAndRemove(graph, match.reduce->output(0), result, {match.reduce, match.mul});
+  return ReplaceAndRemove(graph, reduce->output(0), result, {reduce, mul});
 }
 
 }  // namespace qfuse::fusion

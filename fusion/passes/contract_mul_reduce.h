@@ -80,8 +80,8 @@ struct ContractMulReduceOptions {
 };
 
 struct MulReduceMatch {
-  ir::Node* mul;
-  ir::Node* reduce;
+  ir::NodeId mul;
+  ir::NodeId reduce;
 };
 
 class ContractMulReducePass : public PatternPass<MulReduceMatch> {
@@ -90,6 +90,7 @@ class ContractMulReducePass : public PatternPass<MulReduceMatch> {
   std::string name() const override { return "contract_mul_reduce"; }
 
  protected:
+  std::vector<std::string> AnchorOps() const override { return {"ReduceSum"}; }
   std::optional<MulReduceMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const MulReduceMatch& match) const override;
 

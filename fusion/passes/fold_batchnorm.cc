@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "fusion/rewrite_util.h"
+#include "ir/fused_unit.h"
 
 namespace qfuse::fusion {
 namespace {
@@ -46,23 +47,23 @@ bool OutputRankIs(const ir::Value& v, int64_t rank) {
 // Number of output channels `producer` writes along axis 1, or -1 if it cannot be folded.
 int64_t FoldableChannels(const ir::Node& producer) {
   const ir::Tensor* w = ConstantInput(producer, 1);
-  if (w == nullptr || w->dtype() != ir::DataType::kFloat32 || !producer.domain().empty()) return -1;
-  const std::string& op = producer.op_type();
-  if (op == "Conv") {
+  const std::optional<ir::UnitBaseOp> op = ir::UnitBaseOpOf(producer);
+  if (w == nullptr || w->dtype() != ir::DataType::kFloat32 || !op.has_value()) return -1;
+  if (op == ir::UnitBaseOp::kConv) {
     if (producer.input(2) != nullptr && ConstantInput(producer, 2) == nullptr) return -1;
     return w->rank() >= 3 ? w->dims()[0] : -1;
   }
-  if (op == "ConvTranspose") {
+  if (op == ir::UnitBaseOp::kConvTranspose) {
     if (producer.input(2) != nullptr && ConstantInput(producer, 2) == nullptr) return -1;
     absl::StatusOr<int64_t> group = producer.attrs().GetInt("group", 1);
     return w->rank() >= 3 && group.ok() ? w->dims()[1] * *group : -1;
   }
-  if (op == "Gemm" || op == "MatMul") {
+  if (op == ir::UnitBaseOp::kGemm || op == ir::UnitBaseOp::kMatMul) {
     if (w->rank() != 2 || !OutputRankIs(*producer.output(0), 2)) return -1;
-    if (op == "MatMul") return w->dims()[1];
-    absl::StatusOr<int64_t> trans_b = producer.attrs().GetInt("transB", 0);
-    if (!trans_b.ok()) return -1;
-    const int64_t n = *trans_b ? w->dims()[0] : w->dims()[1];
+    absl::StatusOr<int64_t> axis = ir::WeightOutputChannelAxis(*op, producer.attrs());
+    if (!axis.ok()) return -1;
+    const int64_t n = w->dims()[*axis];
+    if (op == ir::UnitBaseOp::kMatMul) return n;
     const ir::Tensor* c = ConstantInput(producer, 2);
     if (producer.input(2) != nullptr && (c == nullptr || (c->num_elements() != 1 && c->num_elements() != n) ||
                                          (c->rank() > 0 && c->dims().back() != c->num_elements()))) {
@@ -77,16 +78,17 @@ int64_t FoldableChannels(const ir::Node& producer) {
 
 std::optional<BatchNormMatch> FoldBatchNormPass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
   if (!ReadBatchNorm(anchor).has_value()) return std::nullopt;
-  ir::Node* producer = anchor.input(0)->producer();
+  const ir::Node* producer = anchor.input(0)->producer();
   if (producer == nullptr || SoleConsumer(*anchor.input(0)) != &anchor) return std::nullopt;
-  ir::Node* bias_add = nullptr;
+  const ir::Node* bias_add = nullptr;
   if (producer->op_type() == "Add" && producer->domain().empty()) {
     // Linear layer: MatMul(x, W) + b with b per output column.
     bias_add = producer;
     const int bias_index = ConstantInput(*bias_add, 1) != nullptr ? 1 : 0;
-    ir::Value* mm_out = bias_add->input(1 - bias_index);
+    const ir::Value* mm_out = bias_add->input(1 - bias_index);
     producer = mm_out == nullptr ? nullptr : mm_out->producer();
-    if (producer == nullptr || producer->op_type() != "MatMul" || SoleConsumer(*mm_out) != bias_add) {
+    if (producer == nullptr || ir::UnitBaseOpOf(*producer) != ir::UnitBaseOp::kMatMul ||
+        SoleConsumer(*mm_out) != bias_add) {
       return std::nullopt;
     }
     const ir::Tensor* b = ConstantInput(*bias_add, bias_index);
@@ -96,23 +98,25 @@ std::optional<BatchNormMatch> FoldBatchNormPass::Match(const ir::Graph& graph, c
     }
   }
   if (FoldableChannels(*producer) != Channels(anchor)) return std::nullopt;
-  return BatchNormMatch{producer, bias_add, const_cast<ir::Node*>(&anchor)};
+  return BatchNormMatch{producer->id(), bias_add == nullptr ? ir::kNoNode : bias_add->id(), anchor.id()};
 }
 
 absl::Status FoldBatchNormPass::Rewrite(ir::Graph* graph, const BatchNormMatch& match) const {
-  const ScaleShift ss = *ReadBatchNorm(*match.batch_norm);
+  ir::Node* batch_norm = graph->FindNode(match.batch_norm);
+  ir::Node* bias_add = graph->FindNode(match.bias_add);
+  const ScaleShift ss = *ReadBatchNorm(*batch_norm);
   const int64_t channels = static_cast<int64_t>(ss.scale.size());
-  ir::Node* p = match.producer;
-  const std::string& op = p->op_type();
+  ir::Node* p = graph->FindNode(match.producer);
+  const ir::UnitBaseOp op = *ir::UnitBaseOpOf(*p);
   ir::Tensor w = *ConstantInput(*p, 1);
   float* wd = w.data<float>();
   // Scale the weights of output channel `oc`.
-  if (op == "Conv") {
+  if (op == ir::UnitBaseOp::kConv) {
     const int64_t per_channel = w.num_elements() / channels;
     for (int64_t oc = 0; oc < channels; ++oc) {
       for (int64_t i = 0; i < per_channel; ++i) wd[oc * per_channel + i] *= ss.scale[oc];
     }
-  } else if (op == "ConvTranspose") {
+  } else if (op == ir::UnitBaseOp::kConvTranspose) {
     // Weight layout [Cin, Cout/group, k...]; input channel ci feeds outputs of its group.
     const int64_t cin = w.dims()[0];
     const int64_t cout_per_group = w.dims()[1];
@@ -127,7 +131,7 @@ absl::Status FoldBatchNormPass::Rewrite(ir::Graph* graph, const BatchNormMatch& 
       }
     }
   } else {
-    const bool by_rows = op == "Gemm" && *p->attrs().GetInt("transB", 0) != 0;  // [N, K]
+    const bool by_rows = *ir::WeightOutputChannelAxis(op, p->attrs()) == 0;  // Gemm's [N, K]
     const int64_t rows = w.dims()[0];
     const int64_t cols = w.dims()[1];
     for (int64_t r = 0; r < rows; ++r) {
@@ -138,13 +142,13 @@ absl::Status FoldBatchNormPass::Rewrite(ir::Graph* graph, const BatchNormMatch& 
   std::vector<float> bias(ss.shift);
   ir::Node* bias_owner = p;
   int bias_index = 2;
-  if (op == "MatMul") {
-    bias_owner = match.bias_add;
-    bias_index = match.bias_add != nullptr && ConstantInput(*match.bias_add, 1) != nullptr ? 1 : 0;
+  if (op == ir::UnitBaseOp::kMatMul) {
+    bias_owner = bias_add;
+    bias_index = bias_add != nullptr && ConstantInput(*bias_add, 1) != nullptr ? 1 : 0;
   }
   const ir::Tensor* old_bias = bias_owner != nullptr ? ConstantInput(*bias_owner, bias_index) : nullptr;
   float old_scale = 1.f;  // Gemm: Y = alpha*A*B + beta*C
-  if (op == "Gemm") {
+  if (op == ir::UnitBaseOp::kGemm) {
     old_scale = *p->attrs().GetFloat("beta", 1.f);
     if (old_scale == 0.f) old_bias = nullptr;
     p->mutable_attrs().Set("beta", 1.0f);
@@ -160,13 +164,13 @@ absl::Status FoldBatchNormPass::Rewrite(ir::Graph* graph, const BatchNormMatch& 
   graph->SetInput(p, 1, new_w);
   QFUSE_ASSIGN_OR_RETURN(
       ir::Value * new_b,
-      graph->AddConstant(graph->UniqueValueName(match.batch_norm->name() + "_bias"),
+      graph->AddConstant(graph->UniqueValueName(batch_norm->name() + "_bias"),
                          ir::Tensor::FromVector<float>({channels}, bias)));
   ir::Value* folded_out;
-  if (op == "MatMul") {
-    if (match.bias_add != nullptr) {
-      graph->SetInput(match.bias_add, bias_index, new_b);
-      folded_out = match.bias_add->output(0);
+  if (op == ir::UnitBaseOp::kMatMul) {
+    if (bias_add != nullptr) {
+      graph->SetInput(bias_add, bias_index, new_b);
+      folded_out = bias_add->output(0);
     } else {
       QFUSE_ASSIGN_OR_RETURN(ir::Node * add,
                              graph->AddNode("Add", p->name() + "_bn_bias", {p->output(0), new_b},
@@ -177,7 +181,7 @@ absl::Status FoldBatchNormPass::Rewrite(ir::Graph* graph, const BatchNormMatch& 
     graph->SetInput(p, 2, new_b);
     folded_out = p->output(0);
   }
-  return ReplaceAndRemove(graph, match.batch_norm->output(0), folded_out, {match.batch_norm});
+  return ReplaceAndRemove(graph, batch_norm->output(0), folded_out, {batch_norm});
 }
 
 std::optional<StandaloneBatchNormMatch> BatchNormToScaleShiftPass::Match(const ir::Graph& graph,
@@ -185,11 +189,11 @@ std::optional<StandaloneBatchNormMatch> BatchNormToScaleShiftPass::Match(const i
   if (!ReadBatchNorm(anchor).has_value()) return std::nullopt;
   const ir::Shape& shape = anchor.input(0)->type().shape;
   if (!shape.rank_known || shape.rank() < 2) return std::nullopt;
-  return StandaloneBatchNormMatch{const_cast<ir::Node*>(&anchor)};
+  return StandaloneBatchNormMatch{anchor.id()};
 }
 
 absl::Status BatchNormToScaleShiftPass::Rewrite(ir::Graph* graph, const StandaloneBatchNormMatch& match) const {
-  ir::Node* bn = match.batch_norm;
+  ir::Node* bn = graph->FindNode(match.batch_norm);
   const ScaleShift ss = *ReadBatchNorm(*bn);
   const int64_t rank = bn->input(0)->type().shape.rank();
   std::vector<int64_t> dims(rank - 1, 1);  // [C, 1, ..., 1] broadcasts along axis 1

@@ -10,9 +10,9 @@
 namespace qfuse::fusion {
 
 struct BatchNormMatch {
-  ir::Node* producer;  // Conv, ConvTranspose, Gemm or MatMul
-  ir::Node* bias_add;  // Add after a MatMul, or nullptr
-  ir::Node* batch_norm;
+  ir::NodeId producer;  // Conv, ConvTranspose, Gemm or MatMul
+  ir::NodeId bias_add;  // Add after a MatMul, or kNoNode
+  ir::NodeId batch_norm;
 };
 
 class FoldBatchNormPass : public PatternPass<BatchNormMatch> {
@@ -20,12 +20,13 @@ class FoldBatchNormPass : public PatternPass<BatchNormMatch> {
   std::string name() const override { return "fold_batchnorm"; }
 
  protected:
+  std::vector<std::string> AnchorOps() const override { return {"BatchNormalization"}; }
   std::optional<BatchNormMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const BatchNormMatch& match) const override;
 };
 
 struct StandaloneBatchNormMatch {
-  ir::Node* batch_norm;
+  ir::NodeId batch_norm;
 };
 
 class BatchNormToScaleShiftPass : public PatternPass<StandaloneBatchNormMatch> {
@@ -33,6 +34,7 @@ class BatchNormToScaleShiftPass : public PatternPass<StandaloneBatchNormMatch> {
   std::string name() const override { return "batchnorm_to_scale_shift"; }
 
  protected:
+  std::vector<std::string> AnchorOps() const override { return {"BatchNormalization"}; }
   std::optional<StandaloneBatchNormMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const StandaloneBatchNormMatch& match) const override;
 };

@@ -32,6 +32,12 @@ FormUnitsPass::FormUnitsPass(UnitForms forms) {
   }
 }
 
+std::vector<std::string> FormUnitsPass::AnchorOps() const {
+  std::vector<std::string> ops;
+  for (ir::UnitBaseOp op : ir::kUnitBaseOps) ops.push_back(ir::UnitBaseOpName(op));
+  return ops;
+}
+
 std::optional<ir::UnitChain> FormUnitsPass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
   const std::optional<ir::UnitBaseOp> base_op = ir::UnitBaseOpOf(anchor);
   if (!base_op.has_value()) return std::nullopt;

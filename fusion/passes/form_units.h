@@ -27,6 +27,7 @@ class FormUnitsPass : public PatternPass<ir::UnitChain> {
   std::string name() const override { return "form_quantized_units"; }
 
  protected:
+  std::vector<std::string> AnchorOps() const override;
   std::optional<ir::UnitChain> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const ir::UnitChain& match) const override;
 

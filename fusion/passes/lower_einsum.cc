@@ -95,16 +95,17 @@ std::optional<EinsumMatch> LowerEinsumPass::Match(const ir::Graph& graph, const 
   absl::StatusOr<LabelledValue> r = EmitEinsum(&dry_run, anchor, *plan);
   // A pure relabelling ("ij->ij") emits nothing: leave it to the Einsum.
   if (!r.ok() || dry_run.nodes() == 0) return std::nullopt;
-  return EinsumMatch{const_cast<ir::Node*>(&anchor)};
+  return EinsumMatch{anchor.id()};
 }
 
 absl::Status LowerEinsumPass::Rewrite(ir::Graph* graph, const EinsumMatch& match) const {
-  std::optional<EinsumPlan> plan = PlanEinsum(*match.einsum);
+  ir::Node* einsum = graph->FindNode(match.einsum);
+  std::optional<EinsumPlan> plan = PlanEinsum(*einsum);
   if (!plan.has_value()) return absl::InternalError("lower_einsum: plan changed between match and rewrite");
-  ContractionEmitter emitter(graph, match.einsum->name() + "_lowered", plan->dims, plan->dtype);
-  QFUSE_ASSIGN_OR_RETURN(LabelledValue r, EmitEinsum(&emitter, *match.einsum, *plan));
-  if (IsOperand(*match.einsum, r.value)) return absl::InternalError("lower_einsum: lowering emitted no node");
-  return ReplaceAndRemove(graph, match.einsum->output(0), r.value, {match.einsum});
+  ContractionEmitter emitter(graph, einsum->name() + "_lowered", plan->dims, plan->dtype);
+  QFUSE_ASSIGN_OR_RETURN(LabelledValue r, EmitEinsum(&emitter, *einsum, *plan));
+  if (IsOperand(*einsum, r.value)) return absl::InternalError("lower_einsum: lowering emitted no node");
+  return ReplaceAndRemove(graph, einsum->output(0), r.value, {einsum});
 }
 
 }  // namespace qfuse::fusion

@@ -14,7 +14,7 @@
 namespace qfuse::fusion {
 
 struct EinsumMatch {
-  ir::Node* einsum;
+  ir::NodeId einsum;
 };
 
 class LowerEinsumPass : public PatternPass<EinsumMatch> {
@@ -22,6 +22,7 @@ class LowerEinsumPass : public PatternPass<EinsumMatch> {
   std::string name() const override { return "lower_einsum"; }
 
  protected:
+  std::vector<std::string> AnchorOps() const override { return {"Einsum"}; }
   std::optional<EinsumMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const EinsumMatch& match) const override;
 };

@@ -81,11 +81,11 @@ std::optional<std::vector<float>> PerChannel(const ir::Node& node, int index, in
 
 // Mul(x, s) -> Add(., t) with per-channel constants, feeding only the branch Add.
 std::optional<Branch> ScaledIdentity(const ir::Value& v, const ir::Value& x, const Geometry& like) {
-  ir::Node* shift = v.producer();
+  const ir::Node* shift = v.producer();
   if (shift == nullptr || !IsStandard(*shift, "Add") || shift->inputs().size() != 2) return std::nullopt;
   const int shift_index = ConstantInput(*shift, 1) != nullptr ? 1 : 0;
-  ir::Value* scaled = shift->input(1 - shift_index);
-  ir::Node* scale = scaled == nullptr ? nullptr : scaled->producer();
+  const ir::Value* scaled = shift->input(1 - shift_index);
+  const ir::Node* scale = scaled == nullptr ? nullptr : scaled->producer();
   if (scale == nullptr || !IsStandard(*scale, "Mul") || scale->inputs().size() != 2 ||
       SoleConsumer(*scaled) != shift) {
     return std::nullopt;
@@ -96,7 +96,7 @@ std::optional<Branch> ScaledIdentity(const ir::Value& v, const ir::Value& x, con
   if (!PerChannel(*shift, shift_index, rank, like.cout) || !PerChannel(*scale, 1 - x_index, rank, like.cout)) {
     return std::nullopt;
   }
-  return Branch{nullptr, scale, shift};
+  return Branch{ir::kNoNode, scale->id(), shift->id()};
 }
 
 // Pads of the merged kernel, or nullopt when the branches' outputs do not align.
@@ -132,8 +132,8 @@ std::optional<Merged> MergeGeometry(const Geometry& a, const Geometry& b) {
   return m;
 }
 
-std::optional<Geometry> BranchGeometry(const Branch& b, const Geometry& conv0) {
-  if (b.conv != nullptr) return ConvGeometry(*b.conv);
+std::optional<Geometry> BranchGeometry(const ir::Graph& graph, const Branch& b, const Geometry& conv0) {
+  if (b.conv != ir::kNoNode) return ConvGeometry(*graph.FindNode(b.conv));
   return IdentityGeometry(conv0);
 }
 
@@ -165,46 +165,49 @@ void AddKernel(const ir::Tensor& w, const std::vector<int64_t>& offset, ir::Tens
 
 std::optional<BranchMatch> MergeBranchesPass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
   if (!IsStandard(anchor, "Add") || anchor.inputs().size() != 2 || anchor.outputs().size() != 1) return std::nullopt;
-  ir::Value* in[2] = {anchor.input(0), anchor.input(1)};
+  const ir::Value* in[2] = {anchor.input(0), anchor.input(1)};
   if (in[0] == nullptr || in[1] == nullptr || in[0] == in[1] || in[0]->is_constant() || in[1]->is_constant()) {
     return std::nullopt;
   }
-  auto conv_branch = [&](ir::Value* v) -> ir::Node* {
-    ir::Node* p = v->producer();
+  auto conv_branch = [&](const ir::Value* v) -> const ir::Node* {
+    const ir::Node* p = v->producer();
     return p != nullptr && SoleConsumer(*v) == &anchor && ConvGeometry(*p).has_value() ? p : nullptr;
   };
   int first = conv_branch(in[0]) != nullptr ? 0 : 1;
-  ir::Node* conv0 = conv_branch(in[first]);
+  const ir::Node* conv0 = conv_branch(in[first]);
   if (conv0 == nullptr) return std::nullopt;
   const ir::Value* x = conv0->input(0);
   if (x->type().dtype != ir::DataType::kFloat32) return std::nullopt;
   const Geometry g0 = *ConvGeometry(*conv0);
-  ir::Value* other = in[1 - first];
+  const ir::Value* other = in[1 - first];
   Branch b1;
-  if (ir::Node* conv1 = conv_branch(other); conv1 != nullptr && conv1->input(0) == x) {
-    b1.conv = conv1;
+  if (const ir::Node* conv1 = conv_branch(other); conv1 != nullptr && conv1->input(0) == x) {
+    b1.conv = conv1->id();
   } else if (other != x) {
     auto scaled = ScaledIdentity(*other, *x, g0);
     if (!scaled.has_value() || SoleConsumer(*other) != &anchor) return std::nullopt;
     b1 = *scaled;
   }
-  if (b1.conv == nullptr) {
+  if (b1.conv == ir::kNoNode) {
     // The identity adds x itself: same channel count and positions.
     if (g0.cout != g0.cin_per_group * g0.group || g0.strides != std::vector<int64_t>(Spatial(g0), 1)) {
       return std::nullopt;
     }
   }
-  std::optional<Geometry> g1 = BranchGeometry(b1, g0);
+  std::optional<Geometry> g1 = BranchGeometry(graph, b1, g0);
   if (!g1.has_value() || !MergeGeometry(g0, *g1).has_value()) return std::nullopt;
-  BranchMatch m{const_cast<ir::Node*>(&anchor), {Branch{conv0, nullptr, nullptr}, b1}};
+  BranchMatch m{anchor.id(), {Branch{conv0->id(), ir::kNoNode, ir::kNoNode}, b1}};
   return m;
 }
 
 absl::Status MergeBranchesPass::Rewrite(ir::Graph* graph, const BranchMatch& match) const {
-  ir::Node* conv0 = match.branches[0].conv;
+  ir::Node* conv0 = graph->FindNode(match.branches[0].conv);
   const Branch& b1 = match.branches[1];
+  ir::Node* conv1 = graph->FindNode(b1.conv);
+  ir::Node* scale_node = graph->FindNode(b1.scale);
+  ir::Node* shift_node = graph->FindNode(b1.shift);
   const Geometry g0 = *ConvGeometry(*conv0);
-  const Geometry g1 = *BranchGeometry(b1, g0);
+  const Geometry g1 = *BranchGeometry(*graph, b1, g0);
   const Merged m = *MergeGeometry(g0, g1);
   const int64_t cout = g0.cout;
 
@@ -219,23 +222,24 @@ absl::Status MergeBranchesPass::Rewrite(ir::Graph* graph, const BranchMatch& mat
   };
   AddKernel(*ConstantInput(*conv0, 1), m.offsets[0], &weight);
   add_bias(*conv0);
-  std::vector<ir::Node*> dead = {match.add};
-  if (b1.conv != nullptr) {
-    AddKernel(*ConstantInput(*b1.conv, 1), m.offsets[1], &weight);
-    add_bias(*b1.conv);
-    dead.push_back(b1.conv);
+  ir::Node* add = graph->FindNode(match.add);
+  std::vector<ir::Node*> dead = {add};
+  if (conv1 != nullptr) {
+    AddKernel(*ConstantInput(*conv1, 1), m.offsets[1], &weight);
+    add_bias(*conv1);
+    dead.push_back(conv1);
   } else {
     // Identity: output channel c reads input channel c, local index c % cin_per_group.
     std::vector<float> scale(cout, 1.f);
-    if (b1.scale != nullptr) {
+    if (scale_node != nullptr) {
       const int64_t rank = Spatial(g0) + 2;
-      const int x_index = b1.scale->input(0) == conv0->input(0) ? 0 : 1;
-      const int shift_index = ConstantInput(*b1.shift, 1) != nullptr ? 1 : 0;
-      scale = *PerChannel(*b1.scale, 1 - x_index, rank, cout);
-      const std::vector<float> shift = *PerChannel(*b1.shift, shift_index, rank, cout);
+      const int x_index = scale_node->input(0) == conv0->input(0) ? 0 : 1;
+      const int shift_index = ConstantInput(*shift_node, 1) != nullptr ? 1 : 0;
+      scale = *PerChannel(*scale_node, 1 - x_index, rank, cout);
+      const std::vector<float> shift = *PerChannel(*shift_node, shift_index, rank, cout);
       for (int64_t c = 0; c < cout; ++c) bias[c] += shift[c];
-      dead.push_back(b1.shift);
-      dead.push_back(b1.scale);
+      dead.push_back(shift_node);
+      dead.push_back(scale_node);
     }
     int64_t taps = 1, centre = 0;
     for (int64_t d = 0; d < Spatial(g0); ++d) {
@@ -257,7 +261,7 @@ absl::Status MergeBranchesPass::Rewrite(ir::Graph* graph, const BranchMatch& mat
   attrs.Set("pads", m.pads);
   attrs.Erase("auto_pad");
   if (attrs.Has("kernel_shape")) attrs.Set("kernel_shape", m.kernel);
-  return ReplaceAndRemove(graph, match.add->output(0), conv0->output(0), dead);
+  return ReplaceAndRemove(graph, add->output(0), conv0->output(0), dead);
 }
 
 }  // namespace qfuse::fusion

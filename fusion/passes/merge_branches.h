@@ -14,13 +14,13 @@
 namespace qfuse::fusion {
 
 struct Branch {
-  ir::Node* conv = nullptr;   // a Conv branch, or
-  ir::Node* scale = nullptr;  // Mul(x, s) of a scaled identity (with `shift`), or
-  ir::Node* shift = nullptr;  // Add(., t); all three nullptr: the identity x itself
+  ir::NodeId conv = ir::kNoNode;   // a Conv branch, or
+  ir::NodeId scale = ir::kNoNode;  // Mul(x, s) of a scaled identity (with `shift`), or
+  ir::NodeId shift = ir::kNoNode;  // Add(., t); all three kNoNode: the identity x itself
 };
 
 struct BranchMatch {
-  ir::Node* add;
+  ir::NodeId add;
   Branch branches[2];  // branches[0] is always a Conv, which survives
 };
 
@@ -29,6 +29,7 @@ class MergeBranchesPass : public PatternPass<BranchMatch> {
   std::string name() const override { return "merge_branches"; }
 
  protected:
+  std::vector<std::string> AnchorOps() const override { return {"Add"}; }
   std::optional<BranchMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const BranchMatch& match) const override;
 };

@@ -42,7 +42,7 @@ std::optional<std::vector<int64_t>> ReduceSumAxes(const ir::Node& reduce, int64_
 
 std::optional<ReduceSumPairMatch> MergeReduceSumPass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
   if (!IsReduceSum(anchor) || anchor.input(0) == nullptr) return std::nullopt;
-  ir::Node* first = anchor.input(0)->producer();
+  const ir::Node* first = anchor.input(0)->producer();
   if (first == nullptr || !IsReduceSum(*first) || SoleConsumer(*anchor.input(0)) != &anchor) return std::nullopt;
   const int64_t rank = InputRank(*first);
   auto a1 = ReduceSumAxes(*first, rank);
@@ -55,7 +55,7 @@ std::optional<ReduceSumPairMatch> MergeReduceSumPass::Match(const ir::Graph& gra
   }
   auto a2 = ReduceSumAxes(anchor, static_cast<int64_t>(remaining.size()));
   if (!a2.has_value()) return std::nullopt;
-  ReduceSumPairMatch m{first, const_cast<ir::Node*>(&anchor), *a1, {}};
+  ReduceSumPairMatch m{first->id(), anchor.id(), *a1, {}};
   std::vector<int64_t> a2_in_x;
   for (int64_t a : *a2) a2_in_x.push_back(remaining[a]);
   m.axes.insert(m.axes.end(), a2_in_x.begin(), a2_in_x.end());
@@ -68,8 +68,8 @@ std::optional<ReduceSumPairMatch> MergeReduceSumPass::Match(const ir::Graph& gra
 }
 
 absl::Status MergeReduceSumPass::Rewrite(ir::Graph* graph, const ReduceSumPairMatch& match) const {
-  ir::Node* first = match.first;
-  ir::Node* second = match.second;
+  ir::Node* first = graph->FindNode(match.first);
+  ir::Node* second = graph->FindNode(match.second);
   const bool drop_all = match.drop_axes == match.axes;
   const bool keep_all = match.drop_axes.empty();
   QFUSE_ASSIGN_OR_RETURN(

@@ -19,8 +19,8 @@ namespace qfuse::fusion {
 std::optional<std::vector<int64_t>> ReduceSumAxes(const ir::Node& reduce, int64_t input_rank);
 
 struct ReduceSumPairMatch {
-  ir::Node* first;   // reads x
-  ir::Node* second;  // reads the first's output, its sole consumer
+  ir::NodeId first;   // reads x
+  ir::NodeId second;  // reads the first's output, its sole consumer
   std::vector<int64_t> axes;       // union, as axes of x
   std::vector<int64_t> drop_axes;  // axes of x absent from the pair's output
 };
@@ -30,6 +30,7 @@ class MergeReduceSumPass : public PatternPass<ReduceSumPairMatch> {
   std::string name() const override { return "merge_reduce_sum"; }
 
  protected:
+  std::vector<std::string> AnchorOps() const override { return {"ReduceSum"}; }
   std::optional<ReduceSumPairMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const ReduceSumPairMatch& match) const override;
 };

@@ -21,18 +21,19 @@ std::optional<IdentityMatch> RemoveIdentityPass::Match(const ir::Graph& graph, c
   if (out->is_graph_output() && (in->is_graph_input() || in->is_constant() || in->is_graph_output())) {
     return std::nullopt;
   }
-  return IdentityMatch{const_cast<ir::Node*>(&anchor)};
+  return IdentityMatch{anchor.id()};
 }
 
 absl::Status RemoveIdentityPass::Rewrite(ir::Graph* graph, const IdentityMatch& match) const {
-  ir::Value* in = match.node->input(0);
-  ir::Value* out = match.node->output(0);
+  ir::Node* node = graph->FindNode(match.node);
+  ir::Value* in = node->input(0);
+  ir::Value* out = node->output(0);
   if (!out->is_graph_output()) {
     graph->ReplaceAllUsesWith(out, in);
-    return graph->RemoveNode(match.node);
+    return graph->RemoveNode(node);
   }
   // A graph output keeps its name: the input value takes it over.
-  return ReplaceAndRemove(graph, out, in, {match.node});
+  return ReplaceAndRemove(graph, out, in, {node});
 }
 
 }  // namespace qfuse::fusion

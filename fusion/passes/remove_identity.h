@@ -7,7 +7,7 @@
 namespace qfuse::fusion {
 
 struct IdentityMatch {
-  ir::Node* node;
+  ir::NodeId node;
 };
 
 class RemoveIdentityPass : public PatternPass<IdentityMatch> {
@@ -15,6 +15,7 @@ class RemoveIdentityPass : public PatternPass<IdentityMatch> {
   std::string name() const override { return "remove_identity"; }
 
  protected:
+  std::vector<std::string> AnchorOps() const override { return {"Identity", "Dropout"}; }
   std::optional<IdentityMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const IdentityMatch& match) const override;
 };

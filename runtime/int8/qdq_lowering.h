@@ -1,9 +1,11 @@
 // Lowers a QDQ graph (quant/qdq_converter.h, units expanded by ir::ExpandUnits) to
-// qfuse's integer operators (runtime/int8/int8_ops.h). Each rewrite starts at a
-// QuantizeLinear (or at a float graph output for the last unit) and matches, const,
-// one group; a separate action rewrites it:
-//   (a) DQ(x) -> Conv | Gemm | MatMul(DQ(int8 w), [DQ(int32 b)]) -> [Add DQ(int32 b)]
-//       -> [Add DQ(r)] -> [activation] -> Q (or float graph output)       => QLinearUnit
+// qfuse's integer operators (runtime/int8/int8_ops.h): a table of ir::rewrite patterns
+// (ir/rewrite/pattern.h), each anchored at the float op of one DQ -> op -> Q group, whose
+// const Match names the group and whose action replaces it, run as one sweep in
+// topological order (ir::rewrite::RewriteOnce). The patterns, by anchor op:
+//   (a) Conv | Gemm | MatMul: the unit chain of ir::MatchUnitChain with quantized operands,
+//       DQ(x) -> op(DQ(int8 w), [DQ(int32 b)]) -> [Add DQ(int32 b)] -> [Add DQ(r)]
+//       -> [activation] -> Q (or float graph output)                       => QLinearUnit
 //       (activation: any form of ir::MatchUnitActivation, e.g. Relu, Clip, HardSwish,
 //       Sigmoid + Mul as SiLU, HardSigmoid + Mul as HardSwish, Sigmoid, LeakyRelu)
 //   (b) Add(DQ(a), DQ(b)) -> Q, equal static shapes                          => QLinearAdd

@@ -141,23 +141,16 @@ class QLinearUnitKernel : public Kernel {
     const ir::QuantParams& wq = *node.input(ir::kUnitW)->type().quant;
     w_dims_ = w.dims();
     base_ = spec.base_op;
+    QFUSE_RETURN_IF_ERROR(CheckIntegerUnitForm(base_, node.attrs(), w.rank()));
     if (base_ == ir::UnitBaseOp::kConv) {
       QFUSE_ASSIGN_OR_RETURN(conv_, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
-      if (w.rank() < 3 || w.dims()[0] % conv_.group != 0) {
+      if (w.dims()[0] % conv_.group != 0) {
         return absl::InvalidArgumentError(absl::StrCat("w ", ir::DimsToString(w.dims()), " for group ", conv_.group));
       }
       k_ = w.num_elements() / std::max<int64_t>(cout_, 1);
-    } else if (base_ == ir::UnitBaseOp::kGemm || base_ == ir::UnitBaseOp::kMatMul) {
-      QFUSE_ASSIGN_OR_RETURN(const int64_t trans_a, node.attrs().GetInt("transA", 0));
-      QFUSE_ASSIGN_OR_RETURN(const float alpha, node.attrs().GetFloat("alpha", 1.f));
-      QFUSE_ASSIGN_OR_RETURN(const float beta, node.attrs().GetFloat("beta", 1.f));
-      if (trans_a != 0 || alpha != 1.f || beta != 1.f || w.rank() != 2) {
-        return absl::UnimplementedError("integer Gemm/MatMul needs transA 0, alpha 1, beta 1 and 2-D weights");
-      }
+    } else {
       trans_b_ = u.channel_axis == 0;
       k_ = w.dims()[1 - u.channel_axis];
-    } else {
-      return absl::UnimplementedError(absl::StrCat("integer ", ir::UnitBaseOpName(base_), " units are not supported"));
     }
     std::vector<int32_t> w_zps(wq.zero_points.begin(), wq.zero_points.end());
     int64_t max_abs_w = 0;

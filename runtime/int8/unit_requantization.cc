@@ -6,6 +6,26 @@
 
 namespace qfuse::runtime::int8 {
 
+absl::Status CheckIntegerUnitForm(ir::UnitBaseOp op, const ir::AttributeMap& attrs, int64_t w_rank) {
+  switch (op) {
+    case ir::UnitBaseOp::kConv:
+      if (w_rank < 3) return absl::InvalidArgumentError(absl::StrCat("integer Conv needs weights of rank >= 3, not ", w_rank));
+      return absl::OkStatus();
+    case ir::UnitBaseOp::kGemm:
+    case ir::UnitBaseOp::kMatMul: {
+      QFUSE_ASSIGN_OR_RETURN(const int64_t trans_a, attrs.GetInt("transA", 0));
+      QFUSE_ASSIGN_OR_RETURN(const float alpha, attrs.GetFloat("alpha", 1.f));
+      QFUSE_ASSIGN_OR_RETURN(const float beta, attrs.GetFloat("beta", 1.f));
+      if (trans_a != 0 || alpha != 1.f || beta != 1.f || w_rank != 2) {
+        return absl::UnimplementedError("integer Gemm/MatMul needs transA 0, alpha 1, beta 1 and 2-D weights");
+      }
+      return absl::OkStatus();
+    }
+    case ir::UnitBaseOp::kConvTranspose: break;
+  }
+  return absl::UnimplementedError(absl::StrCat("integer ", ir::UnitBaseOpName(op), " units are not supported"));
+}
+
 absl::StatusOr<UnitRequantization> ReadUnitRequantization(const ir::Node& node) {
   UnitRequantization u;
   QFUSE_ASSIGN_OR_RETURN(u.spec, ir::ReadUnitSpec(node));

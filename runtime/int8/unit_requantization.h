@@ -27,6 +27,11 @@ struct UnitRequantization {
   OutputStage stage;
 };
 
+// Whether a QLinearUnit computes base op `op` with the base op's attributes `attrs` and
+// weights of rank `w_rank`: Conv (rank >= 3), Gemm and MatMul with transA 0, alpha 1, beta 1
+// and 2-D weights; no ConvTranspose. An error says what is missing.
+absl::Status CheckIntegerUnitForm(ir::UnitBaseOp op, const ir::AttributeMap& attrs, int64_t w_rank);
+
 // Reads and validates a QLinearUnit node (int8_ops.h): weights a constant INT8 tensor with
 // per-tensor or per-output-channel QuantParams, bias a constant INT32 [Cout].
 absl::StatusOr<UnitRequantization> ReadUnitRequantization(const ir::Node& node);

@@ -17,8 +17,6 @@ namespace {
 
 using testing::GraphBuilder;
 
-constexpr UnitBaseOp kBaseOps[] = {UnitBaseOp::kConv, UnitBaseOp::kConvTranspose, UnitBaseOp::kGemm,
-                                   UnitBaseOp::kMatMul};
 constexpr UnitActivation kActivations[] = {
     UnitActivation::kNone,        UnitActivation::kRelu,    UnitActivation::kRelu6,
     UnitActivation::kClip,        UnitActivation::kHardSwish, UnitActivation::kHardSigmoid,
@@ -39,7 +37,7 @@ UnitSpec SpecOf(UnitBaseOp base, UnitActivation activation) {
 }
 
 TEST(UnitBaseOpTest, NamesRoundTrip) {
-  for (UnitBaseOp op : kBaseOps) EXPECT_EQ(ParseUnitBaseOp(UnitBaseOpName(op)), op);
+  for (UnitBaseOp op : kUnitBaseOps) EXPECT_EQ(ParseUnitBaseOp(UnitBaseOpName(op)), op);
   EXPECT_EQ(ParseUnitBaseOp("conv"), std::nullopt);
   EXPECT_EQ(ParseUnitBaseOp("Relu"), std::nullopt);
   EXPECT_TRUE(BiasFollowsBase(UnitBaseOp::kMatMul));
@@ -147,7 +145,7 @@ std::vector<std::string> ExpectedOps(const UnitSpec& spec) {
 }
 
 TEST(UnitSpecTest, WriteThenReadGivesTheSpec) {
-  for (UnitBaseOp base : kBaseOps) {
+  for (UnitBaseOp base : kUnitBaseOps) {
     for (UnitActivation a : kActivations) {
       GraphBuilder b;
       const UnitSpec spec = SpecOf(base, a);
@@ -173,7 +171,7 @@ TEST(UnitSpecTest, UnknownNamesAreErrors) {
 }
 
 TEST(ExpandUnitsTest, EveryBaseOpAndActivationWithResidual) {
-  for (UnitBaseOp base : kBaseOps) {
+  for (UnitBaseOp base : kUnitBaseOps) {
     for (UnitActivation a : kActivations) {
       const UnitSpec spec = SpecOf(base, a);
       const std::string label = std::string(UnitBaseOpName(base)) + " " + UnitActivationName(a);
