@@ -12,9 +12,8 @@ namespace {
 
 class QuantUnitKernel : public Kernel {
  public:
-  QuantUnitKernel(ir::UnitSpec spec, std::unique_ptr<ir::Graph> base_graph, std::unique_ptr<Kernel> base,
-                  bool bias_after)
-      : spec_(std::move(spec)), base_graph_(std::move(base_graph)), base_(std::move(base)), bias_after_(bias_after) {}
+  QuantUnitKernel(ir::UnitSpec spec, std::unique_ptr<Kernel> base)
+      : spec_(std::move(spec)), base_(std::move(base)), bias_after_(ir::BiasFollowsBase(spec_.base_op)) {}
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
@@ -70,44 +69,28 @@ class QuantUnitKernel : public Kernel {
 
  private:
   ir::UnitSpec spec_;
-  std::unique_ptr<ir::Graph> base_graph_;  // owns the base node the base kernel was made from
   std::unique_ptr<Kernel> base_;
-  bool bias_after_;
+  bool bias_after_;  // MatMul: the bias is added here, not by the base kernel
 };
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQuantUnitKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(ir::UnitSpec spec, ir::ReadUnitSpec(node));
-  // A standalone copy of the base op (same inputs, its own attributes) for its factory.
-  auto graph = std::make_unique<ir::Graph>();
-  const bool bias_after = ir::BiasFollowsBase(spec.base_op);
-  std::vector<ir::Value*> inputs;
-  const int n_inputs = bias_after || node.input(ir::kUnitBias) == nullptr ? 2 : 3;
-  for (int i = 0; i < n_inputs; ++i) {
-    const ir::Value* v = node.input(i);
-    ir::Value* copy;
-    if (v->is_constant()) {
-      QFUSE_ASSIGN_OR_RETURN(copy, graph->AddConstant(v->name(), *v->initializer()));
-    } else {
-      QFUSE_ASSIGN_OR_RETURN(copy, graph->AddInput(v->name(), v->type()));
-    }
-    inputs.push_back(copy);
-  }
-  QFUSE_ASSIGN_OR_RETURN(ir::Node * base, graph->AddNode(ir::UnitBaseOpName(spec.base_op), node.name(), inputs, {node.output(0)->name()},
-                                                         ir::BaseOpAttributes(node)));
-  absl::StatusOr<std::unique_ptr<Kernel>> kernel;
-  switch (spec.base_op) {
-    case ir::UnitBaseOp::kConv: kernel = CreateConvKernel(*base); break;
-    case ir::UnitBaseOp::kConvTranspose: kernel = CreateConvTransposeKernel(*base); break;
-    case ir::UnitBaseOp::kGemm: kernel = CreateGemmKernel(*base); break;
-    case ir::UnitBaseOp::kMatMul: kernel = CreateMatMulKernel(*base); break;
-  }
-  QFUSE_RETURN_IF_ERROR(kernel.status());
   if (node.output(0)->type().dtype != ir::DataType::kFloat32 && node.output(0)->type().dtype != ir::DataType::kUndefined) {
     return absl::UnimplementedError("float unit kernel needs FLOAT tensors");
   }
-  return std::unique_ptr<Kernel>(new QuantUnitKernel(spec, std::move(graph), *std::move(kernel), bias_after));
+  // The base op's kernel, from the unit node itself: the linalg factories read only the
+  // base op's attributes, which the unit keeps (ir::BaseOpAttributes).
+  absl::StatusOr<std::unique_ptr<Kernel>> base;
+  switch (spec.base_op) {
+    case ir::UnitBaseOp::kConv: base = CreateConvKernel(node); break;
+    case ir::UnitBaseOp::kConvTranspose: base = CreateConvTransposeKernel(node); break;
+    case ir::UnitBaseOp::kGemm: base = CreateGemmKernel(node); break;
+    case ir::UnitBaseOp::kMatMul: base = CreateMatMulKernel(node); break;
+  }
+  QFUSE_RETURN_IF_ERROR(base.status());
+  return std::unique_ptr<Kernel>(new QuantUnitKernel(std::move(spec), *std::move(base)));
 }
 
 }  // namespace qfuse::runtime::kernels

@@ -10,6 +10,8 @@
 
 namespace qfuse::runtime::kernels {
 
+// The factories read only the node's attributes, so a quantized unit's node (ir/fused_unit.h),
+// which keeps its base op's attributes, gives the base op's kernel.
 absl::StatusOr<std::unique_ptr<Kernel>> CreateConvKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateConvTransposeKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateGemmKernel(const ir::Node& node);
