@@ -2,6 +2,8 @@
 // calibration table (JSON, or TensorRT cache text for any other extension). Prints the
 // time, samples/s and memory, so it doubles as the calibration benchmark.
 //   bazel run //tools:calibrate -- --model=models/resnet_small/model.onnx --output=/tmp/calib.json
+// Data flags as //tools:quantize's (tools/data_flags.h); --data, --samples and --batch are the
+// old names of --calib_data, --calib_samples and --batch_size.
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -12,19 +14,24 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "calib/calibrator.h"
-#include "calib/data_source.h"
 #include "fusion/pipeline.h"
 #include "ir/file_util.h"
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
+#include "tools/data_flags.h"
+#include "tools/flag_util.h"
 #include "tools/tool_main.h"
 #include "tools/workspace_path.h"
 
 ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "float ONNX model");
-ABSL_FLAG(std::string, data, "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz",
-          "calibration data (path, or input_name:path)");
-ABSL_FLAG(int64_t, samples, 512, "calibration samples");
-ABSL_FLAG(int64_t, batch, 32, "samples per runtime batch");
+ABSL_FLAG(std::vector<std::string>, calib_data, {},
+          "calibration data: path, or input_name:path per model input (IDX, .npy, .pb folder, image folder, raw); "
+          "required except for the bundled samples (Fashion-MNIST training images)");
+ABSL_FLAG(std::vector<std::string>, data, {}, "alias of --calib_data (its old name here)");
+ABSL_FLAG(int64_t, calib_samples, 512, "calibration samples, from the start of --calib_data");
+ABSL_FLAG(int64_t, samples, 512, "alias of --calib_samples (its old name here)");
+ABSL_FLAG(int64_t, batch_size, 32, "samples per runtime batch");
+ABSL_FLAG(int64_t, batch, 32, "alias of --batch_size (its old name here)");
 ABSL_FLAG(std::string, method, "auto", "auto, entropy, percentile, mse or max");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(std::string, fusion, "full", "fusion level the table is made for: full, bn or none");
@@ -39,13 +46,17 @@ absl::Status Main() {
   QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(path));
   QFUSE_ASSIGN_OR_RETURN(fusion::FusionLevel level, fusion::ParseFusionLevel(absl::GetFlag(FLAGS_fusion)));
   QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
-  QFUSE_ASSIGN_OR_RETURN(auto sources, calib::ParseDataSources({ResolveUserPath(absl::GetFlag(FLAGS_data))}));
-  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset(sources, *model.graph, absl::GetFlag(FLAGS_samples)));
+  QFUSE_ASSIGN_OR_RETURN(const std::vector<std::string> values, GetFlagOrAlias(FLAGS_calib_data, FLAGS_data));
+  QFUSE_ASSIGN_OR_RETURN(const int64_t samples, GetFlagOrAlias(FLAGS_calib_samples, FLAGS_samples));
+  if (samples <= 0) return absl::InvalidArgumentError("--calib_samples must be positive");
+  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaultsFromFlags());
+  QFUSE_ASSIGN_OR_RETURN(auto sources, CalibrationSources(path, values, defaults));
+  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset(sources, *model.graph, samples));
   calib::CalibrateOptions options;
   QFUSE_ASSIGN_OR_RETURN(options.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   options.threshold.percentile = absl::GetFlag(FLAGS_percentile);
-  options.num_samples = absl::GetFlag(FLAGS_samples);
-  options.batch_size = absl::GetFlag(FLAGS_batch);
+  options.num_samples = samples;
+  QFUSE_ASSIGN_OR_RETURN(options.batch_size, GetFlagOrAlias(FLAGS_batch_size, FLAGS_batch));
   options.num_threads = absl::GetFlag(FLAGS_threads);
   QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*model.graph, *data, options));
   struct rusage usage;

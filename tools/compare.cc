@@ -7,19 +7,15 @@
 //     --labels=/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz
 // (one command line). Data paths are relative to where `bazel run` started.
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "calib/data_source.h"
 #include "ir/status_macros.h"
 #include "pipeline/model_compare.h"
+#include "tools/data_flags.h"
+#include "tools/tool_main.h"
 #include "tools/workspace_path.h"
 
 ABSL_FLAG(std::string, model_a, "", "reference ONNX model");
@@ -28,37 +24,11 @@ ABSL_FLAG(std::vector<std::string>, data, {},
           "input data: path, or input_name:path per model input (IDX, .npy, .pb folder, image folder, raw)");
 ABSL_FLAG(int64_t, data_samples, 0, "samples from the start of --data (0: all)");
 ABSL_FLAG(std::string, labels, "", "IDX label file for --data: also print each model's top-1 accuracy");
-ABSL_FLAG(std::string, data_format, "auto", "data format: auto, idx, npy, pb, image, raw");
-ABSL_FLAG(std::vector<std::string>, raw_shape, {}, "per-sample shape of raw float32 data, e.g. 3,224,224");
-ABSL_FLAG(double, idx_scale, 1.0 / 255, "IDX/.npy uint8 -> float multiplier");
 ABSL_FLAG(int, threads, 2, "runtime threads");
 ABSL_FLAG(bool, progress, true, "show a progress bar while running the models");
 
 namespace qfuse::tools {
 namespace {
-
-namespace fs = std::filesystem;
-
-absl::StatusOr<std::vector<calib::DataSource>> SourcesFromFlags() {
-  calib::DataSource defaults;
-  QFUSE_ASSIGN_OR_RETURN(defaults.format, calib::ParseDataFormat(absl::GetFlag(FLAGS_data_format)));
-  for (const std::string& v : absl::GetFlag(FLAGS_raw_shape)) {
-    int64_t dim;
-    if (!absl::SimpleAtoi(v, &dim) || dim <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("--raw_shape: bad dim '", v, "'"));
-    }
-    defaults.raw_shape.push_back(dim);
-  }
-  defaults.idx_scale = static_cast<float>(absl::GetFlag(FLAGS_idx_scale));
-  std::vector<std::string> resolved;
-  for (const std::string& v : absl::GetFlag(FLAGS_data)) {
-    // "name:relative/path" resolves the path part; plain paths resolve whole.
-    const size_t colon = v.rfind(':');
-    const bool named = colon != std::string::npos && !fs::exists(ResolveUserPath(v));
-    resolved.push_back(named ? v.substr(0, colon + 1) + ResolveUserPath(v.substr(colon + 1)) : ResolveUserPath(v));
-  }
-  return calib::ParseDataSources(resolved, defaults);
-}
 
 absl::Status Main() {
   pipeline::CompareOptions options;
@@ -68,7 +38,8 @@ absl::Status Main() {
     return absl::InvalidArgumentError("--model_a and --model_b are required");
   }
   if (absl::GetFlag(FLAGS_data).empty()) return absl::InvalidArgumentError("--data is required");
-  QFUSE_ASSIGN_OR_RETURN(options.data, SourcesFromFlags());
+  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaultsFromFlags());
+  QFUSE_ASSIGN_OR_RETURN(options.data, DataSourcesFromValues(absl::GetFlag(FLAGS_data), defaults));
   if (absl::GetFlag(FLAGS_data_samples) < 0) return absl::InvalidArgumentError("--data_samples must be >= 0");
   options.max_samples = absl::GetFlag(FLAGS_data_samples);
   if (!absl::GetFlag(FLAGS_labels).empty()) options.labels_path = ResolveUserPath(absl::GetFlag(FLAGS_labels));
@@ -83,12 +54,5 @@ absl::Status Main() {
 }  // namespace qfuse::tools
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Compares two ONNX models' outputs on a dataset.");
-  absl::ParseCommandLine(argc, argv);
-  absl::Status status = qfuse::tools::Main();
-  if (!status.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
-    return 1;
-  }
-  return 0;
+  return qfuse::tools::RunTool(argc, argv, "Compares two ONNX models' outputs on a dataset.", qfuse::tools::Main);
 }

@@ -18,7 +18,7 @@
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
-#include "ir/tensor_proto.h"
+#include "tools/data_flags.h"
 #include "tools/tool_main.h"
 #include "tools/workspace_path.h"
 
@@ -27,7 +27,8 @@ ABSL_FLAG(std::string, level, "full", "fusion level: none, bn or full");
 ABSL_FLAG(std::vector<std::string>, disable_passes, {}, "comma-separated pass names to skip");
 ABSL_FLAG(bool, check_equivalence, false, "run the float graph before and after on the same inputs");
 ABSL_FLAG(std::vector<std::string>, inputs, {},
-          "TensorProto .pb files (one per graph input) for --check_equivalence; default: seeded random");
+          "TensorProto .pb files (one per graph input, matched by stored name, else by position) for "
+          "--check_equivalence; default: seeded random");
 ABSL_FLAG(double, tolerance, 1e-4, "max abs difference --check_equivalence accepts");
 ABSL_FLAG(std::string, output, "", "where to write the fused float model (optional)");
 
@@ -52,17 +53,8 @@ absl::Status Main() {
   absl::PrintF("nodes: %d -> %d\n", before->num_nodes(), model.graph->num_nodes());
   if (absl::GetFlag(FLAGS_check_equivalence)) {
     fusion::EquivalenceOptions eq;
-    const auto files = absl::GetFlag(FLAGS_inputs);
-    if (!files.empty()) {
-      if (files.size() != before->inputs().size()) {
-        return absl::InvalidArgumentError(absl::StrFormat("--inputs has %d files, the model has %d inputs",
-                                                          files.size(), before->inputs().size()));
-      }
-      std::vector<runtime::NamedTensor> set;
-      for (size_t i = 0; i < files.size(); ++i) {
-        QFUSE_ASSIGN_OR_RETURN(ir::NamedTensor t, ir::ReadTensorFile(ResolveUserPath(files[i])));
-        set.push_back({before->inputs()[i]->name(), std::move(t.tensor)});
-      }
+    if (!absl::GetFlag(FLAGS_inputs).empty()) {
+      QFUSE_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> set, ReadInputFiles(*before, absl::GetFlag(FLAGS_inputs)));
       eq.input_sets.push_back(std::move(set));
     }
     QFUSE_ASSIGN_OR_RETURN(fusion::EquivalenceReport report,

@@ -20,28 +20,30 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "calib/data_source.h"
 #include "calib/dataset.h"
 #include "fusion/pipeline.h"
 #include "ir/file_util.h"
 #include "ir/onnx_import.h"
 #include "ir/status_macros.h"
-#include "ir/tensor_proto.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/executor.h"
 #include "runtime/random_inputs.h"
 #include "pipeline/evaluation.h"
+#include "tools/data_flags.h"
 #include "tools/tool_main.h"
 #include "tools/workspace_path.h"
 
 ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "ONNX model to run");
-ABSL_FLAG(std::vector<std::string>, inputs, {}, "comma-separated TensorProto .pb files, one per graph input");
-ABSL_FLAG(std::string, data, "", "run over a dataset instead (path or input_name:path, as for calibration)");
+ABSL_FLAG(std::vector<std::string>, inputs, {},
+          "comma-separated TensorProto .pb files, one per graph input (matched by stored name, else by position)");
+ABSL_FLAG(std::vector<std::string>, data, {},
+          "run over a dataset instead: path, or input_name:path per model input (IDX, .npy, .pb folder, image "
+          "folder, raw)");
 ABSL_FLAG(int64_t, data_samples, 0, "with --data: samples to run (0: all)");
 ABSL_FLAG(std::string, save_outputs, "", "with --data: write the first output as raw little-endian float32");
 ABSL_FLAG(bool, integer_kernels, true, "run Q/DQ models on integer kernels (false: simulated in float)");
 ABSL_FLAG(int, seed, 1, "seed for random inputs");
-ABSL_FLAG(int, batch, 1, "size of symbolic/unknown input dims for random inputs");
+ABSL_FLAG(int, batch, 1, "random inputs: size of their batch dim (every symbolic/unknown dim --dims does not name)");
 ABSL_FLAG(std::vector<std::string>, dims, {},
           "sizes of named symbolic input dims for random inputs, e.g. height=224,width=224 (others take the batch)");
 ABSL_FLAG(std::vector<std::string>, batches, (std::vector<std::string>{"1", "64"}), "with --bench: the batch sizes timed");
@@ -71,23 +73,6 @@ absl::StatusOr<std::vector<NamedTensor>> SeededInputs(const ir::Graph& graph, in
     options.symbol_sizes[kv.first] = size;
   }
   return runtime::RandomInputs(graph, options);
-}
-
-absl::StatusOr<std::vector<NamedTensor>> FileInputs(const ir::Graph& graph, const std::vector<std::string>& files) {
-  if (files.size() != graph.inputs().size()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--inputs has %d files, the model has %d inputs", files.size(), graph.inputs().size()));
-  }
-  std::vector<NamedTensor> inputs;
-  for (size_t i = 0; i < files.size(); ++i) {
-    QFUSE_ASSIGN_OR_RETURN(ir::NamedTensor t, ir::ReadTensorFile(ResolveUserPath(files[i])));
-    std::string name = graph.inputs()[i]->name();
-    for (const ir::Value* in : graph.inputs()) {
-      if (in->name() == t.name) name = t.name;
-    }
-    inputs.push_back({name, std::move(t.tensor)});
-  }
-  return inputs;
 }
 
 void PrintSummary(const std::vector<NamedTensor>& outputs) {
@@ -131,7 +116,8 @@ absl::StatusOr<Timing> TimeRuns(runtime::Executor& exec, const std::vector<Named
 
 // --data mode: the model over a dataset, outputs summarised and optionally saved.
 absl::Status RunDataset(const ir::Graph& graph, const runtime::ExecutorOptions& executor) {
-  QFUSE_ASSIGN_OR_RETURN(auto sources, calib::ParseDataSources({ResolveUserPath(absl::GetFlag(FLAGS_data))}));
+  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaultsFromFlags());
+  QFUSE_ASSIGN_OR_RETURN(auto sources, DataSourcesFromValues(absl::GetFlag(FLAGS_data), defaults));
   QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset(sources, graph, absl::GetFlag(FLAGS_data_samples)));
   pipeline::EvaluateOptions options;
   options.executor = executor;
@@ -165,7 +151,7 @@ absl::Status Main() {
     if (absl::GetFlag(FLAGS_inputs).empty()) {
       QFUSE_ASSIGN_OR_RETURN(inputs, SeededInputs(*model.graph, absl::GetFlag(FLAGS_batch)));
     } else {
-      QFUSE_ASSIGN_OR_RETURN(inputs, FileInputs(*model.graph, absl::GetFlag(FLAGS_inputs)));
+      QFUSE_ASSIGN_OR_RETURN(inputs, ReadInputFiles(*model.graph, absl::GetFlag(FLAGS_inputs)));
     }
     QFUSE_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, exec->Run(inputs));
     PrintSummary(outputs);

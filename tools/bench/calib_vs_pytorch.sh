@@ -8,8 +8,8 @@
 #
 # For each sample model it alternates qfuse and PyTorch runs, RUNS times each, every
 # run a fresh process:
-#   qfuse:   bazel-bin/tools/calibrate --model=models/<m>/model.onnx --samples=512
-#              --method=entropy --threads=2 --batch=32
+#   qfuse:   bazel-bin/tools/calibrate --model=models/<m>/model.onnx --calib_samples=512
+#              --method=entropy --threads=2 --batch_size=32
 #            (its own timer: executor setup + forward passes + histograms + entropy
 #            thresholds; loading and fusing the model is outside it)
 #   PyTorch: tools/bench/pytorch_calibration.py --model=<m> --samples=512 --batch=32
@@ -70,8 +70,8 @@ for model in $MODELS; do
   q_tensors="?"; q_rss="?"; p_obs="?"; p_rss="?"
   for run in $(seq 1 "$RUNS"); do
     qlog="$LOG_DIR/${model}.qfuse.$run.log"
-    "$CALIBRATE" --model="models/$model/model.onnx" --samples="$SAMPLES" --method=entropy \
-      --threads="$THREADS" --batch="$BATCH" >"$qlog" 2>&1
+    "$CALIBRATE" --model="models/$model/model.onnx" --calib_samples="$SAMPLES" --method=entropy \
+      --threads="$THREADS" --batch_size="$BATCH" >"$qlog" 2>&1
     line=$(grep '^calibrated ' "$qlog")
     q_times+=("$(sed -n 's/.* in \([0-9.]*\) s (.*/\1/p' <<<"$line")")
     q_tensors=$(sed -n 's/^calibrated \([0-9]*\) tensors.*/\1/p' <<<"$line")

@@ -1,8 +1,8 @@
 """Times PyTorch FX post-training static quantization calibration on a sample model.
 
 The PyTorch side of tools/bench/calib_vs_pytorch.sh: the same model, the same
-samples and the same thread count as `bazel-bin/tools/calibrate --samples=512
---method=entropy --threads=2 --batch=32`, calibrated by PyTorch FX instead.
+samples and the same thread count as `bazel-bin/tools/calibrate --calib_samples=512
+--method=entropy --threads=2 --batch_size=32`, calibrated by PyTorch FX instead.
 
   1. Rebuilds the nn.Module from the classes in models/make_sample_models.py and
      loads its weights from the ONNX initializers (their names are the module's

@@ -11,25 +11,17 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/internal/private_handle_accessor.h"
-#include "absl/flags/reflection.h"
-#include "absl/flags/usage.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "calib/data_source.h"
 #include "ir/output_dir.h"
 #include "ir/status_macros.h"
 #include "pipeline/quantize_pipeline.h"
+#include "tools/data_flags.h"
+#include "tools/flag_util.h"
 #include "tools/quantize/report.h"
 #include "tools/tool_main.h"
 #include "tools/workspace_path.h"
-
-namespace {
-constexpr char kFashionMnist[] = "/usr/share/datasets/fashion-mnist/";
-}  // namespace
 
 ABSL_FLAG(std::string, model, "models/resnet_small/model.onnx", "float ONNX model to quantize");
 ABSL_FLAG(std::vector<std::string>, calib_data, {},
@@ -43,16 +35,6 @@ ABSL_FLAG(int64_t, eval_samples, 0, "evaluation samples (0: all)");
 ABSL_FLAG(std::string, labels, "",
           "IDX label file for --eval_data (the bundled samples default to Fashion-MNIST's); empty: report agreement "
           "with fp32 instead of accuracy");
-ABSL_FLAG(std::string, data_format, "auto", "data format: auto, idx, npy, pb, image, raw");
-ABSL_FLAG(std::vector<std::string>, raw_shape, {}, "per-sample shape of raw float32 data, e.g. 3,224,224");
-ABSL_FLAG(double, idx_scale, 1.0 / 255, "IDX/.npy uint8 -> float multiplier");
-ABSL_FLAG(int, image_resize_shorter, 0, "images: resize the shorter side to this (0: no resize)");
-ABSL_FLAG(int, image_center_crop, 0, "images: centre crop to this square (0: none)");
-ABSL_FLAG(std::string, image_color, "rgb", "images: rgb, bgr or gray");
-ABSL_FLAG(std::vector<std::string>, image_mean, {}, "images and uint8 IDX/.npy: per-channel mean, after scaling");
-ABSL_FLAG(std::vector<std::string>, image_std, {}, "images and uint8 IDX/.npy: per-channel std, after scaling");
-ABSL_FLAG(double, image_scale, 1.0 / 255, "images: pixel multiplier");
-ABSL_FLAG(std::string, image_layout, "nchw", "images: nchw or nhwc");
 ABSL_FLAG(std::string, method, "auto",
           "activation calibration: auto (per tensor, the least expected quantization error of the four), entropy, "
           "percentile, mse or max");
@@ -86,79 +68,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-absl::StatusOr<std::vector<float>> ParseFloats(const std::vector<std::string>& values, const char* flag) {
-  std::vector<float> out;
-  for (const std::string& v : values) {
-    float f;
-    if (!absl::SimpleAtof(v, &f)) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": '", v, "' is not a number"));
-    out.push_back(f);
-  }
-  return out;
-}
-
-absl::StatusOr<calib::DataSource> ReaderDefaults() {
-  calib::DataSource d;
-  QFUSE_ASSIGN_OR_RETURN(d.format, calib::ParseDataFormat(absl::GetFlag(FLAGS_data_format)));
-  for (const std::string& v : absl::GetFlag(FLAGS_raw_shape)) {
-    int64_t dim;
-    if (!absl::SimpleAtoi(v, &dim) || dim <= 0) return absl::InvalidArgumentError(absl::StrCat("--raw_shape: bad dim '", v, "'"));
-    d.raw_shape.push_back(dim);
-  }
-  d.idx_scale = static_cast<float>(absl::GetFlag(FLAGS_idx_scale));
-  d.image.resize_shorter = absl::GetFlag(FLAGS_image_resize_shorter);
-  d.image.center_crop = absl::GetFlag(FLAGS_image_center_crop);
-  const std::string color = absl::GetFlag(FLAGS_image_color);
-  if (color == "rgb") {
-    d.image.color = calib::ImagePreprocess::Color::kRgb;
-  } else if (color == "bgr") {
-    d.image.color = calib::ImagePreprocess::Color::kBgr;
-  } else if (color == "gray") {
-    d.image.color = calib::ImagePreprocess::Color::kGray;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat("--image_color: '", color, "' is not rgb, bgr or gray"));
-  }
-  QFUSE_ASSIGN_OR_RETURN(d.image.mean, ParseFloats(absl::GetFlag(FLAGS_image_mean), "image_mean"));
-  QFUSE_ASSIGN_OR_RETURN(d.image.std, ParseFloats(absl::GetFlag(FLAGS_image_std), "image_std"));
-  d.image.scale = static_cast<float>(absl::GetFlag(FLAGS_image_scale));
-  const std::string layout = absl::GetFlag(FLAGS_image_layout);
-  if (layout != "nchw" && layout != "nhwc") {
-    return absl::InvalidArgumentError(absl::StrCat("--image_layout: '", layout, "' is not nchw or nhwc"));
-  }
-  d.image.layout = layout == "nchw" ? calib::ImagePreprocess::Layout::kNchw : calib::ImagePreprocess::Layout::kNhwc;
-  return d;
-}
-
-absl::StatusOr<std::vector<calib::DataSource>> Sources(const std::vector<std::string>& values,
-                                                       const calib::DataSource& defaults) {
-  std::vector<std::string> resolved;
-  for (const std::string& v : values) {
-    // "name:relative/path" resolves the path part; plain paths resolve whole.
-    const size_t colon = v.rfind(':');
-    const bool named = colon != std::string::npos && !fs::exists(ResolveUserPath(v));
-    resolved.push_back(named ? v.substr(0, colon + 1) + ResolveUserPath(v.substr(colon + 1)) : ResolveUserPath(v));
-  }
-  return calib::ParseDataSources(resolved, defaults);
-}
-
-// The bundled samples (models/<name>/model.onnx of this workspace, trained on Fashion-MNIST)
-// are the only models whose data defaults to Fashion-MNIST.
-bool IsBundledSample(const std::string& model_path) {
-  for (const char* sample : {"models/resnet_small/model.onnx", "models/mobilenetv2_small/model.onnx"}) {
-    for (const std::string& path : {std::string(sample), ResolveUserPath(sample)}) {  // runfiles, user's folder
-      std::error_code ec;
-      if (fs::exists(path, ec) && fs::equivalent(path, model_path, ec)) return true;
-    }
-  }
-  return false;
-}
-
-// Whether the user gave --name (the target's default applies otherwise). Debian's Abseil
-// (20220623) keeps CommandLineFlag::IsSpecifiedOnCommandLine private; its accessor is the way in.
-bool IsSet(absl::string_view name) {
-  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-  return flag != nullptr && absl::flags_internal::PrivateHandleAccessor::IsSpecifiedOnCommandLine(*flag);
-}
-
 absl::StatusOr<quant::ActivationType> ParseActivationType(const std::string& text) {
   if (text == "int8" || text == "QInt8") return quant::ActivationType::kInt8;
   if (text == "uint8" || text == "QUInt8") return quant::ActivationType::kUint8;
@@ -183,23 +92,18 @@ absl::StatusOr<std::vector<quant::DeployTarget>> ParseTargets(const std::string&
 absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   pipeline::QuantizeConfig c;
   c.model_path = ResolveUserPath(absl::GetFlag(FLAGS_model));
-  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaults());
-  const bool sample = IsBundledSample(c.model_path);
-  std::vector<std::string> calib_data = absl::GetFlag(FLAGS_calib_data);
-  std::vector<std::string> eval_data = absl::GetFlag(FLAGS_eval_data);
+  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaultsFromFlags());
+  const std::vector<std::string> calib_data = absl::GetFlag(FLAGS_calib_data);
+  const std::vector<std::string> eval_data = absl::GetFlag(FLAGS_eval_data);
   std::string labels = absl::GetFlag(FLAGS_labels);
-  const calib::DataSource sample_defaults;  // the Fashion-MNIST files are IDX, whatever --data_format says
-  if (calib_data.empty()) {
-    if (!sample) return absl::InvalidArgumentError(absl::StrCat(c.model_path, ": --calib_data is required (only the bundled samples have default data)"));
-    QFUSE_ASSIGN_OR_RETURN(c.calib_sources, Sources({std::string(kFashionMnist) + "train-images-idx3-ubyte.gz"}, sample_defaults));
-  } else {
-    QFUSE_ASSIGN_OR_RETURN(c.calib_sources, Sources(calib_data, defaults));
-  }
+  QFUSE_ASSIGN_OR_RETURN(c.calib_sources, CalibrationSources(c.model_path, calib_data, defaults));
   if (!eval_data.empty()) {
-    QFUSE_ASSIGN_OR_RETURN(c.eval_sources, Sources(eval_data, defaults));
-  } else if (sample && calib_data.empty()) {
-    QFUSE_ASSIGN_OR_RETURN(c.eval_sources, Sources({std::string(kFashionMnist) + "t10k-images-idx3-ubyte.gz"}, sample_defaults));
-    if (labels.empty()) labels = std::string(kFashionMnist) + "t10k-labels-idx1-ubyte.gz";
+    QFUSE_ASSIGN_OR_RETURN(c.eval_sources, DataSourcesFromValues(eval_data, defaults));
+  } else if (calib_data.empty()) {  // a bundled sample on its default data: Fashion-MNIST's test images
+    const calib::DataSource idx;
+    QFUSE_ASSIGN_OR_RETURN(c.eval_sources,
+                           DataSourcesFromValues({std::string(kFashionMnistDir) + "t10k-images-idx3-ubyte.gz"}, idx));
+    if (labels.empty()) labels = std::string(kFashionMnistDir) + "t10k-labels-idx1-ubyte.gz";
   }
   c.calib_samples = absl::GetFlag(FLAGS_calib_samples);
   c.eval_samples = absl::GetFlag(FLAGS_eval_samples);
@@ -209,14 +113,10 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   c.threshold.percentile = absl::GetFlag(FLAGS_percentile);
   c.convert.per_channel_weights = absl::GetFlag(FLAGS_per_channel);
   c.convert.reduce_range = absl::GetFlag(FLAGS_reduce_range);
-  c.user_choices.reduce_range = IsSet("reduce_range");
-  const bool alias = IsSet("activation_type");
-  if (alias && IsSet("activation_dtype")) {
-    return absl::InvalidArgumentError("--activation_type is an alias of --activation_dtype: give one");
-  }
-  const std::string dtype = alias ? absl::GetFlag(FLAGS_activation_type) : absl::GetFlag(FLAGS_activation_dtype);
+  c.user_choices.reduce_range = IsFlagSet(FLAGS_reduce_range);
+  QFUSE_ASSIGN_OR_RETURN(const std::string dtype, GetFlagOrAlias(FLAGS_activation_dtype, FLAGS_activation_type));
   QFUSE_ASSIGN_OR_RETURN(c.convert.activation_type, ParseActivationType(dtype));
-  c.user_choices.activation_type = alias || IsSet("activation_dtype");
+  c.user_choices.activation_type = IsFlagSet(FLAGS_activation_type) || IsFlagSet(FLAGS_activation_dtype);
   const std::string weight_type = absl::GetFlag(FLAGS_weight_type);
   if (weight_type != "QInt8" && weight_type != "int8") {
     return absl::InvalidArgumentError(absl::StrCat("--weight_type: '", weight_type, "': weights are int8 (QInt8)"));
