@@ -182,122 +182,89 @@ class UnitPattern : public ir::rewrite::Pattern<UnitMatch> {
   ir::UnitChainOptions chain_options_;
 };
 
-// A single op reading DequantizeLinear activations, written to Q: (b), (c), (e), (f).
+// The integer op of a single-op group: (b), (c), (e), (f).
+struct IntegerOp {
+  const char* op_type;
+  std::vector<DqOperand> inputs;  // DequantizeLinear activations
+  ir::AttributeMap attrs;         // the integer op's
+};
+
+// (b) Add(DQ(a), DQ(b)), equal static shapes => QLinearAdd.
+std::optional<IntegerOp> MatchAdd(const Node& add) {
+  std::optional<DqOperand> a = MatchDqActivation(add.input(0));
+  std::optional<DqOperand> b = MatchDqActivation(add.input(1));
+  if (!a.has_value() || !b.has_value()) return std::nullopt;
+  const ir::Shape& shape = add.input(0)->type().shape;
+  if (!shape.rank_known || !(shape == add.input(1)->type().shape)) return std::nullopt;
+  return IntegerOp{kQLinearAddOp, {*a, *b}, {}};
+}
+
+// (c) Relu | Clip(DQ(x)) => QLinearClamp with the activation's clamp bounds.
+std::optional<IntegerOp> MatchClamp(const Node& op) {
+  std::optional<DqOperand> x = MatchDqActivation(op.input(0));
+  std::optional<ir::UnitSpec> clamp = ir::UnitActivationOf(op);
+  if (!x.has_value() || !clamp.has_value() || !ir::IsClampActivation(clamp->activation)) return std::nullopt;
+  const ir::ClampRange bounds = clamp->ClampBounds();
+  IntegerOp m{kQLinearClampOp, {*x}, {}};
+  m.attrs.Set("min", bounds.lo);
+  m.attrs.Set("max", bounds.hi);
+  return m;
+}
+
+// (e) AveragePool | GlobalAveragePool(DQ(x)) => QLinear[Global]AveragePool.
+std::optional<IntegerOp> MatchAveragePool(const Node& pool) {
+  std::optional<DqOperand> x = MatchDqActivation(pool.input(0));
+  if (!x.has_value()) return std::nullopt;
+  if (Is(&pool, "GlobalAveragePool")) return IntegerOp{kQLinearGlobalAveragePoolOp, {*x}, pool.attrs()};
+  const ir::AttributeMap& a = pool.attrs();
+  if (a.GetInt("ceil_mode", 0).value_or(1) != 0 || !a.Has("kernel_shape")) return std::nullopt;
+  for (int64_t d : a.GetInts("dilations", {}).value_or(std::vector<int64_t>{2})) {
+    if (d != 1) return std::nullopt;
+  }
+  return IntegerOp{kQLinearAveragePoolOp, {*x}, pool.attrs()};
+}
+
+// (f) Concat(DQ(x_0), ..., DQ(x_n)) => QLinearConcat.
+std::optional<IntegerOp> MatchConcat(const Node& concat) {
+  IntegerOp m{kQLinearConcatOp, {}, concat.attrs()};
+  for (const Value* in : concat.inputs()) {
+    std::optional<DqOperand> x = MatchDqActivation(in);
+    if (!x.has_value()) return std::nullopt;
+    m.inputs.push_back(*x);
+  }
+  return m;
+}
+
 struct OpMatch {
   Group group;
-  std::vector<DqOperand> inputs;
-  ir::AttributeMap attrs;  // the integer op's
+  IntegerOp op;
 };
 
-// (b) Add(DQ(a), DQ(b)) -> Q, equal static shapes => QLinearAdd.
-class AddPattern : public ir::rewrite::Pattern<OpMatch> {
+// A float op whose output one QuantizeLinear reads, becoming the integer op its matcher
+// (one of the above) finds.
+class SingleOpPattern : public ir::rewrite::Pattern<OpMatch> {
  public:
-  explicit AddPattern(const Replacer& replacer) : replacer_(replacer) {}
+  using Matcher = std::optional<IntegerOp> (*)(const Node& op);
+  SingleOpPattern(const Replacer& replacer, Matcher matcher) : replacer_(replacer), matcher_(matcher) {}
 
  protected:
-  std::optional<OpMatch> Match(const Graph& graph, const Node& add) const override {
-    std::optional<Group> group = SingleOpGroup(add);
-    std::optional<DqOperand> a = MatchDqActivation(add.input(0));
-    std::optional<DqOperand> b = MatchDqActivation(add.input(1));
-    if (!group.has_value() || !a.has_value() || !b.has_value()) return std::nullopt;
-    const ir::Shape& shape = add.input(0)->type().shape;
-    if (!shape.rank_known || !(shape == add.input(1)->type().shape)) return std::nullopt;
-    return OpMatch{*group, {*a, *b}, {}};
-  }
-
-  absl::Status Rewrite(Graph* graph, const OpMatch& m) const override {
-    return replacer_.Replace(graph, m.group, kQLinearAddOp,
-                             {QuantizedInput(graph, m.inputs[0]), QuantizedInput(graph, m.inputs[1])}, m.attrs);
-  }
-
- private:
-  const Replacer& replacer_;
-};
-
-// (c) Relu | Clip(DQ(x)) -> Q => QLinearClamp with the activation's clamp bounds.
-class ClampPattern : public ir::rewrite::Pattern<OpMatch> {
- public:
-  explicit ClampPattern(const Replacer& replacer) : replacer_(replacer) {}
-
- protected:
-  std::optional<OpMatch> Match(const Graph& graph, const Node& op) const override {
-    std::optional<Group> group = SingleOpGroup(op);
-    std::optional<DqOperand> x = MatchDqActivation(op.input(0));
-    std::optional<ir::UnitSpec> clamp = ir::UnitActivationOf(op);
-    if (!group.has_value() || !x.has_value() || !clamp.has_value() || !ir::IsClampActivation(clamp->activation)) {
-      return std::nullopt;
-    }
-    const ir::ClampRange bounds = clamp->ClampBounds();
-    OpMatch m{*group, {*x}, {}};
-    m.attrs.Set("min", bounds.lo);
-    m.attrs.Set("max", bounds.hi);
-    return m;
-  }
-
-  absl::Status Rewrite(Graph* graph, const OpMatch& m) const override {
-    return replacer_.Replace(graph, m.group, kQLinearClampOp, {QuantizedInput(graph, m.inputs[0])}, m.attrs);
-  }
-
- private:
-  const Replacer& replacer_;
-};
-
-// (e) AveragePool | GlobalAveragePool(DQ(x)) -> Q => QLinear[Global]AveragePool.
-class AveragePoolPattern : public ir::rewrite::Pattern<OpMatch> {
- public:
-  explicit AveragePoolPattern(const Replacer& replacer) : replacer_(replacer) {}
-
- protected:
-  std::optional<OpMatch> Match(const Graph& graph, const Node& pool) const override {
-    std::optional<Group> group = SingleOpGroup(pool);
-    std::optional<DqOperand> x = MatchDqActivation(pool.input(0));
-    if (!group.has_value() || !x.has_value()) return std::nullopt;
-    if (Is(&pool, "AveragePool")) {
-      const ir::AttributeMap& a = pool.attrs();
-      if (a.GetInt("ceil_mode", 0).value_or(1) != 0 || !a.Has("kernel_shape")) return std::nullopt;
-      for (int64_t d : a.GetInts("dilations", {}).value_or(std::vector<int64_t>{2})) {
-        if (d != 1) return std::nullopt;
-      }
-    }
-    return OpMatch{*group, {*x}, pool.attrs()};
-  }
-
-  absl::Status Rewrite(Graph* graph, const OpMatch& m) const override {
-    const bool global = Is(graph->FindNode(m.group.name_from), "GlobalAveragePool");
-    return replacer_.Replace(graph, m.group, global ? kQLinearGlobalAveragePoolOp : kQLinearAveragePoolOp,
-                             {QuantizedInput(graph, m.inputs[0])}, m.attrs);
-  }
-
- private:
-  const Replacer& replacer_;
-};
-
-// (f) Concat(DQ(x_0), ..., DQ(x_n)) -> Q => QLinearConcat.
-class ConcatPattern : public ir::rewrite::Pattern<OpMatch> {
- public:
-  explicit ConcatPattern(const Replacer& replacer) : replacer_(replacer) {}
-
- protected:
-  std::optional<OpMatch> Match(const Graph& graph, const Node& concat) const override {
-    std::optional<Group> group = SingleOpGroup(concat);
+  std::optional<OpMatch> Match(const Graph& graph, const Node& anchor) const override {
+    std::optional<Group> group = SingleOpGroup(anchor);
     if (!group.has_value()) return std::nullopt;
-    OpMatch m{*group, {}, concat.attrs()};
-    for (const Value* in : concat.inputs()) {
-      std::optional<DqOperand> x = MatchDqActivation(in);
-      if (!x.has_value()) return std::nullopt;
-      m.inputs.push_back(*x);
-    }
-    return m;
+    std::optional<IntegerOp> op = matcher_(anchor);
+    if (!op.has_value()) return std::nullopt;
+    return OpMatch{*group, *std::move(op)};
   }
 
   absl::Status Rewrite(Graph* graph, const OpMatch& m) const override {
     std::vector<Value*> inputs;
-    for (const DqOperand& x : m.inputs) inputs.push_back(QuantizedInput(graph, x));
-    return replacer_.Replace(graph, m.group, kQLinearConcatOp, inputs, m.attrs);
+    for (const DqOperand& x : m.op.inputs) inputs.push_back(QuantizedInput(graph, x));
+    return replacer_.Replace(graph, m.group, m.op.op_type, inputs, m.op.attrs);
   }
 
  private:
   const Replacer& replacer_;
+  Matcher matcher_;
 };
 
 // (d) Data movement (DQ(x)) -> Q with Q's params equal to x's: the op itself runs on the
@@ -375,11 +342,11 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   LoweringStats stats;
   const Replacer replacer(options, &stats);
   const UnitPattern unit(replacer);
-  const AddPattern add(replacer);
-  const ClampPattern clamp(replacer);
+  const SingleOpPattern add(replacer, MatchAdd);
+  const SingleOpPattern clamp(replacer, MatchClamp);
   const PassThroughPattern pass_through(replacer);
-  const AveragePoolPattern average_pool(replacer);
-  const ConcatPattern concat(replacer);
+  const SingleOpPattern average_pool(replacer, MatchAveragePool);
+  const SingleOpPattern concat(replacer, MatchConcat);
   // The patterns by anchor op type (ops with an int8 form, ir/int8_forms.h; ConvTranspose
   // has no integer unit kernel).
   ir::rewrite::RuleTable table;

@@ -59,13 +59,22 @@ int Count(const Graph& g, const std::string& op) {
   return n;
 }
 
-TEST(RewriteTest, OnceVisitsTheStartingOrderAndSkipsRemovedNodes) {
+// A four-Relu chain and a table of AbsorbNextRelu.
+struct AbsorbFixture {
+  AbsorbFixture() {
+    Chain(b);
+    table.Add({"Relu"}, &absorb);
+  }
   GraphBuilder b;
-  Chain(b);
   AbsorbNextRelu absorb;
   RuleTable table;
-  table.Add({"Relu"}, &absorb);
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto counts, RewriteOnce(table, &b.graph()));
+};
+
+TEST(RewriteTest, OnceVisitsTheStartingOrderAndSkipsRemovedNodes) {
+  AbsorbFixture f;
+  GraphBuilder& b = f.b;
+  AbsorbNextRelu& absorb = f.absorb;
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto counts, RewriteOnce(f.table, &b.graph()));
   // r1 absorbs r2, r2 is skipped, r3 absorbs r4: two Relus left.
   EXPECT_EQ(counts[&absorb], 2);
   EXPECT_EQ(Count(b.graph(), "Relu"), 2);
@@ -73,14 +82,10 @@ TEST(RewriteTest, OnceVisitsTheStartingOrderAndSkipsRemovedNodes) {
 }
 
 TEST(RewriteTest, FixedPointRewritesUntilNothingMatches) {
-  GraphBuilder b;
-  Chain(b);
-  AbsorbNextRelu absorb;
-  RuleTable table;
-  table.Add({"Relu"}, &absorb);
-  QFUSE_ASSERT_OK_AND_ASSIGN(int64_t rewrites, RewriteToFixedPoint(table, &b.graph()));
+  AbsorbFixture f;
+  QFUSE_ASSERT_OK_AND_ASSIGN(int64_t rewrites, RewriteToFixedPoint(f.table, &f.b.graph()));
   EXPECT_EQ(rewrites, 3);
-  EXPECT_EQ(Count(b.graph(), "Relu"), 1);
+  EXPECT_EQ(Count(f.b.graph(), "Relu"), 1);
 }
 
 TEST(RewriteTest, RulesAnchorOnlyAtTheirDefaultDomainOps) {

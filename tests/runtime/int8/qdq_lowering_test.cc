@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -110,12 +111,19 @@ TEST(QdqLoweringTest, ReluAndClipBecomeClampsWithTheirBounds) {
   }
 }
 
+// DQ(x) -> `op` (2x2 kernel, or global) -> Q, x and y of the given params.
+void PoolGraph(QdqGraph& b, const char* op, float x_scale, float y_scale) {
+  ir::AttributeMap attrs;
+  const bool global = std::string(op) == "GlobalAveragePool";
+  if (!global) attrs.Set("kernel_shape", std::vector<int64_t>{2, 2});
+  const std::vector<int64_t> dims = global ? std::vector<int64_t>{1, 3, 1, 1} : std::vector<int64_t>{1, 3, 3, 3};
+  b.Output(b.Op(op, {b.Input("x", kY, x_scale, 4)}, dims, attrs), y_scale, 4);
+}
+
 TEST(QdqLoweringTest, DataMovementRunsOnInt8WhenTheParamsAgree) {
-  ir::AttributeMap pool;
-  pool.Set("kernel_shape", std::vector<int64_t>{2, 2});
   {
     QdqGraph b;
-    b.Output(b.Op("MaxPool", {b.Input("x", kY, 0.1f, 4)}, {1, 3, 3, 3}, pool), 0.1f, 4);
+    PoolGraph(b, "MaxPool", 0.1f, 0.1f);
     QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
     EXPECT_EQ(stats.pass_through, 1);
     EXPECT_EQ(OpCounts(b.graph()), (std::map<std::string, int>{{"MaxPool", 1}}));
@@ -124,7 +132,7 @@ TEST(QdqLoweringTest, DataMovementRunsOnInt8WhenTheParamsAgree) {
   }
   {  // other output params: the MaxPool stays between DQ and Q
     QdqGraph b;
-    b.Output(b.Op("MaxPool", {b.Input("x", kY, 0.1f, 4)}, {1, 3, 3, 3}, pool), 0.2f, 4);
+    PoolGraph(b, "MaxPool", 0.1f, 0.2f);
     QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
     EXPECT_EQ(stats.pass_through, 0);
     EXPECT_EQ(OpCounts(b.graph()),
@@ -133,21 +141,13 @@ TEST(QdqLoweringTest, DataMovementRunsOnInt8WhenTheParamsAgree) {
 }
 
 TEST(QdqLoweringTest, AveragePoolsAndConcat) {
-  ir::AttributeMap pool;
-  pool.Set("kernel_shape", std::vector<int64_t>{2, 2});
-  {
+  for (const auto& [op, integer_op] : {std::pair<const char*, const char*>{"AveragePool", kQLinearAveragePoolOp},
+                                       {"GlobalAveragePool", kQLinearGlobalAveragePoolOp}}) {
     QdqGraph b;
-    b.Output(b.Op("AveragePool", {b.Input("x", kY, 0.1f, 0)}, {1, 3, 3, 3}, pool), 0.1f, 0);
+    PoolGraph(b, op, 0.1f, 0.1f);
     QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
-    EXPECT_EQ(stats.average_pools, 1);
-    EXPECT_EQ(OutputProducer(b.graph())->op_type(), kQLinearAveragePoolOp);
-  }
-  {
-    QdqGraph b;
-    b.Output(b.Op("GlobalAveragePool", {b.Input("x", kY, 0.1f, 0)}, {1, 3, 1, 1}), 0.1f, 0);
-    QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
-    EXPECT_EQ(stats.average_pools, 1);
-    EXPECT_EQ(OutputProducer(b.graph())->op_type(), kQLinearGlobalAveragePoolOp);
+    EXPECT_EQ(stats.average_pools, 1) << op;
+    EXPECT_EQ(OutputProducer(b.graph())->op_type(), integer_op);
   }
   {
     QdqGraph b;
