@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "ir/fused_unit.h"
 #include "ir/int8_forms.h"
 #include "ir/rewrite/pattern.h"
