@@ -12,6 +12,8 @@ its own folder and of the folders listed as below it, nothing else of the projec
   pipeline   quantize / evaluate / analyse / compare as a library over quant, ...
   tools, python   command lines and the Python module              over pipeline, ...
 tests/ may include anything. Third-party headers (absl, onnx, ...) are not checked.
+A few sub-folders have a narrower rule than their layer (NARROWER): runtime/reference, the
+scalar oracle of the optimised kernels, includes only ir/ and numerics/, never the kernels.
 
   /usr/bin/python3 tools/check_layers.py [--root DIR]
 Prints one line per violation "file:line: layer X includes Y of layer Z" and a summary line;
@@ -34,6 +36,10 @@ ALLOWED = {
     "tools": {"pipeline", "quant", "calib", "fusion", "runtime", "ir", "numerics"},
     "python": {"pipeline", "quant", "calib", "fusion", "runtime", "ir", "numerics"},
 }
+# sub-folder -> the project folders it may include (besides itself); narrower than its layer's.
+NARROWER = {
+    "runtime/reference": {"ir", "numerics"},
+}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -46,6 +52,8 @@ def violations(root):
                 if not name.endswith((".h", ".cc")):
                     continue
                 path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                narrower = next((f for f in NARROWER if rel.startswith(f + "/")), None)
                 checked += 1
                 with open(path, encoding="utf-8", errors="replace") as f:
                     for number, line in enumerate(f, 1):
@@ -53,10 +61,16 @@ def violations(root):
                         if not m or "/" not in m.group(1):
                             continue
                         target = m.group(1).split("/")[0]
+                        if narrower is not None:
+                            if (m.group(1).startswith(narrower + "/") or target not in ALLOWED
+                                    or target in NARROWER[narrower]):
+                                continue
+                            found.append(f"{rel}:{number}: {narrower} includes {m.group(1)} (it may include "
+                                         f"only {', '.join(sorted(NARROWER[narrower]))} and itself)")
+                            continue
                         if target == layer or target not in ALLOWED or target in ALLOWED[layer]:
                             continue
-                        found.append(f"{os.path.relpath(path, root)}:{number}: layer {layer} includes "
-                                     f"{m.group(1)} of layer {target}")
+                        found.append(f"{rel}:{number}: layer {layer} includes {m.group(1)} of layer {target}")
     return checked, found
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/check_layers.py on small made-up trees: includes down a layer pass; an include up a
-# layer or across to a sibling layer fails naming the file, the line and both layers.
+# layer or across to a sibling layer fails naming the file, the line and both layers; the
+# reference kernels (runtime/reference) may not include the kernels they check.
 set -euo pipefail
 check="$1"
 tree="$TEST_TMPDIR/tree"
@@ -13,6 +14,8 @@ make_tree() {
   printf '#include "runtime/executor.h"\n' >"$tree/fusion/equivalence.cc"
   printf '#include "calib/calibration_table.h"\n#include "fusion/pipeline.h"\n' >"$tree/quant/converter.h"
   printf '// no project includes\n' >"$tree/ir/graph.h"
+  mkdir -p "$tree/runtime/reference"
+  printf '#include "ir/tensor.h"\n#include "runtime/reference/conv.h"\n' >"$tree/runtime/reference/gemm.cc"
 }
 
 make_tree
@@ -28,4 +31,8 @@ printf '#include "calib/histogram.h"\n' >"$tree/fusion/equivalence.cc"
 if out="$(/usr/bin/python3 "$check" --root "$tree")"; then fail "fusion including its sibling calib passed"; fi
 grep -q 'fusion/equivalence.cc:1: layer fusion includes calib/histogram.h of layer calib' <<<"$out" || fail "got: $out"
 grep -q ', 1 include(s) going up or across a layer$' <<<"$out" || fail "got: $out"
-echo "check_layers_test: 3 trees checked"
+make_tree
+printf '#include "ir/tensor.h"\n#include "runtime/kernels/linalg/linalg.h"\n' >"$tree/runtime/reference/gemm.cc"
+if out="$(/usr/bin/python3 "$check" --root "$tree")"; then fail "runtime/reference including a kernel passed"; fi
+grep -q '^runtime/reference/gemm.cc:2: runtime/reference includes runtime/kernels/linalg/linalg.h' <<<"$out" || fail "got: $out"
+echo "check_layers_test: 4 trees checked"

@@ -1,10 +1,12 @@
-// Conv and ConvTranspose kernels: hand-computed cases and a naive reference.
+// Conv and ConvTranspose kernels: hand-computed cases and the reference kernels
+// (runtime/reference) over every path (im2col, implicit row-table GEMM, depthwise, 1x1).
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/reference/conv.h"
 #include "tests/runtime/kernels/linalg/linalg_test_util.h"
 #include "tests/testing/status_matchers.h"
 
@@ -27,34 +29,12 @@ ir::AttributeMap Attrs(const Conv2dSpec& s) {
   return a;
 }
 
-// Naive 2-D Conv: x [N,C,H,W], w [M,C/group,KH,KW], optional bias [M].
+// The reference Conv (runtime/reference/conv.h) under `s`; an empty tensor (and a failure)
+// when it refuses the shapes.
 Tensor ReferenceConv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dSpec& s) {
-  const int64_t n = x.dims()[0], c = x.dims()[1], h = x.dims()[2], wd = x.dims()[3];
-  const int64_t m = w.dims()[0], cg = w.dims()[1], kh = w.dims()[2], kw = w.dims()[3];
-  const int64_t oh = (h + s.pads[0] + s.pads[2] - ((kh - 1) * s.dilations[0] + 1)) / s.strides[0] + 1;
-  const int64_t ow = (wd + s.pads[1] + s.pads[3] - ((kw - 1) * s.dilations[1] + 1)) / s.strides[1] + 1;
-  Tensor y(DataType::kFloat32, {n, m, oh, ow});
-  const float* xv = x.data<float>();
-  const float* wv = w.data<float>();
-  float* yv = y.data<float>();
-  const int64_t mg = m / s.group;
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t o = 0; o < m; ++o)
-      for (int64_t i = 0; i < oh; ++i)
-        for (int64_t j = 0; j < ow; ++j) {
-          double acc = bias ? bias->data<float>()[o] : 0.0;
-          for (int64_t ci = 0; ci < cg; ++ci)
-            for (int64_t p = 0; p < kh; ++p)
-              for (int64_t q = 0; q < kw; ++q) {
-                const int64_t yy = i * s.strides[0] - s.pads[0] + p * s.dilations[0];
-                const int64_t xx = j * s.strides[1] - s.pads[1] + q * s.dilations[1];
-                if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;
-                const int64_t cin = (o / mg) * cg + ci;
-                acc += double(xv[((b * c + cin) * h + yy) * wd + xx]) * wv[((o * cg + ci) * kh + p) * kw + q];
-              }
-          yv[((b * m + o) * oh + i) * ow + j] = static_cast<float>(acc);
-        }
-  return y;
+  absl::StatusOr<Tensor> y = reference::Conv(x, w, bias, {s.group, s.strides, s.dilations, s.pads, {}});
+  EXPECT_TRUE(y.ok()) << y.status();
+  return y.ok() ? *std::move(y) : Tensor();
 }
 
 TEST(ConvTest, GroupedHandComputed) {
@@ -226,6 +206,29 @@ TEST(ConvTest, OneAndThreeDimensional) {
   ExpectNear(y3, e3);
 }
 
+TEST(ConvTest, ThreeDimensionalKernelsMatchReference) {
+  // Kernels deeper than 1: im2col and col2im over all three dims, grouped, strided, dilated.
+  ir::AttributeMap attrs;
+  attrs.Set("group", int64_t{2});
+  attrs.Set("strides", std::vector<int64_t>{1, 2, 1});
+  attrs.Set("dilations", std::vector<int64_t>{2, 1, 1});
+  attrs.Set("pads", std::vector<int64_t>{1, 0, 1, 0, 1, 1});
+  const reference::ConvParams params{2, {1, 2, 1}, {2, 1, 1}, {1, 0, 1, 0, 1, 1}, {}};
+  Tensor x = Random({2, 4, 5, 6, 7}, 41);
+  Tensor w = Random({6, 2, 3, 2, 3}, 42);
+  Tensor b = Random({6}, 43);
+  QFUSE_ASSERT_OK_AND_ASSIGN(Tensor expected, reference::Conv(x, w, &b, params));
+  QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y, RunNode("Conv", {In("x", x), Const("w", w), Const("b", b)}, attrs));
+  ExpectNear(y, expected);
+  Tensor wt = Random({4, 3, 2, 3, 2}, 44);  // ConvTranspose: [Cin, Cout / group, k...]
+  attrs.Set("output_padding", std::vector<int64_t>{1, 0, 0});
+  reference::ConvParams transpose_params = params;
+  transpose_params.output_padding = {1, 0, 0};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Tensor expected_t, reference::ConvTranspose(x, wt, &b, transpose_params));
+  QFUSE_ASSERT_OK_AND_ASSIGN(Tensor yt, RunNode("ConvTranspose", {In("x", x), Const("w", wt), Const("b", b)}, attrs));
+  ExpectNear(yt, expected_t);
+}
+
 TEST(ConvTest, BadShapesAreErrors) {
   Tensor x = Random({1, 3, 5, 5}, 1);
   EXPECT_FALSE(RunNode("Conv", {In("x", x), In("w", Random({2, 2, 3, 3}, 2))}).ok());  // channel mismatch
@@ -234,33 +237,12 @@ TEST(ConvTest, BadShapesAreErrors) {
   EXPECT_FALSE(RunNode("Conv", {In("x", x), In("w", Random({2, 3, 3, 3}, 2)), In("b", Random({3}, 3))}).ok());
 }
 
-// Naive 2-D ConvTranspose: x [N,C,H,W], w [C,M/group,KH,KW]; explicit pads and output_padding.
+// The reference ConvTranspose under `s` and output_padding.
 Tensor ReferenceConvTranspose2d(const Tensor& x, const Tensor& w, const Tensor* bias, const Conv2dSpec& s,
                                 const std::vector<int64_t>& output_padding) {
-  const int64_t n = x.dims()[0], c = x.dims()[1], h = x.dims()[2], wd = x.dims()[3];
-  const int64_t mg = w.dims()[1], kh = w.dims()[2], kw = w.dims()[3], m = mg * s.group, cg = c / s.group;
-  const int64_t oh = s.strides[0] * (h - 1) + output_padding[0] + (kh - 1) * s.dilations[0] + 1 - s.pads[0] - s.pads[2];
-  const int64_t ow = s.strides[1] * (wd - 1) + output_padding[1] + (kw - 1) * s.dilations[1] + 1 - s.pads[1] - s.pads[3];
-  Tensor y(DataType::kFloat32, {n, m, oh, ow});
-  float* yv = y.data<float>();
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t o = 0; o < m; ++o)
-      for (int64_t i = 0; i < oh * ow; ++i) yv[(b * m + o) * oh * ow + i] = bias ? bias->data<float>()[o] : 0.0f;
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ci = 0; ci < c; ++ci)
-      for (int64_t i = 0; i < h; ++i)
-        for (int64_t j = 0; j < wd; ++j)
-          for (int64_t oc = 0; oc < mg; ++oc)
-            for (int64_t p = 0; p < kh; ++p)
-              for (int64_t q = 0; q < kw; ++q) {
-                const int64_t yy = i * s.strides[0] - s.pads[0] + p * s.dilations[0];
-                const int64_t xx = j * s.strides[1] - s.pads[1] + q * s.dilations[1];
-                if (yy < 0 || yy >= oh || xx < 0 || xx >= ow) continue;
-                const int64_t o = (ci / cg) * mg + oc;
-                yv[((b * m + o) * oh + yy) * ow + xx] +=
-                    x.data<float>()[((b * c + ci) * h + i) * wd + j] * w.data<float>()[((ci * mg + oc) * kh + p) * kw + q];
-              }
-  return y;
+  absl::StatusOr<Tensor> y = reference::ConvTranspose(x, w, bias, {s.group, s.strides, s.dilations, s.pads, output_padding});
+  EXPECT_TRUE(y.ok()) << y.status();
+  return y.ok() ? *std::move(y) : Tensor();
 }
 
 TEST(ConvTransposeTest, OutputPaddingHandComputed) {

@@ -1,9 +1,10 @@
-// Einsum kernel against naive loops written out per equation.
+// Einsum kernel against naive loops written out per equation and the reference MatMul.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/reference/gemm.h"
 #include "tests/runtime/kernels/linalg/linalg_test_util.h"
 #include "tests/testing/status_matchers.h"
 
@@ -35,13 +36,10 @@ TEST(EinsumTest, BatchedMatVecBdnBnToBd) {
   const int64_t b = 3, d = 4, n = 6;
   Tensor x = Random({b, d, n}, 3);
   Tensor v = Random({b, n}, 4);
-  Tensor expected(DataType::kFloat32, {b, d});
-  for (int64_t i = 0; i < b; ++i)
-    for (int64_t p = 0; p < d; ++p) {
-      double acc = 0;
-      for (int64_t q = 0; q < n; ++q) acc += double(x.data<float>()[(i * d + p) * n + q]) * v.data<float>()[i * n + q];
-      expected.data<float>()[i * d + p] = static_cast<float>(acc);
-    }
+  // The reference MatMul of [b, d, n] and v as [b, n, 1], read as [b, d].
+  QFUSE_ASSERT_OK_AND_ASSIGN(Tensor product,
+                             reference::MatMul(x, Tensor::FromVector<float>({b, n, 1}, v.values<float>())));
+  const Tensor expected = Tensor::FromVector<float>({b, d}, product.values<float>());
   QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y, RunNode("Einsum", {In("x", x), In("v", v)}, Equation("bdn,bn->bd")));
   ExpectNear(y, expected);
 }
@@ -80,15 +78,7 @@ TEST(EinsumTest, TraceDiagonalAndImplicitOutput) {
 TEST(EinsumTest, EllipsisBroadcastBatchMatMul) {
   Tensor a = Random({2, 1, 3, 4}, 8);
   Tensor b = Random({5, 4, 2}, 9);
-  Tensor expected(DataType::kFloat32, {2, 5, 3, 2});
-  for (int64_t i = 0; i < 2; ++i)
-    for (int64_t j = 0; j < 5; ++j)
-      for (int64_t p = 0; p < 3; ++p)
-        for (int64_t q = 0; q < 2; ++q) {
-          double acc = 0;
-          for (int64_t r = 0; r < 4; ++r) acc += double(a.data<float>()[(i * 3 + p) * 4 + r]) * b.data<float>()[(j * 4 + r) * 2 + q];
-          expected.data<float>()[((i * 5 + j) * 3 + p) * 2 + q] = static_cast<float>(acc);
-        }
+  QFUSE_ASSERT_OK_AND_ASSIGN(const Tensor expected, reference::MatMul(a, b));  // [2, 5, 3, 2]
   QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y, RunNode("Einsum", {In("a", a), In("b", b)}, Equation("...ij,...jk->...ik")));
   ExpectNear(y, expected);
   QFUSE_ASSERT_OK_AND_ASSIGN(Tensor yi, RunNode("Einsum", {In("a", a), In("b", b)}, Equation("...ij,...jk")));

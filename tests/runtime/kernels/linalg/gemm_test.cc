@@ -1,9 +1,10 @@
-// Gemm and MatMul kernels: hand-computed cases and naive references.
+// Gemm and MatMul kernels: hand-computed cases and the reference kernels (runtime/reference).
 #include <cstdint>
 #include <limits>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/reference/gemm.h"
 #include "tests/runtime/kernels/linalg/linalg_test_util.h"
 #include "tests/testing/status_matchers.h"
 
@@ -24,23 +25,6 @@ TEST(GemmTest, TransposedOperandsAlphaBetaVectorBias) {
   ExpectNear(y, Floats({2, 2}, {38.5f, 45, 86.5f, 101}));
 }
 
-Tensor ReferenceGemm(const Tensor& a, const Tensor& b, bool ta, bool tb, float alpha) {
-  const int64_t m = ta ? a.dims()[1] : a.dims()[0], k = ta ? a.dims()[0] : a.dims()[1];
-  const int64_t n = tb ? b.dims()[0] : b.dims()[1];
-  Tensor y(DataType::kFloat32, {m, n});
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        const float av = ta ? a.data<float>()[p * m + i] : a.data<float>()[i * k + p];
-        const float bv = tb ? b.data<float>()[j * k + p] : b.data<float>()[p * n + j];
-        acc += double(av) * bv;
-      }
-      y.data<float>()[i * n + j] = static_cast<float>(alpha * acc);
-    }
-  return y;
-}
-
 TEST(GemmTest, LargeAllTransposeCombinationsWithColumnBias) {
   const int64_t m = 130, n = 97, k = 81;
   Tensor c = Random({m, 1}, 5);
@@ -53,9 +37,7 @@ TEST(GemmTest, LargeAllTransposeCombinationsWithColumnBias) {
       attrs.Set("transA", int64_t{ta});
       attrs.Set("transB", int64_t{tb});
       attrs.Set("alpha", 0.5f);
-      Tensor expected = ReferenceGemm(a, b, ta, tb, 0.5f);
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) expected.data<float>()[i * n + j] += c.data<float>()[i];
+      QFUSE_ASSERT_OK_AND_ASSIGN(Tensor expected, reference::GemmOp(a, b, &c, {ta == 1, tb == 1, 0.5f, 1.0f}));
       QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y, RunNode("Gemm", {In("a", a), Const("b", b), Const("c", c)}, attrs));
       ExpectNear(y, expected);
       QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y_in, RunNode("Gemm", {In("a", a), In("b", b), In("c", c)}, attrs));
@@ -74,7 +56,8 @@ TEST(GemmTest, SeveralCacheBlocksBetaZeroIgnoresC) {
   ir::AttributeMap attrs;
   attrs.Set("beta", 0.0f);
   QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y, RunNode("Gemm", {In("a", a), In("b", b), In("c", c)}, attrs));
-  ExpectNear(y, ReferenceGemm(a, b, false, false, 1.0f));
+  QFUSE_ASSERT_OK_AND_ASSIGN(Tensor expected, reference::GemmOp(a, b, &c, {false, false, 1.0f, 0.0f}));
+  ExpectNear(y, expected);
 }
 
 TEST(GemmTest, NoBiasAndBadShapes) {
@@ -86,63 +69,32 @@ TEST(GemmTest, NoBiasAndBadShapes) {
   EXPECT_FALSE(RunNode("Gemm", {In("a", a), In("b", b), In("c", Random({2}, 1))}).ok());
 }
 
-// Naive numpy-style matmul for rank >= 2 operands with broadcast batch dims.
-Tensor ReferenceBatchedMatMul(const Tensor& a, const Tensor& b, std::vector<int64_t> batch) {
-  const int64_t m = a.dims()[a.rank() - 2], k = a.dims().back(), n = b.dims().back();
-  std::vector<int64_t> out_dims = batch;
-  out_dims.push_back(m);
-  out_dims.push_back(n);
-  Tensor y(DataType::kFloat32, out_dims);
-  const int64_t count = ir::NumElements(batch);
-  for (int64_t idx = 0; idx < count; ++idx) {
-    // Right-aligned batch index into each operand, 0 on broadcast dims.
-    int64_t rem = idx, a_off = 0, b_off = 0, a_mul = 1, b_mul = 1;
-    for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
-      const int64_t i = rem % batch[d];
-      rem /= batch[d];
-      const int64_t ad = d - (static_cast<int64_t>(batch.size()) - (a.rank() - 2));
-      const int64_t bd = d - (static_cast<int64_t>(batch.size()) - (b.rank() - 2));
-      if (ad >= 0) {
-        a_off += (a.dims()[ad] == 1 ? 0 : i) * a_mul;
-        a_mul *= a.dims()[ad];
-      }
-      if (bd >= 0) {
-        b_off += (b.dims()[bd] == 1 ? 0 : i) * b_mul;
-        b_mul *= b.dims()[bd];
-      }
-    }
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (int64_t p = 0; p < k; ++p) {
-          acc += double(a.data<float>()[a_off * m * k + i * k + p]) * b.data<float>()[b_off * k * n + p * n + j];
-        }
-        y.data<float>()[idx * m * n + i * n + j] = static_cast<float>(acc);
-      }
-  }
-  return y;
+// `y` equals the reference MatMul of a and b.
+void ExpectMatMul(const Tensor& y, const Tensor& a, const Tensor& b) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(Tensor expected, reference::MatMul(a, b));
+  ExpectNear(y, expected);
 }
 
 TEST(MatMulTest, BatchedBroadcast) {
   Tensor a = Random({2, 1, 3, 4}, 1);
   Tensor b = Random({3, 4, 5}, 2);
   QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y, RunNode("MatMul", {In("a", a), In("b", b)}));
-  ExpectNear(y, ReferenceBatchedMatMul(a, b, {2, 3}));
+  ExpectMatMul(y, a, b);
   // Larger, so the batch loop runs on the pool.
   Tensor a2 = Random({6, 40, 33}, 3);
   Tensor b2 = Random({1, 33, 50}, 4);
   QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y2, RunNode("MatMul", {In("a", a2), In("b", b2)}));
-  ExpectNear(y2, ReferenceBatchedMatMul(a2, b2, {6}));
+  ExpectMatMul(y2, a2, b2);
   Tensor b3 = Random({6, 33, 50}, 5);
   QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y3, RunNode("MatMul", {In("a", a2), Const("b", b3)}));
-  ExpectNear(y3, ReferenceBatchedMatMul(a2, b3, {6}));
+  ExpectMatMul(y3, a2, b3);
 }
 
 TEST(MatMulTest, SharedRightOperandFoldsBatch) {
   Tensor a = Random({4, 70, 64}, 6);
   Tensor b = Random({64, 96}, 7);
   QFUSE_ASSERT_OK_AND_ASSIGN(Tensor y, RunNode("MatMul", {In("a", a), Const("b", b)}));
-  ExpectNear(y, ReferenceBatchedMatMul(a, b, {4}));
+  ExpectMatMul(y, a, b);
 }
 
 TEST(MatMulTest, OneDimensionalOperands) {

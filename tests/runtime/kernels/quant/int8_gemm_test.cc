@@ -7,24 +7,23 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/reference/gemm.h"
 #include "runtime/thread_pool.h"
 
 namespace qfuse::runtime::kernels::quant {
 namespace {
 
-// C[m][n] = sum_k (A[m][k] - zp(m)) * B[k][n] in int64 (then checked to fit int32); A has
-// row stride lda.
+// C[m][n] = sum_k (A[m][k] - zp(m)) * B[k][n] by the reference integer GEMM
+// (runtime/reference/gemm.h), each checked to fit int32; A has row stride lda.
 template <typename A>
 std::vector<int32_t> Naive(const std::vector<A>& a, int64_t m, int64_t k, const std::vector<int8_t>& b, int64_t n,
                            const std::vector<int32_t>& zps, int64_t lda) {
-  std::vector<int32_t> c(m * n);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      int64_t acc = 0;
-      for (int64_t kk = 0; kk < k; ++kk) acc += (int64_t{a[i * lda + kk]} - zps[i]) * b[kk * n + j];
-      EXPECT_EQ(acc, static_cast<int32_t>(acc));
-      c[i * n + j] = static_cast<int32_t>(acc);
-    }
+  std::vector<int64_t> acc(m * n);
+  reference::IntegerGemm({m, n, k, lda, n, n}, a.data(), zps, b.data(), {0}, acc.data());
+  std::vector<int32_t> c;
+  for (int64_t v : acc) {
+    EXPECT_EQ(v, static_cast<int32_t>(v));
+    c.push_back(static_cast<int32_t>(v));
   }
   return c;
 }

@@ -7,6 +7,8 @@
 #include "gtest/gtest.h"
 #include "ir/graph.h"
 #include "numerics/requantize.h"
+#include "runtime/reference/conv.h"
+#include "runtime/reference/gemm.h"
 #include "tests/runtime/kernels/elementwise/one_node.h"
 #include "tests/testing/status_matchers.h"
 
@@ -91,37 +93,17 @@ struct ConvCase {
   }
 };
 
-// acc[n][oc][y][x] = sum (x - x_zp) * (w - w_zp[oc]) in int64.
+// acc[n][oc][y][x] = sum (x - x_zp) * (w - w_zp[oc]) in int64, by the reference integer Conv
+// (runtime/reference/conv.h).
 template <typename X, typename W>
 std::vector<int64_t> NaiveConv(const ConvCase& c, const std::vector<X>& x, int32_t x_zp, const std::vector<W>& w,
                                const std::vector<int32_t>& w_zp) {
-  const int64_t cin_g = c.cin / c.group, cout_g = c.cout / c.group;
-  std::vector<int64_t> out;
-  for (int64_t n = 0; n < c.n; ++n) {
-    for (int64_t oc = 0; oc < c.cout; ++oc) {
-      const int64_t g = oc / cout_g;
-      const int32_t wz = w_zp.size() == 1 ? w_zp[0] : w_zp[oc];
-      for (int64_t oy = 0; oy < c.oh(); ++oy) {
-        for (int64_t ox = 0; ox < c.ow(); ++ox) {
-          int64_t acc = 0;
-          for (int64_t ci = 0; ci < cin_g; ++ci) {
-            for (int64_t ky = 0; ky < c.kh; ++ky) {
-              for (int64_t kx = 0; kx < c.kw; ++kx) {
-                const int64_t iy = oy * c.stride_h - c.pads[0] + ky * c.dil_h;
-                const int64_t ix = ox * c.stride_w - c.pads[1] + kx * c.dil_w;
-                if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
-                const int64_t xv = x[((n * c.cin + g * cin_g + ci) * c.h + iy) * c.w + ix];
-                const int64_t wv = w[((oc * cin_g + ci) * c.kh + ky) * c.kw + kx];
-                acc += (xv - x_zp) * (wv - wz);
-              }
-            }
-          }
-          out.push_back(acc);
-        }
-      }
-    }
-  }
-  return out;
+  const runtime::reference::ConvParams params{c.group, {c.stride_h, c.stride_w}, {c.dil_h, c.dil_w}, c.pads, {}};
+  absl::StatusOr<Tensor> acc = runtime::reference::ConvIntegerAccumulators(
+      T1<X>({c.n, c.cin, c.h, c.w}, x), x_zp, T1<W>({c.cout, c.cin / c.group, c.kh, c.kw}, w), w_zp, params);
+  EXPECT_TRUE(acc.ok()) << acc.status();
+  if (!acc.ok()) return {};
+  return std::vector<int64_t>(acc->values<int64_t>().begin(), acc->values<int64_t>().end());
 }
 
 TEST(QLinearConvTest, RoundingTiesHalfToEven) {
@@ -269,14 +251,12 @@ TEST(QLinearMatMulTest, BatchedBroadcastPerColumnMatchesNaive) {
   const float a_scale = 0.03f, y_scale = 0.07f;
   const int8_t y_zp = 4;
   std::vector<int8_t> expected;
+  std::vector<int64_t> acc(m * n);
   for (int64_t bi = 0; bi < batch; ++bi) {
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) {
-        int32_t acc = 0;
-        for (int64_t kk = 0; kk < k; ++kk) acc += (a[(bi * m + i) * k + kk] - a_zp) * b[kk * n + j];
-        expected.push_back(
-            numerics::RequantizeOnnx<int8_t>(acc, numerics::OnnxMultiplier(a_scale, b_scale[j], y_scale), y_zp));
-      }
+    runtime::reference::IntegerGemm({m, n, k, k, n, n}, a.data() + bi * m * k, {a_zp}, b.data(), {0}, acc.data());
+    for (int64_t i = 0; i < m * n; ++i) {
+      expected.push_back(numerics::RequantizeOnnx<int8_t>(
+          static_cast<int32_t>(acc[i]), numerics::OnnxMultiplier(a_scale, b_scale[i % n], y_scale), y_zp));
     }
   }
   for (bool constant : {false, true}) {
@@ -307,14 +287,10 @@ TEST(MatMulIntegerTest, PerRowAndPerColumnZeroPoints) {
   const std::vector<uint8_t> b = RandomValues<uint8_t>(rng, k * n);
   const std::vector<uint8_t> a_zp = RandomValues<uint8_t>(rng, m);
   const std::vector<uint8_t> b_zp = RandomValues<uint8_t>(rng, n);
-  std::vector<int32_t> expected;
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      int32_t acc = 0;
-      for (int64_t kk = 0; kk < k; ++kk) acc += (a[i * k + kk] - a_zp[i]) * (b[kk * n + j] - b_zp[j]);
-      expected.push_back(acc);
-    }
-  }
+  std::vector<int64_t> acc(m * n);
+  runtime::reference::IntegerGemm({m, n, k, k, n, n}, a.data(), std::vector<int32_t>(a_zp.begin(), a_zp.end()), b.data(),
+                                  std::vector<int32_t>(b_zp.begin(), b_zp.end()), acc.data());
+  const std::vector<int32_t> expected(acc.begin(), acc.end());
   QFUSE_ASSERT_OK_AND_ASSIGN(auto out, RunOneNode("MatMulInteger", {In(T1<uint8_t>({m, k}, a)), In(T1<uint8_t>({k, n}, b)),
                                                                     In(T1<uint8_t>({m}, a_zp)),
                                                                     In(T1<uint8_t>({n}, b_zp))}));
