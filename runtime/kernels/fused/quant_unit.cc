@@ -80,8 +80,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQuantUnitKernel(const ir::Node& no
   if (node.output(0)->type().dtype != ir::DataType::kFloat32 && node.output(0)->type().dtype != ir::DataType::kUndefined) {
     return absl::UnimplementedError("float unit kernel needs FLOAT tensors");
   }
-  // The base op's kernel, from the unit node itself: the linalg factories read only the
-  // base op's attributes, which the unit keeps (ir::BaseOpAttributes).
+  // The base op's kernel, from the unit node itself: the linalg factories read the base op's
+  // attributes, which the unit keeps, and x's and w's types (linalg.h).
   absl::StatusOr<std::unique_ptr<Kernel>> base;
   switch (spec.base_op) {
     case ir::UnitBaseOp::kConv: base = CreateConvKernel(node); break;

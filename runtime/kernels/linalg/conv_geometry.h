@@ -1,35 +1,19 @@
-// Conv / ConvTranspose attributes (parsed once) and the geometry they resolve to for
-// given input and weight shapes, normalised to three spatial dims (leading dims of
-// size 1 for 1-D and 2-D), plus the im2col / col2im transforms over that geometry.
+// The geometry a Conv / ConvTranspose resolves to for given input and weight shapes (output
+// size, padding after auto_pad), normalised to three spatial dims (leading dims of size 1 for
+// 1-D and 2-D), and the index ranges the im2col and depthwise loops walk.
 #ifndef QFUSE_RUNTIME_KERNELS_LINALG_CONV_GEOMETRY_H_
 #define QFUSE_RUNTIME_KERNELS_LINALG_CONV_GEOMETRY_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "ir/graph.h"
+#include "runtime/kernels/linalg/conv_attrs.h"
 
 namespace qfuse::runtime::kernels::linalg {
-
-enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
-
-struct ConvAttrs {
-  // Empty vectors mean "absent" (defaults depend on the spatial rank, known at Run).
-  std::vector<int64_t> kernel_shape;
-  std::vector<int64_t> strides;
-  std::vector<int64_t> dilations;
-  std::vector<int64_t> pads;            // [begin..., end...]
-  std::vector<int64_t> output_padding;  // ConvTranspose only
-  std::vector<int64_t> output_shape;    // ConvTranspose only (spatial dims)
-  int64_t group = 1;
-  AutoPad auto_pad = AutoPad::kNotSet;
-};
-
-// Reads and validates the attributes of a Conv (transpose = false) or ConvTranspose.
-absl::StatusOr<ConvAttrs> ParseConvAttrs(const ir::Node& node, bool transpose);
 
 constexpr int kMaxSpatial = 3;
 
@@ -63,19 +47,15 @@ std::vector<int64_t> ConvOutputDims(int64_t batch, int64_t channels, const ConvG
 absl::StatusOr<ConvGeometry> ResolveConvTranspose(const ConvAttrs& attrs, absl::Span<const int64_t> in,
                                                   absl::Span<const int64_t> kernel);
 
-// col[c * kernel_size + tap][col_pos] = image[c][pos(col_pos, tap)] or 0 in padding,
-// for `channels` consecutive channels of one image.
-void Im2Col(const ConvGeometry& g, int64_t channels, const float* image, float* col);
-// The same for the output rows [row_begin, row_end) only (a row is one (z, y) pair,
-// numbered z * col[1] + y, holding col[2] positions): col is then
-// [channels * kernel_size][(row_end - row_begin) * col[2]].
-void Im2ColRows(const ConvGeometry& g, int64_t channels, const float* image, int64_t row_begin, int64_t row_end,
-                float* col);
-// The adjoint: image[c][pos(col_pos, tap)] += col[c * kernel_size + tap][col_pos].
-void Col2ImAdd(const ConvGeometry& g, int64_t channels, const float* col, float* image);
-// Direct per-channel convolution: out[col] = bias + sum_tap w[tap] * image[pos(col, tap)]
-// for one channel (depthwise convolution); AVX-512 or AVX2/FMA when the CPU has it.
-void DepthwiseChannel(const ConvGeometry& g, const float* image, const float* w, float bias, float* out);
+// Range [lo, hi) of col indices o with 0 <= o * stride + offset < extent.
+inline void ValidRange(int64_t offset, int64_t stride, int64_t extent, int64_t count, int64_t* lo, int64_t* hi) {
+  int64_t l = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  int64_t h = extent - offset <= 0 ? 0 : (extent - offset - 1) / stride + 1;
+  l = std::min(l, count);
+  h = std::min(h, count);
+  *lo = l;
+  *hi = std::max(h, l);
+}
 
 }  // namespace qfuse::runtime::kernels::linalg
 

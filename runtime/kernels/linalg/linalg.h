@@ -10,8 +10,9 @@
 
 namespace qfuse::runtime::kernels {
 
-// The factories read only the node's attributes, so a quantized unit's node (ir/fused_unit.h),
-// which keeps its base op's attributes, gives the base op's kernel.
+// The factories read the node's attributes and at most the types of inputs 0 and 1 (x, w),
+// which a quantized unit's node (ir/fused_unit.h) shares with its base op: a unit's node
+// gives its base op's kernel.
 absl::StatusOr<std::unique_ptr<Kernel>> CreateConvKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateConvTransposeKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateGemmKernel(const ir::Node& node);
