@@ -2,8 +2,8 @@
 // Every size that comes from a file, an attribute or a tensor's values goes through
 // these before anything is allocated or indexed: a wrapped product (4 * (2^62 + 196)
 // == 784) would otherwise describe data that does not exist.
-#ifndef QFUSE_IR_CHECKED_MATH_H_
-#define QFUSE_IR_CHECKED_MATH_H_
+#ifndef QFUSE_BASE_CHECKED_MATH_H_
+#define QFUSE_BASE_CHECKED_MATH_H_
 
 #include <atomic>
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace qfuse::ir {
+namespace qfuse::base {
 
 // The largest tensor qfuse allocates by default (1 TiB). Anything larger is refused as
 // a ResourceExhausted error instead of asking the allocator.
@@ -87,6 +87,6 @@ inline absl::StatusOr<int64_t> CheckedByteCount(absl::Span<const int64_t> dims, 
   return bytes;
 }
 
-}  // namespace qfuse::ir
+}  // namespace qfuse::base
 
-#endif  // QFUSE_IR_CHECKED_MATH_H_
+#endif  // QFUSE_BASE_CHECKED_MATH_H_

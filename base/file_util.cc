@@ -1,4 +1,4 @@
-#include "ir/file_util.h"
+#include "base/file_util.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -16,7 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace qfuse::ir {
+namespace qfuse::base {
 namespace {
 
 // Guarded temporary paths, readable from a signal handler: fixed storage, a slot is
@@ -93,4 +93,4 @@ bool SameFile(const std::string& a, const std::string& b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-}  // namespace qfuse::ir
+}  // namespace qfuse::base

@@ -1,14 +1,14 @@
 // Whole-file reads and atomic writes (temporary file in the same folder, then rename),
 // so an interrupted or failed write never leaves a partial output file.
-#ifndef QFUSE_IR_FILE_UTIL_H_
-#define QFUSE_IR_FILE_UTIL_H_
+#ifndef QFUSE_BASE_FILE_UTIL_H_
+#define QFUSE_BASE_FILE_UTIL_H_
 
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace qfuse::ir {
+namespace qfuse::base {
 
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
@@ -35,6 +35,6 @@ class TempFileGuard {
 // same signal. So an interrupted run leaves no partial output file behind.
 void InstallInterruptCleanup();
 
-}  // namespace qfuse::ir
+}  // namespace qfuse::base
 
-#endif  // QFUSE_IR_FILE_UTIL_H_
+#endif  // QFUSE_BASE_FILE_UTIL_H_

@@ -1,4 +1,4 @@
-#include "ir/output_dir.h"
+#include "base/output_dir.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,9 +14,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "ir/file_util.h"
+#include "base/file_util.h"
 
-namespace qfuse::ir {
+namespace qfuse::base {
 namespace fs = std::filesystem;
 namespace {
 
@@ -106,4 +106,4 @@ absl::Status CheckWritable(const std::string& path) {
   return absl::OkStatus();
 }
 
-}  // namespace qfuse::ir
+}  // namespace qfuse::base

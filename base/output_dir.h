@@ -1,15 +1,15 @@
 // Claims an output folder for one run: creates it, takes an exclusive lock on it so a
 // second run into the same folder fails at once instead of racing the first, and removes
 // the temporary files (`*.tmp-<pid>`) that killed runs left behind.
-#ifndef QFUSE_IR_OUTPUT_DIR_H_
-#define QFUSE_IR_OUTPUT_DIR_H_
+#ifndef QFUSE_BASE_OUTPUT_DIR_H_
+#define QFUSE_BASE_OUTPUT_DIR_H_
 
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 
-namespace qfuse::ir {
+namespace qfuse::base {
 
 class OutputDirLock {
  public:
@@ -40,6 +40,6 @@ class OutputDirLock {
 // checked before long work so that an unwritable report path fails at the start.
 absl::Status CheckWritable(const std::string& path);
 
-}  // namespace qfuse::ir
+}  // namespace qfuse::base
 
-#endif  // QFUSE_IR_OUTPUT_DIR_H_
+#endif  // QFUSE_BASE_OUTPUT_DIR_H_

@@ -1,6 +1,6 @@
 // Error-propagation macros for absl::Status / absl::StatusOr, defined once for all of qfuse.
-#ifndef QFUSE_IR_STATUS_MACROS_H_
-#define QFUSE_IR_STATUS_MACROS_H_
+#ifndef QFUSE_BASE_STATUS_MACROS_H_
+#define QFUSE_BASE_STATUS_MACROS_H_
 
 #include <utility>
 
@@ -26,4 +26,4 @@
   if (!statusor.ok()) return statusor.status();            \
   lhs = std::move(statusor).value()
 
-#endif  // QFUSE_IR_STATUS_MACROS_H_
+#endif  // QFUSE_BASE_STATUS_MACROS_H_

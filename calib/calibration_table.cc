@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "ir/file_util.h"
-#include "ir/status_macros.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 #include "numerics/threshold_scale.h"
 #include <nlohmann/json.hpp>
 
@@ -183,12 +183,12 @@ absl::StatusOr<CalibrationTable> ParseJson(const std::string& text, const std::s
 
 absl::Status WriteCalibrationTable(const CalibrationTable& table, const std::string& path) {
   const bool json = absl::EndsWith(absl::AsciiStrToLower(path), ".json");
-  return ir::WriteFileAtomically(path, json ? ToJson(table) : ToTensorRtCache(table));
+  return base::WriteFileAtomically(path, json ? ToJson(table) : ToTensorRtCache(table));
 }
 
 absl::StatusOr<CalibrationTable> ReadCalibrationTable(const std::string& path, const std::string& expected_fingerprint,
                                                       bool force) {
-  QFUSE_ASSIGN_OR_RETURN(std::string text, ir::ReadFileToString(path));
+  QFUSE_ASSIGN_OR_RETURN(std::string text, base::ReadFileToString(path));
   if (!absl::StartsWith(absl::StripLeadingAsciiWhitespace(text), "{")) return ParseTensorRtCache(text, path);
   QFUSE_ASSIGN_OR_RETURN(CalibrationTable table, ParseJson(text, path));
   if (!force && table.fingerprint != expected_fingerprint) {

@@ -8,11 +8,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "calib/graph_fingerprint.h"
 #include "calib/histogram.h"
 #include "calib/progress.h"
 #include "ir/fused_unit.h"
-#include "ir/status_macros.h"
 #include "numerics/threshold_scale.h"
 #include "runtime/executor.h"
 
@@ -49,7 +49,7 @@ std::vector<const ir::Value*> ResidualValues(const ir::Graph& graph) {
 // Where a tensor of a batch of `count` samples from `start` holds its first NaN/Inf:
 // "in sample N (<file> sample N)" when the tensor's leading dim is the batch, otherwise
 // the batch's range.
-std::string NonFiniteSamples(const ir::Tensor& tensor, int64_t start, int64_t count, const Dataset& data) {
+std::string NonFiniteSamples(const ir::Tensor& tensor, int64_t start, int64_t count, const data::Dataset& data) {
   const absl::Span<const float> values = tensor.values<float>();
   const bool batch_leading = tensor.rank() > 0 && tensor.dims()[0] == count && count > 0;
   if (batch_leading) {
@@ -64,7 +64,7 @@ std::string NonFiniteSamples(const ir::Tensor& tensor, int64_t start, int64_t co
   return absl::StrCat("for samples ", start, "..", start + count - 1, " (from ", data.DescribeSample(start), ")");
 }
 
-absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, const CalibrateOptions& options) {
+absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& data, const CalibrateOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   int64_t total = std::min(options.num_samples, data.size());
   // A model with a fixed batch dim takes exactly that many samples per run: use whole batches.
@@ -102,13 +102,13 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, 
   for (const ir::Value* gi : graph.inputs()) inputs_by_name.emplace(gi->name(), gi);
   for (batch_start = 0; batch_start < total; batch_start += batch_count) {
     batch_count = std::min(batch_size, total - batch_start);
-    QFUSE_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> inputs, data.ReadBatch(batch_start, batch_count));
+    QFUSE_ASSIGN_OR_RETURN(std::vector<ir::NamedTensor> inputs, data.ReadBatch(batch_start, batch_count));
     // Graph inputs are observed too; the executor reports only node outputs.
-    for (const runtime::NamedTensor& in : inputs) {
+    for (const ir::NamedTensor& in : inputs) {
       auto it = inputs_by_name.find(in.name);
       if (it != inputs_by_name.end()) run_options.observer(*it->second, in.tensor);
     }
-    absl::StatusOr<std::vector<runtime::NamedTensor>> outputs = exec->Run(inputs, run_options);
+    absl::StatusOr<std::vector<ir::NamedTensor>> outputs = exec->Run(inputs, run_options);
     if (!outputs.ok()) {
       return absl::Status(outputs.status().code(), absl::StrCat("samples ", batch_start, "..",
                                                                 batch_start + batch_count - 1, ": ",

@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "calib/calibration_table.h"
-#include "calib/dataset.h"
 #include "calib/thresholds.h"
+#include "data/dataset.h"
 #include "ir/graph.h"
 
 namespace qfuse::calib {
@@ -47,7 +47,7 @@ std::vector<const ir::Value*> ResidualValues(const ir::Graph& graph);
 // histogram.h for how a range that grows after the first batches is re-binned), then a
 // threshold per value. NaN or Inf in an activation is an error naming the tensor and
 // the samples of the batch.
-absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, Dataset& data, const CalibrateOptions& options);
+absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& data, const CalibrateOptions& options);
 
 }  // namespace qfuse::calib
 

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace qfuse::calib {
 namespace {

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace qfuse::calib {
 namespace {

@@ -1,4 +1,4 @@
-#include "calib/data_source.h"
+#include "data/data_source.h"
 
 #include <sys/stat.h>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 bool PathExists(const std::string& path) {
@@ -74,4 +74,4 @@ absl::StatusOr<std::vector<DataSource>> ParseDataSources(const std::vector<std::
   return sources;
 }
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

@@ -1,7 +1,7 @@
 // Where a model input's calibration samples come from (IDX, .npy, folders of ONNX
 // TensorProto .pb files or PNG/JPEG images, raw float32 files), and the CLI spellings.
-#ifndef QFUSE_CALIB_DATA_SOURCE_H_
-#define QFUSE_CALIB_DATA_SOURCE_H_
+#ifndef QFUSE_DATA_DATA_SOURCE_H_
+#define QFUSE_DATA_DATA_SOURCE_H_
 
 #include <cstdint>
 #include <string>
@@ -9,9 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "calib/image_preprocess.h"
+#include "data/image_preprocess.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 
 // How a source's file or folder is read. kAuto decides by the path:
 //  - a folder holding .pb files (or test_data_set_* sub-folders): kTensorProtoDir;
@@ -64,6 +64,6 @@ struct DataSource {
 absl::StatusOr<std::vector<DataSource>> ParseDataSources(const std::vector<std::string>& flag_values,
                                                          const DataSource& defaults = {});
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data
 
-#endif  // QFUSE_CALIB_DATA_SOURCE_H_
+#endif  // QFUSE_DATA_DATA_SOURCE_H_

@@ -1,13 +1,13 @@
-#include "calib/dataset.h"
+#include "data/dataset.h"
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "calib/dataset_sources.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
+#include "data/dataset_sources.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 // One model input and where its samples come from.
@@ -150,9 +150,9 @@ class MultiSourceDataset : public Dataset {
   int64_t size() const override { return size_; }
   int64_t fixed_batch() const override { return fixed_batch_; }
 
-  absl::StatusOr<std::vector<runtime::NamedTensor>> ReadBatch(int64_t start, int64_t count) override {
+  absl::StatusOr<std::vector<ir::NamedTensor>> ReadBatch(int64_t start, int64_t count) override {
     QFUSE_RETURN_IF_ERROR(CheckBatchRange(start, count, size_, fixed_batch_));
-    std::vector<runtime::NamedTensor> out;
+    std::vector<ir::NamedTensor> out;
     for (Feed& feed : feeds_) {
       std::vector<int64_t> dims = {count};
       dims.insert(dims.end(), feed.sample_dims.begin(), feed.sample_dims.end());
@@ -215,7 +215,7 @@ class SlicedDataset : public Dataset {
 
   int64_t size() const override { return count_; }
   int64_t fixed_batch() const override { return data_->fixed_batch(); }
-  absl::StatusOr<std::vector<runtime::NamedTensor>> ReadBatch(int64_t start, int64_t count) override {
+  absl::StatusOr<std::vector<ir::NamedTensor>> ReadBatch(int64_t start, int64_t count) override {
     if (start < 0 || count <= 0 || start > count_ - count) {
       return absl::OutOfRangeError(absl::StrCat("samples [", start, ", ", start + count,
                                                 ") are out of range: the dataset has ", count_));
@@ -330,4 +330,4 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenDataset(const std::vector<DataSourc
   return std::unique_ptr<Dataset>(new MultiSourceDataset(std::move(feeds), size, fixed_batch));
 }
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

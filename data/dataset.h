@@ -1,8 +1,8 @@
 // Calibration datasets: each model input's samples (from the sources of data_source.h),
 // validated against the model, read in deterministic order and stacked into batches shaped
 // like the model's inputs.
-#ifndef QFUSE_CALIB_DATASET_H_
-#define QFUSE_CALIB_DATASET_H_
+#ifndef QFUSE_DATA_DATASET_H_
+#define QFUSE_DATA_DATASET_H_
 
 #include <cstdint>
 #include <memory>
@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "calib/data_source.h"
-#include "calib/idx.h"  // ReadIdxLabels
+#include "data/data_source.h"
+#include "data/idx.h"  // ReadIdxLabels
 #include "ir/graph.h"
-#include "runtime/executor.h"
+#include "ir/tensor.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 
 class Dataset {
  public:
@@ -27,7 +27,7 @@ class Dataset {
   // symbolic batch dim = count. Deterministic order. Fails (naming the sample) on a range
   // outside [0, size()), a count other than fixed_batch() when that is set, or a sample
   // that cannot be read.
-  virtual absl::StatusOr<std::vector<runtime::NamedTensor>> ReadBatch(int64_t start, int64_t count) = 0;
+  virtual absl::StatusOr<std::vector<ir::NamedTensor>> ReadBatch(int64_t start, int64_t count) = 0;
   // "train-images-idx3-ubyte.gz sample 17", "imgs/cat.jpg" — for error messages; with
   // several inputs, one entry per input ("a: a.npy sample 3, b: b.npy sample 3").
   virtual std::string DescribeSample(int64_t index) const = 0;
@@ -52,6 +52,6 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenDataset(const std::vector<DataSourc
 // samples held back for evaluation). Fails when the range is not inside `data`.
 absl::StatusOr<std::unique_ptr<Dataset>> SliceDataset(std::unique_ptr<Dataset> data, int64_t start, int64_t count);
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data
 
-#endif  // QFUSE_CALIB_DATASET_H_
+#endif  // QFUSE_DATA_DATASET_H_

@@ -1,4 +1,4 @@
-#include "calib/dataset_sources.h"
+#include "data/dataset_sources.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,15 +12,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "calib/idx.h"
-#include "calib/image_decode.h"
-#include "calib/npy.h"
-#include "ir/checked_math.h"
-#include "ir/status_macros.h"
+#include "base/checked_math.h"
+#include "base/status_macros.h"
+#include "data/idx.h"
+#include "data/image_decode.h"
+#include "data/npy.h"
 #include "ir/tensor.h"
 #include "ir/tensor_proto.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 namespace fs = std::filesystem;
@@ -123,7 +123,7 @@ absl::StatusOr<ir::Tensor> ReadRawFloat32File(const std::string& path, const std
   const int64_t file_bytes = static_cast<int64_t>(fs::file_size(path, ec));
   if (ec) return absl::NotFoundError(absl::StrCat(path, ": cannot open (", ec.message(), ")"));
   absl::StatusOr<int64_t> checked_sample_bytes =
-      ir::CheckedByteCount(sample_dims, static_cast<int64_t>(sizeof(float)), path + ": raw_shape");
+      base::CheckedByteCount(sample_dims, static_cast<int64_t>(sizeof(float)), path + ": raw_shape");
   if (!checked_sample_bytes.ok()) return checked_sample_bytes.status();
   const int64_t sample_bytes = *checked_sample_bytes;
   if (file_bytes == 0) return NoSamples(path, "empty file");
@@ -383,4 +383,4 @@ absl::StatusOr<std::unique_ptr<SampleSource>> OpenSampleSource(const DataSource&
   return absl::InvalidArgumentError(absl::StrCat(source.path, ": data format must be resolved before opening"));
 }
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

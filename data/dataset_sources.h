@@ -1,8 +1,8 @@
-// The per-input sample sources behind calib::Dataset: one model input's samples read from
+// The per-input sample sources behind data::Dataset: one model input's samples read from
 // one file or folder, in their stored type and shape (conversion to the model input's type
 // and batching are the dataset's job). See DataSource in dataset.h for the formats.
-#ifndef QFUSE_CALIB_DATASET_SOURCES_H_
-#define QFUSE_CALIB_DATASET_SOURCES_H_
+#ifndef QFUSE_DATA_DATASET_SOURCES_H_
+#define QFUSE_DATA_DATASET_SOURCES_H_
 
 #include <cstdint>
 #include <memory>
@@ -11,10 +11,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "calib/data_source.h"
+#include "data/data_source.h"
 #include "ir/data_type.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 
 // The stored type and shape of one sample (no batch dim).
 struct SampleInfo {
@@ -50,6 +50,6 @@ absl::StatusOr<DataFormat> DetectDataFormat(const std::string& path);
 absl::StatusOr<std::unique_ptr<SampleSource>> OpenSampleSource(const DataSource& source, DataFormat format,
                                                                const SourceContext& context);
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data
 
-#endif  // QFUSE_CALIB_DATASET_SOURCES_H_
+#endif  // QFUSE_DATA_DATASET_SOURCES_H_

@@ -1,4 +1,4 @@
-#include "calib/idx.h"
+#include "data/idx.h"
 
 #include <zlib.h>
 
@@ -12,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "ir/checked_math.h"
-#include "ir/status_macros.h"
+#include "base/checked_math.h"
+#include "base/status_macros.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 constexpr uint8_t kIdxUint8 = 0x08;
@@ -112,13 +112,13 @@ absl::StatusOr<ir::Tensor> ReadIdxFile(const std::string& path, int64_t max_item
   const int64_t element_size = type == kIdxUint8 ? 1 : 4;
   // The declared shape must be a possible tensor (no int64 overflow even with a zero dim);
   // the samples actually read must fit the tensor size cap.
-  absl::StatusOr<int64_t> declared = ir::CheckedElementCount(dims, path + ": IDX dims");
+  absl::StatusOr<int64_t> declared = base::CheckedElementCount(dims, path + ": IDX dims");
   if (!declared.ok()) return declared.status();
   if (max_items > 0) dims[0] = std::min(dims[0], max_items);
-  absl::StatusOr<int64_t> wanted = ir::CheckedByteCount(dims, element_size, path + ": IDX dims");
+  absl::StatusOr<int64_t> wanted = base::CheckedByteCount(dims, element_size, path + ": IDX dims");
   if (!wanted.ok()) return wanted.status();
   // One item's bytes, checked on its own: with zero items the check above bounds nothing.
-  absl::StatusOr<int64_t> checked_item_bytes = ir::CheckedByteCount(
+  absl::StatusOr<int64_t> checked_item_bytes = base::CheckedByteCount(
       absl::MakeConstSpan(dims).subspan(rank > 0 ? 1 : 0), element_size, path + ": IDX item");
   if (!checked_item_bytes.ok()) return checked_item_bytes.status();
   const int64_t item_bytes = *checked_item_bytes;
@@ -163,4 +163,4 @@ absl::StatusOr<std::vector<int64_t>> ReadIdxLabels(const std::string& path) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

@@ -1,8 +1,8 @@
 // Readers for IDX files, the MNIST / Fashion-MNIST container: a big-endian header (magic
 // 0x0000TTRR: element type TT, rank RR, then RR uint32 dims) followed by row-major data.
 // Files may be gzip-compressed or plain (zlib's gzread passes plain files through).
-#ifndef QFUSE_CALIB_IDX_H_
-#define QFUSE_CALIB_IDX_H_
+#ifndef QFUSE_DATA_IDX_H_
+#define QFUSE_DATA_IDX_H_
 
 #include <cstdint>
 #include <string>
@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "ir/tensor.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 
 // Reads the first min(max_items, dims[0]) items (max_items 0: all) of an IDX file with
 // uint8 (type 0x08) or float32 (0x0D) elements into a UINT8 / FLOAT tensor of dims
@@ -23,6 +23,6 @@ absl::StatusOr<ir::Tensor> ReadIdxFile(const std::string& path, int64_t max_item
 // t10k-labels-idx1-ubyte.gz, for accuracy evaluation.
 absl::StatusOr<std::vector<int64_t>> ReadIdxLabels(const std::string& path);
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data
 
-#endif  // QFUSE_CALIB_IDX_H_
+#endif  // QFUSE_DATA_IDX_H_

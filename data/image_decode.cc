@@ -1,4 +1,4 @@
-#include "calib/image_decode.h"
+#include "data/image_decode.h"
 
 // clang-format off
 #include <cstdio>  // jpeglib.h needs FILE and size_t first
@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 constexpr uint8_t kPngSignature[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
@@ -191,4 +191,4 @@ absl::StatusOr<ImageHeader> ReadImageHeader(const std::string& path) {
 
 absl::StatusOr<Image> DecodeImage(const std::string& path) { return ReadImage(path, /*header_only=*/false); }
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

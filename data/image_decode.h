@@ -1,7 +1,7 @@
 // PNG (libpng) and JPEG (libjpeg-turbo) decoding to 8-bit gray or RGB pixels, for image
 // calibration data. The format is told by the file's signature, not its extension.
-#ifndef QFUSE_CALIB_IMAGE_DECODE_H_
-#define QFUSE_CALIB_IMAGE_DECODE_H_
+#ifndef QFUSE_DATA_IMAGE_DECODE_H_
+#define QFUSE_DATA_IMAGE_DECODE_H_
 
 #include <cstdint>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 
 // A decoded image: rows top to bottom, channels interleaved (HWC), 1 (gray) or 3 (RGB).
 struct Image {
@@ -34,6 +34,6 @@ absl::StatusOr<ImageHeader> ReadImageHeader(const std::string& path);
 // errors naming the file.
 absl::StatusOr<Image> DecodeImage(const std::string& path);
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data
 
-#endif  // QFUSE_CALIB_IMAGE_DECODE_H_
+#endif  // QFUSE_DATA_IMAGE_DECODE_H_

@@ -1,4 +1,4 @@
-#include "calib/image_preprocess.h"
+#include "data/image_preprocess.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/tensor.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 // ITU-R BT.601 luma weights.
@@ -195,4 +195,4 @@ absl::Status PreprocessImage(const Image& image, const ImagePreprocess& options,
   return absl::OkStatus();
 }
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

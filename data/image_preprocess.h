@@ -1,7 +1,7 @@
 // Image preprocessing for calibration data: colour conversion, shorter-side resize,
 // centre crop, scale, per-channel normalisation and NCHW/NHWC layout, in that order.
-#ifndef QFUSE_CALIB_IMAGE_PREPROCESS_H_
-#define QFUSE_CALIB_IMAGE_PREPROCESS_H_
+#ifndef QFUSE_DATA_IMAGE_PREPROCESS_H_
+#define QFUSE_DATA_IMAGE_PREPROCESS_H_
 
 #include <cstdint>
 #include <vector>
@@ -9,9 +9,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "calib/image_decode.h"
+#include "data/image_decode.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 
 // Steps, all in float (no rounding back to 8 bits between them):
 //  1. colour: kRgb / kBgr give 3 channels (a gray source is replicated), kGray gives 1
@@ -66,6 +66,6 @@ absl::StatusOr<std::vector<int64_t>> PreprocessedDims(int64_t height, int64_t wi
 // Runs the steps above; `out` must hold NumElements(PreprocessedDims(...)) floats.
 absl::Status PreprocessImage(const Image& image, const ImagePreprocess& options, absl::Span<float> out);
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data
 
-#endif  // QFUSE_CALIB_IMAGE_PREPROCESS_H_
+#endif  // QFUSE_DATA_IMAGE_PREPROCESS_H_

@@ -1,4 +1,4 @@
-#include "calib/npy.h"
+#include "data/npy.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -14,10 +14,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "ir/checked_math.h"
-#include "ir/status_macros.h"
+#include "base/checked_math.h"
+#include "base/status_macros.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 constexpr char kNpyMagic[] = "\x93NUMPY";
@@ -149,7 +149,7 @@ absl::StatusOr<ir::Tensor> ReadNpyFile(const std::string& path, int64_t max_item
   // The whole declared array must be in the file, even when fewer samples are read: a
   // header that claims more rows than the file holds is a damaged file.
   absl::StatusOr<int64_t> declared_bytes =
-      ir::CheckedByteCount(dims, static_cast<int64_t>(ir::ElementSize(dtype)), path + ": .npy array");
+      base::CheckedByteCount(dims, static_cast<int64_t>(ir::ElementSize(dtype)), path + ": .npy array");
   if (!declared_bytes.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("implausible .npy header: ", declared_bytes.status().message()));
@@ -175,4 +175,4 @@ absl::StatusOr<ir::Tensor> ReadNpyFile(const std::string& path, int64_t max_item
   return tensor;
 }
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

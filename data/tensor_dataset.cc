@@ -1,4 +1,4 @@
-#include "calib/tensor_dataset.h"
+#include "data/tensor_dataset.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 // What the batches of one model input look like, resolved from its declared type and sample 0.
@@ -82,9 +82,9 @@ class TensorDataset : public Dataset {
   int64_t size() const override { return size_; }
   int64_t fixed_batch() const override { return fixed_batch_; }
 
-  absl::StatusOr<std::vector<runtime::NamedTensor>> ReadBatch(int64_t start, int64_t count) override {
+  absl::StatusOr<std::vector<ir::NamedTensor>> ReadBatch(int64_t start, int64_t count) override {
     QFUSE_RETURN_IF_ERROR(CheckBatchRange(start, count, size_, fixed_batch_));
-    std::vector<runtime::NamedTensor> out;
+    std::vector<ir::NamedTensor> out;
     for (size_t k = 0; k < feeds_.size(); ++k) {
       const InputFeed& feed = feeds_[k];
       std::vector<int64_t> dims = {count};
@@ -149,7 +149,7 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenTensorDataset(std::shared_ptr<const
 
   std::vector<std::vector<int>> order(size, std::vector<int>(inputs.size(), -1));
   for (int64_t i = 0; i < size; ++i) {
-    const std::vector<runtime::NamedTensor>& sample = (*samples)[i];
+    const std::vector<ir::NamedTensor>& sample = (*samples)[i];
     for (size_t j = 0; j < sample.size(); ++j) {
       size_t k = 0;
       while (k < inputs.size() && inputs[k]->name() != sample[j].name) ++k;
@@ -175,4 +175,4 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenTensorDataset(std::shared_ptr<const
       new TensorDataset(std::move(samples), std::move(feeds), std::move(order), size, fixed_batch));
 }
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

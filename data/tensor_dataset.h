@@ -1,21 +1,21 @@
 // A calibration dataset over samples held in memory (arrays handed in by a caller such as
 // the Python module, instead of files): each sample is one tensor per model input.
-#ifndef QFUSE_CALIB_TENSOR_DATASET_H_
-#define QFUSE_CALIB_TENSOR_DATASET_H_
+#ifndef QFUSE_DATA_TENSOR_DATASET_H_
+#define QFUSE_DATA_TENSOR_DATASET_H_
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "calib/dataset.h"
+#include "data/dataset.h"
 #include "ir/graph.h"
-#include "runtime/executor.h"
+#include "ir/tensor.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 
 // samples[i]: sample i, one tensor per model input, named like the input (any order).
-using TensorSamples = std::vector<std::vector<runtime::NamedTensor>>;
+using TensorSamples = std::vector<std::vector<ir::NamedTensor>>;
 
 // A Dataset over `samples` (shared, never copied; batches are stacked copies). Every sample
 // among the first `max_samples` (0: all) is checked when the dataset opens, and an error
@@ -33,6 +33,6 @@ using TensorSamples = std::vector<std::vector<runtime::NamedTensor>>;
 absl::StatusOr<std::unique_ptr<Dataset>> OpenTensorDataset(std::shared_ptr<const TensorSamples> samples,
                                                            const ir::Graph& model, int64_t max_samples);
 
-}  // namespace qfuse::calib
+}  // namespace qfuse::data
 
-#endif  // QFUSE_CALIB_TENSOR_DATASET_H_
+#endif  // QFUSE_DATA_TENSOR_DATASET_H_

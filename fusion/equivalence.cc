@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/random_inputs.h"
 
 namespace qfuse::fusion {
@@ -19,7 +19,7 @@ absl::StatusOr<EquivalenceReport> CompareGraphsNumerically(const ir::Graph& befo
   exec_options.num_threads = options.num_threads;
   QFUSE_ASSIGN_OR_RETURN(auto exec_before, runtime::Executor::Create(before, exec_options));
   QFUSE_ASSIGN_OR_RETURN(auto exec_after, runtime::Executor::Create(after, exec_options));
-  std::vector<std::vector<runtime::NamedTensor>> sets = options.input_sets;
+  std::vector<std::vector<ir::NamedTensor>> sets = options.input_sets;
   for (int i = 0; sets.empty() && i < options.random_sets; ++i) {
     runtime::RandomInputOptions random;
     random.batch = options.batch;

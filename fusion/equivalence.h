@@ -15,7 +15,7 @@ namespace qfuse::fusion {
 
 struct EquivalenceOptions {
   // Input sets to run; when empty, `random_sets` seeded random sets are made.
-  std::vector<std::vector<runtime::NamedTensor>> input_sets;
+  std::vector<std::vector<ir::NamedTensor>> input_sets;
   int random_sets = 2;
   int64_t batch = 2;  // for symbolic dims of random inputs
   uint32_t seed = 7;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "fusion/passes/contract_mul_reduce.h"
 #include "fusion/passes/fold_batchnorm.h"
 #include "fusion/passes/form_units.h"
@@ -11,7 +12,6 @@
 #include "fusion/passes/merge_branches.h"
 #include "fusion/passes/merge_reduce_sum.h"
 #include "fusion/passes/remove_identity.h"
-#include "ir/status_macros.h"
 
 namespace qfuse::fusion {
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace qfuse::fusion {
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace qfuse::ir {
 namespace {

@@ -6,10 +6,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "ir/file_util.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 #include "ir/fused_unit.h"
 #include "ir/opset_forms.h"
-#include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
 #include "onnx/checker.h"
 
@@ -162,7 +162,7 @@ absl::StatusOr<onnx::ModelProto> ExportModel(const Model& model, const ExportOpt
 }
 
 absl::Status SaveModel(const Model& model, const std::string& path, const ExportOptions& options) {
-  if (!model.source_path.empty() && SameFile(model.source_path, path)) {
+  if (!model.source_path.empty() && base::SameFile(model.source_path, path)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": refusing to overwrite the input model"));
   }
   QFUSE_ASSIGN_OR_RETURN(onnx::ModelProto proto, ExportModel(model, options));
@@ -170,7 +170,7 @@ absl::Status SaveModel(const Model& model, const std::string& path, const Export
   if (!proto.SerializeToString(&bytes)) {
     return absl::InternalError(absl::StrCat(path, ": model does not serialize (over 2 GB?)"));
   }
-  return WriteFileAtomically(path, bytes);
+  return base::WriteFileAtomically(path, bytes);
 }
 
 }  // namespace qfuse::ir

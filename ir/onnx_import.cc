@@ -8,10 +8,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "ir/file_util.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 #include "ir/opset_forms.h"
 #include "ir/shape_inference_guard.h"
-#include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
 #include "ir/type_inference.h"
 #include "onnx/checker.h"
@@ -91,7 +91,7 @@ absl::Status ResolveExternalData(onnx::TensorProto* tensor, const std::string& m
     return absl::PermissionDeniedError(
         absl::StrCat(what, ": external data path '", location, "' escapes the model's folder"));
   }
-  QFUSE_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(file.string()));
+  QFUSE_ASSIGN_OR_RETURN(std::string bytes, base::ReadFileToString(file.string()));
   if (offset < 0 || offset > static_cast<int64_t>(bytes.size())) {
     return absl::OutOfRangeError(absl::StrCat(what, ": external data offset ", offset, " is past the end of ", location));
   }
@@ -338,7 +338,7 @@ absl::StatusOr<Model> LoadModel(const std::string& path, const ImportOptions& op
   if (fs::is_directory(path, ec)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not an ONNX model file"));
   }
-  QFUSE_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  QFUSE_ASSIGN_OR_RETURN(std::string bytes, base::ReadFileToString(path));
   if (bytes.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file, not an ONNX model"));
   onnx::ModelProto proto;
   if (!proto.ParseFromString(bytes)) {

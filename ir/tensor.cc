@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/checked_math.h"
+#include "base/checked_math.h"
 
 namespace qfuse::ir {
 namespace {
@@ -65,7 +65,7 @@ size_t PaddedBytes(size_t bytes) {
 }  // namespace
 
 int64_t NumElements(absl::Span<const int64_t> dims) {
-  absl::StatusOr<int64_t> n = CheckedElementCount(dims, "tensor");
+  absl::StatusOr<int64_t> n = base::CheckedElementCount(dims, "tensor");
   if (!n.ok()) {
     // A caller skipped the check on a shape from data: stop before the wrapped count
     // describes memory that does not exist.
@@ -105,7 +105,7 @@ Tensor Tensor::Uninitialized(DataType dtype, std::vector<int64_t> dims) {
 
 absl::StatusOr<Tensor> Tensor::CreateChecked(DataType dtype, std::vector<int64_t> dims, const char* what,
                                              bool zero) {
-  absl::StatusOr<int64_t> bytes = CheckedByteCount(dims, static_cast<int64_t>(ElementSize(dtype)), what);
+  absl::StatusOr<int64_t> bytes = base::CheckedByteCount(dims, static_cast<int64_t>(ElementSize(dtype)), what);
   if (!bytes.ok()) return bytes.status();
   Tensor t;
   t.dtype_ = dtype;
@@ -154,7 +154,7 @@ Tensor& Tensor::operator=(const Tensor& other) {
 }
 
 absl::Status Tensor::SetDims(std::vector<int64_t> dims) {
-  absl::StatusOr<int64_t> count = CheckedElementCount(dims, "new");
+  absl::StatusOr<int64_t> count = base::CheckedElementCount(dims, "new");
   if (!count.ok()) return count.status();
   if (*count != num_elements_) {
     return absl::InvalidArgumentError(absl::StrCat("shape ", DimsToString(dims), " has ", *count,

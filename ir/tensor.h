@@ -108,6 +108,13 @@ class Tensor {
   std::unique_ptr<uint8_t[], AlignedDeleter> data_;
 };
 
+// A tensor with the name of the graph value it binds to (a graph input or output, a file's
+// TensorProto name).
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
 }  // namespace qfuse::ir
 
 #endif  // QFUSE_IR_TENSOR_H_

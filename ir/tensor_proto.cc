@@ -4,9 +4,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "ir/checked_math.h"
-#include "ir/file_util.h"
-#include "ir/status_macros.h"
+#include "base/checked_math.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 
 namespace qfuse::ir {
 namespace {
@@ -40,7 +40,7 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std
   const std::string name = absl::StrCat("tensor '", what, "'");
   // The data must be there before anything is allocated for it: a shape such as
   // [2^62 + 196, 4] wraps int64, and a large shape without data is not a tensor.
-  QFUSE_ASSIGN_OR_RETURN(const int64_t bytes, CheckedByteCount(dims, ElementSize(*dtype), name));
+  QFUSE_ASSIGN_OR_RETURN(const int64_t bytes, base::CheckedByteCount(dims, ElementSize(*dtype), name));
   if (proto.has_raw_data()) {
     if (static_cast<int64_t>(proto.raw_data().size()) != bytes) {
       return absl::InvalidArgumentError(absl::StrCat(name, ": raw_data has ", proto.raw_data().size(),
@@ -111,7 +111,7 @@ void TensorToProto(const Tensor& tensor, const std::string& name, onnx::TensorPr
 }
 
 absl::StatusOr<NamedTensor> ReadTensorFile(const std::string& path) {
-  QFUSE_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  QFUSE_ASSIGN_OR_RETURN(std::string bytes, base::ReadFileToString(path));
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a serialized onnx.TensorProto"));
@@ -126,7 +126,7 @@ absl::StatusOr<NamedTensor> ReadTensorFile(const std::string& path) {
 absl::Status WriteTensorFile(const Tensor& tensor, const std::string& name, const std::string& path) {
   onnx::TensorProto proto;
   TensorToProto(tensor, name, &proto);
-  return WriteFileAtomically(path, proto.SerializeAsString());
+  return base::WriteFileAtomically(path, proto.SerializeAsString());
 }
 
 }  // namespace qfuse::ir

@@ -19,10 +19,6 @@ absl::StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std
 void TensorToProto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
 
 // Reads a serialized TensorProto file (input_0.pb ...); returns the tensor and its name.
-struct NamedTensor {
-  std::string name;
-  Tensor tensor;
-};
 absl::StatusOr<NamedTensor> ReadTensorFile(const std::string& path);
 // Writes atomically (temp file + rename).
 absl::Status WriteTensorFile(const Tensor& tensor, const std::string& name, const std::string& path);

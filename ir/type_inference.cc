@@ -4,8 +4,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/onnx_export.h"
-#include "ir/status_macros.h"
 #include "onnx/shape_inference/implementation.h"
 
 namespace qfuse::ir {

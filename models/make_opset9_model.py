@@ -1,9 +1,9 @@
 """Makes a tiny opset-9 test model whose weights are all Constant nodes.
 
 Writes (relative to the repository root):
-  tests/data/opset9_constant_weights/model.onnx
-  tests/data/opset9_constant_weights/test_data_set_0/input_0.pb   ("input",  [1,3,8,8])
-  tests/data/opset9_constant_weights/test_data_set_0/output_0.pb  ("output", [1,6])
+  tests/testdata/opset9_constant_weights/model.onnx
+  tests/testdata/opset9_constant_weights/test_data_set_0/input_0.pb   ("input",  [1,3,8,8])
+  tests/testdata/opset9_constant_weights/test_data_set_0/output_0.pb  ("output", [1,6])
 
 The model is exported by torch at opset 9 (BatchNormalization kept as its own
 node) and then rewritten with the onnx API so that graph.initializer is empty

@@ -6,8 +6,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "calib/progress.h"
-#include "ir/status_macros.h"
 
 namespace qfuse::pipeline {
 namespace {
@@ -20,7 +20,7 @@ int64_t ArgMaxRow(absl::Span<const float> values, int64_t i, int64_t classes) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, calib::Dataset& data,
+absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, data::Dataset& data,
                                                      const EvaluateOptions& options) {
   const int64_t total = options.max_samples > 0 ? std::min(options.max_samples, data.size()) : data.size();
   if (total <= 0) return absl::InvalidArgumentError("evaluation dataset has no samples");
@@ -32,15 +32,15 @@ absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, cal
   const int64_t batch = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
   for (int64_t start = 0; start < total; start += batch) {
     const int64_t count = std::min(batch, total - start);
-    QFUSE_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> inputs, data.ReadBatch(start, count));
-    absl::StatusOr<std::vector<runtime::NamedTensor>> outputs = exec->Run(inputs);
+    QFUSE_ASSIGN_OR_RETURN(std::vector<ir::NamedTensor> inputs, data.ReadBatch(start, count));
+    absl::StatusOr<std::vector<ir::NamedTensor>> outputs = exec->Run(inputs);
     if (!outputs.ok()) {
       return absl::Status(outputs.status().code(), absl::StrCat("samples ", start, "..", start + count - 1, " (",
                                                                 data.DescribeSample(start), "): ",
                                                                 outputs.status().message()));
     }
     if (results.empty()) {
-      for (const runtime::NamedTensor& out : *outputs) {
+      for (const ir::NamedTensor& out : *outputs) {
         std::vector<int64_t> dims = out.tensor.dims();
         if (dims.empty() || dims[0] != count) {
           return absl::InvalidArgumentError(absl::StrCat("output '", out.name, "' has no batch dim to collect"));

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "calib/dataset.h"
+#include "data/dataset.h"
 #include "ir/graph.h"
 #include "runtime/executor.h"
 
@@ -22,7 +22,7 @@ struct EvaluateOptions {
 };
 
 // The graph's outputs over the dataset, each concatenated along the batch dim.
-absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, calib::Dataset& data,
+absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, data::Dataset& data,
                                                      const EvaluateOptions& options);
 
 // Share of rows of `logits` ([N, classes]) whose argmax equals the label, in percent.

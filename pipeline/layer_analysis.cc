@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "calib/progress.h"
 #include "ir/fused_unit.h"
-#include "ir/status_macros.h"
 #include "pipeline/evaluation.h"
 
 namespace qfuse::pipeline {
@@ -21,7 +21,7 @@ using ValueMap = std::map<std::string, ir::Tensor>;
 
 // Runs `graph` and keeps its outputs plus every FLOAT node output named in `wanted`
 // (every one when `wanted` is null): each kept activation is a deep copy.
-absl::StatusOr<ValueMap> RunAndCollect(const ir::Graph& graph, const std::vector<runtime::NamedTensor>& inputs,
+absl::StatusOr<ValueMap> RunAndCollect(const ir::Graph& graph, const std::vector<ir::NamedTensor>& inputs,
                                        const runtime::ExecutorOptions& options,
                                        const std::set<std::string>* wanted = nullptr) {
   QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, options));
@@ -37,7 +37,7 @@ absl::StatusOr<ValueMap> RunAndCollect(const ir::Graph& graph, const std::vector
 }
 
 // Runs `graph` and keeps only its outputs.
-absl::StatusOr<ValueMap> RunOutputs(const ir::Graph& graph, const std::vector<runtime::NamedTensor>& inputs,
+absl::StatusOr<ValueMap> RunOutputs(const ir::Graph& graph, const std::vector<ir::NamedTensor>& inputs,
                                     const runtime::ExecutorOptions& options) {
   const std::set<std::string> none;
   return RunAndCollect(graph, inputs, options, &none);
@@ -88,7 +88,7 @@ std::string LayerKind(const ir::Node& node) {
 
 absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib::CalibrationTable& table,
                                             const quant::ConvertOptions& convert,
-                                            const std::vector<runtime::NamedTensor>& inputs,
+                                            const std::vector<ir::NamedTensor>& inputs,
                                             const LayerAnalysisOptions& options) {
   QFUSE_ASSIGN_OR_RETURN(ValueMap reference, RunAndCollect(*fused.graph, inputs, options.executor));
   QFUSE_ASSIGN_OR_RETURN(ir::Model all_int8, QuantizedCopy(fused, table, convert));

@@ -45,7 +45,7 @@ struct LayerAnalysisOptions {
 // evaluation samples.
 absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib::CalibrationTable& table,
                                             const quant::ConvertOptions& convert,
-                                            const std::vector<runtime::NamedTensor>& inputs,
+                                            const std::vector<ir::NamedTensor>& inputs,
                                             const LayerAnalysisOptions& options);
 
 // A copy of `fused` (graph and opset) converted to Q/DQ with `convert`.

@@ -7,10 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "calib/dataset.h"
-#include "calib/idx.h"
+#include "base/status_macros.h"
+#include "data/dataset.h"
+#include "data/idx.h"
 #include "ir/onnx_import.h"
-#include "ir/status_macros.h"
 
 namespace qfuse::pipeline {
 namespace {
@@ -26,7 +26,7 @@ struct ModelOutputs {
 struct LoadedModel {
   std::string path;
   ir::Model model;
-  std::unique_ptr<calib::Dataset> data;
+  std::unique_ptr<data::Dataset> data;
   int64_t samples = 0;  // what RunOnDataset will read
   std::vector<std::string> outputs;
 };
@@ -35,8 +35,8 @@ absl::StatusOr<LoadedModel> Load(const std::string& path, const CompareOptions& 
   LoadedModel m;
   m.path = path;
   QFUSE_ASSIGN_OR_RETURN(m.model, ir::LoadModel(path));
-  absl::StatusOr<std::unique_ptr<calib::Dataset>> data =
-      calib::OpenDataset(options.data, *m.model.graph, options.max_samples);
+  absl::StatusOr<std::unique_ptr<data::Dataset>> data =
+      data::OpenDataset(options.data, *m.model.graph, options.max_samples);
   if (!data.ok()) return absl::Status(data.status().code(), absl::StrCat(path, ": ", data.status().message()));
   m.data = *std::move(data);
   m.samples = options.max_samples > 0 ? std::min(options.max_samples, m.data->size()) : m.data->size();
@@ -97,7 +97,7 @@ absl::StatusOr<ComparisonReport> CompareModels(const CompareOptions& options) {
   }
   std::vector<int64_t> labels;
   if (!options.labels_path.empty()) {
-    QFUSE_ASSIGN_OR_RETURN(labels, calib::ReadIdxLabels(options.labels_path));
+    QFUSE_ASSIGN_OR_RETURN(labels, data::ReadIdxLabels(options.labels_path));
     if (static_cast<int64_t>(labels.size()) < model_a.samples) {
       return absl::InvalidArgumentError(
           absl::StrCat(options.labels_path, ": ", labels.size(), " labels for ", model_a.samples, " samples"));

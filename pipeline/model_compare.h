@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "calib/data_source.h"
+#include "data/data_source.h"
 #include "pipeline/evaluation.h"
 
 namespace qfuse::pipeline {
@@ -17,7 +17,7 @@ namespace qfuse::pipeline {
 struct CompareOptions {
   std::string model_a;                    // the reference
   std::string model_b;
-  std::vector<calib::DataSource> data;    // one source per model input
+  std::vector<data::DataSource> data;    // one source per model input
   int64_t max_samples = 0;                // 0: all
   std::string labels_path;                // IDX labels; "": no accuracy
   runtime::ExecutorOptions executor;

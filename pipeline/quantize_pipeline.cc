@@ -5,13 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 #include "calib/calibrator.h"
-#include "calib/dataset.h"
 #include "calib/graph_fingerprint.h"
-#include "ir/file_util.h"
+#include "data/dataset.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
-#include "ir/status_macros.h"
 #include "pipeline/evaluation.h"
 
 namespace qfuse::pipeline {
@@ -35,7 +35,7 @@ absl::Status CheckNotAnInput(const std::string& path, const QuantizeConfig& conf
   for (const auto& s : config.calib_sources) inputs.push_back(s.path);
   for (const auto& s : config.eval_sources) inputs.push_back(s.path);
   for (const std::string& in : inputs) {
-    if (!in.empty() && ir::SameFile(in, path)) {
+    if (!in.empty() && base::SameFile(in, path)) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": output would overwrite an input; choose another --output"));
     }
   }
@@ -43,15 +43,15 @@ absl::Status CheckNotAnInput(const std::string& path, const QuantizeConfig& conf
 }
 
 // The calibration samples: in memory (calib_tensors) when set, else read from calib_sources.
-absl::StatusOr<std::unique_ptr<calib::Dataset>> OpenCalibrationData(const QuantizeConfig& config, const ir::Graph& model,
+absl::StatusOr<std::unique_ptr<data::Dataset>> OpenCalibrationData(const QuantizeConfig& config, const ir::Graph& model,
                                                                     int64_t max_samples) {
-  if (config.calib_tensors != nullptr) return calib::OpenTensorDataset(config.calib_tensors, model, max_samples);
-  return calib::OpenDataset(config.calib_sources, model, max_samples);
+  if (config.calib_tensors != nullptr) return data::OpenTensorDataset(config.calib_tensors, model, max_samples);
+  return data::OpenDataset(config.calib_sources, model, max_samples);
 }
 
 absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::FusionLevel level,
                                      quant::DeployTarget target, const std::vector<ir::Tensor>& fp32_outputs,
-                                     const std::vector<int64_t>& labels, calib::Dataset& eval_data,
+                                     const std::vector<int64_t>& labels, data::Dataset& eval_data,
                                      int64_t eval_count) {
   LevelResult r;
   r.level = level;
@@ -169,7 +169,7 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
 
 // Without evaluation data: the calibration data's samples past the first calib_samples, or,
 // when it has no more than that, its last quarter (calibration then uses the rest). Says so.
-absl::StatusOr<std::unique_ptr<calib::Dataset>> HeldBackSamples(const QuantizeConfig& config, const ir::Graph& model,
+absl::StatusOr<std::unique_ptr<data::Dataset>> HeldBackSamples(const QuantizeConfig& config, const ir::Graph& model,
                                                                 int64_t* calib_samples) {
   if (!config.labels_path.empty()) {
     return absl::InvalidArgumentError("--labels belongs to --eval_data: give both, or neither");
@@ -187,7 +187,7 @@ absl::StatusOr<std::unique_ptr<calib::Dataset>> HeldBackSamples(const QuantizeCo
   absl::PrintF("no --eval_data: evaluating on %d calibration samples held back (%s .. %s), calibrating on the first %d\n",
                held, all->DescribeSample(*calib_samples), all->DescribeSample(*calib_samples + held - 1),
                *calib_samples);
-  return calib::SliceDataset(std::move(all), *calib_samples, held);
+  return data::SliceDataset(std::move(all), *calib_samples, held);
 }
 
 }  // namespace
@@ -208,16 +208,16 @@ absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
   Stopwatch fp32_watch;
   QFUSE_ASSIGN_OR_RETURN(ir::Model float_model, ir::LoadModel(config.model_path));
   QuantizeConfig effective = config;  // with the calibration sample count actually used
-  std::unique_ptr<calib::Dataset> eval_data;
+  std::unique_ptr<data::Dataset> eval_data;
   if (!config.eval_sources.empty()) {
-    QFUSE_ASSIGN_OR_RETURN(eval_data, calib::OpenDataset(config.eval_sources, *float_model.graph, config.eval_samples));
+    QFUSE_ASSIGN_OR_RETURN(eval_data, data::OpenDataset(config.eval_sources, *float_model.graph, config.eval_samples));
   } else {
     QFUSE_ASSIGN_OR_RETURN(eval_data, HeldBackSamples(config, *float_model.graph, &effective.calib_samples));
   }
   result.eval_samples = eval_data->size();
   std::vector<int64_t> labels;
   if (!config.labels_path.empty()) {
-    QFUSE_ASSIGN_OR_RETURN(labels, calib::ReadIdxLabels(config.labels_path));
+    QFUSE_ASSIGN_OR_RETURN(labels, data::ReadIdxLabels(config.labels_path));
     if (static_cast<int64_t>(labels.size()) < result.eval_samples) {
       return absl::InvalidArgumentError(absl::StrCat(config.labels_path, ": ", labels.size(), " labels for ",
                                                      result.eval_samples, " evaluation samples"));

@@ -11,25 +11,25 @@
 
 #include "absl/status/statusor.h"
 #include "calib/calibration_table.h"
-#include "calib/data_source.h"
-#include "calib/tensor_dataset.h"
 #include "calib/thresholds.h"
+#include "data/data_source.h"
+#include "data/tensor_dataset.h"
 #include "fusion/pipeline.h"
-#include "quant/deploy_target.h"
-#include "quant/qdq_converter.h"
 #include "pipeline/evaluation.h"
 #include "pipeline/layer_analysis.h"
+#include "quant/deploy_target.h"
+#include "quant/qdq_converter.h"
 
 namespace qfuse::pipeline {
 
 struct QuantizeConfig {
   std::string model_path;
-  std::vector<calib::DataSource> calib_sources;
+  std::vector<data::DataSource> calib_sources;
   // In-memory calibration samples (calib/tensor_dataset.h), used instead of calib_sources when set.
-  std::shared_ptr<const calib::TensorSamples> calib_tensors;
+  std::shared_ptr<const data::TensorSamples> calib_tensors;
   int64_t calib_samples = 512;
   // Empty: evaluate on calibration samples held back from calibration (see RunQuantize).
-  std::vector<calib::DataSource> eval_sources;
+  std::vector<data::DataSource> eval_sources;
   int64_t eval_samples = 0;  // 0: all
   std::string labels_path;   // "" : accuracy is agreement with fp32
   calib::ThresholdOptions threshold;

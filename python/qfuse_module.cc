@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "calib/data_source.h"
+#include "data/data_source.h"
 #include "ir/onnx_import.h"
 #include "pipeline/model_compare.h"
 #include "python/conversions.h"
@@ -71,7 +71,7 @@ class Session {
   std::vector<std::string> output_names() const { return Names(model_.graph->outputs()); }
 
   py::dict Run(const py::dict& feeds) {
-    std::vector<runtime::NamedTensor> inputs;
+    std::vector<ir::NamedTensor> inputs;
     for (auto [key, value] : feeds) {
       const std::string name = py::str(key);
       const ir::Value* input = nullptr;
@@ -84,14 +84,14 @@ class Session {
       }
       inputs.push_back({name, TensorFromArray(value, input->type().dtype, absl::StrCat("input '", name, "'"))});
     }
-    absl::StatusOr<std::vector<runtime::NamedTensor>> outputs;
+    absl::StatusOr<std::vector<ir::NamedTensor>> outputs;
     {
       py::gil_scoped_release release;
       std::lock_guard<std::mutex> lock(mu_);
       outputs = executor_->Run(inputs);
     }
     py::dict result;
-    for (runtime::NamedTensor& out : ValueOrThrow(std::move(outputs))) {
+    for (ir::NamedTensor& out : ValueOrThrow(std::move(outputs))) {
       result[py::str(out.name)] = ArrayFromTensor(std::move(out.tensor));
     }
     return result;
@@ -122,7 +122,7 @@ py::dict Compare(py::object model_a, py::object model_b, py::object data, py::ob
   } else {
     for (py::handle v : data) values.push_back(PathString(v));
   }
-  options.data = ValueOrThrow(calib::ParseDataSources(values));
+  options.data = ValueOrThrow(data::ParseDataSources(values));
   if (samples < 0) throw py::value_error("samples must be >= 0");
   options.max_samples = samples;
   if (!labels.is_none()) options.labels_path = PathString(labels);

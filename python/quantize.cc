@@ -9,13 +9,13 @@
 #include <pybind11/stl.h>
 
 #include "absl/strings/str_cat.h"
-#include "calib/data_source.h"
-#include "calib/tensor_dataset.h"
+#include "base/output_dir.h"
+#include "data/data_source.h"
+#include "data/tensor_dataset.h"
 #include "ir/onnx_import.h"
-#include "ir/output_dir.h"
 #include "pipeline/quantize_pipeline.h"
-#include "quant/deploy_target.h"
 #include "python/conversions.h"
+#include "quant/deploy_target.h"
 #include "runtime/cpu_isa.h"
 
 namespace qfuse::python {
@@ -78,16 +78,16 @@ std::map<std::string, ir::DataType> InputTypes(const std::string& model_path) {
 }
 
 // Every sample of an iterable of dicts, copied once into tensors of the model inputs' dtypes.
-std::shared_ptr<const calib::TensorSamples> SamplesFromIterable(py::handle data, const std::string& model_path) {
+std::shared_ptr<const data::TensorSamples> SamplesFromIterable(py::handle data, const std::string& model_path) {
   const std::map<std::string, ir::DataType> types = InputTypes(model_path);
-  auto samples = std::make_shared<calib::TensorSamples>();
+  auto samples = std::make_shared<data::TensorSamples>();
   for (py::handle item : py::iter(data)) {
     const int64_t index = static_cast<int64_t>(samples->size());
     if (!py::isinstance<py::dict>(item)) {
       throw py::type_error(absl::StrCat("calibration sample ", index, ": expected a dict {input name: array}, got ",
                                         std::string(py::str(item.get_type().attr("__name__")))));
     }
-    std::vector<runtime::NamedTensor> sample;
+    std::vector<ir::NamedTensor> sample;
     for (auto [key, value] : py::reinterpret_borrow<py::dict>(item)) {
       const std::string name = py::str(key);
       auto type = types.find(name);  // an unknown name is the dataset's error, with the input list
@@ -182,11 +182,11 @@ py::dict Quantize(py::object model_path, py::object calibration_data, const std:
   c.show_progress = false;
   // The data last: the arguments above fail before an iterable is read.
   if (IsPath(calibration_data)) {
-    c.calib_sources = ValueOrThrow(calib::ParseDataSources({PathString(calibration_data)}));
+    c.calib_sources = ValueOrThrow(data::ParseDataSources({PathString(calibration_data)}));
   } else if (IsPathList(calibration_data)) {
     std::vector<std::string> values;
     for (py::handle v : calibration_data) values.push_back(PathString(v));
-    c.calib_sources = ValueOrThrow(calib::ParseDataSources(values));
+    c.calib_sources = ValueOrThrow(data::ParseDataSources(values));
   } else {
     c.calib_tensors = SamplesFromIterable(calibration_data, c.model_path);
   }
@@ -195,7 +195,7 @@ py::dict Quantize(py::object model_path, py::object calibration_data, const std:
   {
     py::gil_scoped_release release;
     // One run per output folder (as the CLI), held until the run ends.
-    absl::StatusOr<std::unique_ptr<ir::OutputDirLock>> lock = ir::OutputDirLock::Acquire(c.output_dir);
+    absl::StatusOr<std::unique_ptr<base::OutputDirLock>> lock = base::OutputDirLock::Acquire(c.output_dir);
     result = lock.ok() ? pipeline::RunQuantize(c) : lock.status();
   }
   const pipeline::QuantizeResult& r = ValueOrThrow(std::move(result));

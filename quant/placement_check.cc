@@ -3,8 +3,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/fused_unit.h"
-#include "ir/status_macros.h"
 
 namespace qfuse::quant {
 namespace {

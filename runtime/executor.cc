@@ -5,8 +5,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/fused_unit.h"
-#include "ir/status_macros.h"
 #include "runtime/int8/qdq_lowering.h"
 #include "runtime/onednn/onednn_engine.h"
 

@@ -31,10 +31,7 @@ struct ExecutorOptions {
   numerics::RequantizeMode requantize_mode = numerics::RequantizeMode::kOnnx;
 };
 
-struct NamedTensor {
-  std::string name;
-  Tensor tensor;
-};
+using ir::NamedTensor;
 
 struct RunOptions {
   // Called once for every value a node produces, right after it is computed (before

@@ -13,11 +13,11 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 #include "calib/calibrator.h"
 #include "fusion/pipeline.h"
-#include "ir/file_util.h"
 #include "ir/onnx_import.h"
-#include "ir/status_macros.h"
 #include "tools/data_flags.h"
 #include "tools/flag_util.h"
 #include "tools/tool_main.h"
@@ -49,9 +49,9 @@ absl::Status Main() {
   QFUSE_ASSIGN_OR_RETURN(const std::vector<std::string> values, GetFlagOrAlias(FLAGS_calib_data, FLAGS_data));
   QFUSE_ASSIGN_OR_RETURN(const int64_t samples, GetFlagOrAlias(FLAGS_calib_samples, FLAGS_samples));
   if (samples <= 0) return absl::InvalidArgumentError("--calib_samples must be positive");
-  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaultsFromFlags());
+  QFUSE_ASSIGN_OR_RETURN(data::DataSource defaults, ReaderDefaultsFromFlags());
   QFUSE_ASSIGN_OR_RETURN(auto sources, CalibrationSources(path, values, defaults));
-  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset(sources, *model.graph, samples));
+  QFUSE_ASSIGN_OR_RETURN(auto data, data::OpenDataset(sources, *model.graph, samples));
   calib::CalibrateOptions options;
   QFUSE_ASSIGN_OR_RETURN(options.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   options.threshold.percentile = absl::GetFlag(FLAGS_percentile);
@@ -69,7 +69,7 @@ absl::Status Main() {
   const std::string output = absl::GetFlag(FLAGS_output);
   if (!output.empty()) {
     const std::string out = ResolveUserPath(output);
-    if (ir::SameFile(out, path)) return absl::InvalidArgumentError(absl::StrCat(out, ": would overwrite the model"));
+    if (base::SameFile(out, path)) return absl::InvalidArgumentError(absl::StrCat(out, ": would overwrite the model"));
     QFUSE_RETURN_IF_ERROR(calib::WriteCalibrationTable(run.table, out));
     absl::PrintF("wrote %s\n", out);
   }

@@ -3,11 +3,13 @@
 The layers, lowest first (docs/architecture.md draws them); a folder may include headers of
 its own folder and of the folders listed as below it, nothing else of the project:
 
-  numerics   pure integer/float arithmetic of quantization
-  ir         graph, tensors, types, ONNX import/export, the unit spec, int8 forms
-  runtime    executor and kernels (float, integer, oneDNN)        over ir, numerics
-  fusion     graph rewrites (passes, pipeline, equivalence check)  over runtime, ir
-  calib      data readers, histograms, thresholds, calibrator      over runtime, ir
+  base       status macros, checked size arithmetic, atomic files, interrupt cleanup
+  numerics   pure integer/float arithmetic of quantization                 over base
+  ir         graph, tensors, types, ONNX import/export, the unit spec, int8 forms  over base
+  runtime    executor and kernels (float, integer, oneDNN)        over ir, numerics, base
+  data       readers (IDX, .npy, .pb, images, raw, in-memory) batched to a model  over ir, base
+  fusion     graph rewrites (passes, pipeline, equivalence check)  over runtime, ir, ...
+  calib      histograms, thresholds, calibrator, tables             over data, runtime, ...
   quant      QDQ conversion, deploy targets, weight quantization  over calib, fusion, ...
   pipeline   quantize / evaluate / analyse / compare as a library over quant, ...
   tools, python   command lines and the Python module              over pipeline, ...
@@ -26,19 +28,21 @@ import sys
 
 # folder -> the project folders it may include (besides itself).
 ALLOWED = {
-    "numerics": set(),
-    "ir": set(),
-    "runtime": {"ir", "numerics"},
-    "fusion": {"runtime", "ir", "numerics"},
-    "calib": {"runtime", "ir", "numerics"},
-    "quant": {"calib", "fusion", "runtime", "ir", "numerics"},
-    "pipeline": {"quant", "calib", "fusion", "runtime", "ir", "numerics"},
-    "tools": {"pipeline", "quant", "calib", "fusion", "runtime", "ir", "numerics"},
-    "python": {"pipeline", "quant", "calib", "fusion", "runtime", "ir", "numerics"},
+    "base": set(),
+    "numerics": {"base"},
+    "ir": {"base"},
+    "runtime": {"ir", "numerics", "base"},
+    "data": {"ir", "base"},
+    "fusion": {"runtime", "ir", "numerics", "base"},
+    "calib": {"data", "runtime", "ir", "numerics", "base"},
+    "quant": {"calib", "data", "fusion", "runtime", "ir", "numerics", "base"},
+    "pipeline": {"quant", "calib", "data", "fusion", "runtime", "ir", "numerics", "base"},
+    "tools": {"pipeline", "quant", "calib", "data", "fusion", "runtime", "ir", "numerics", "base"},
+    "python": {"pipeline", "quant", "calib", "data", "fusion", "runtime", "ir", "numerics", "base"},
 }
 # sub-folder -> the project folders it may include (besides itself); narrower than its layer's.
 NARROWER = {
-    "runtime/reference": {"ir", "numerics"},
+    "runtime/reference": {"ir", "numerics", "base"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -12,7 +12,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "pipeline/model_compare.h"
 #include "tools/data_flags.h"
 #include "tools/tool_main.h"
@@ -38,7 +38,7 @@ absl::Status Main() {
     return absl::InvalidArgumentError("--model_a and --model_b are required");
   }
   if (absl::GetFlag(FLAGS_data).empty()) return absl::InvalidArgumentError("--data is required");
-  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaultsFromFlags());
+  QFUSE_ASSIGN_OR_RETURN(data::DataSource defaults, ReaderDefaultsFromFlags());
   QFUSE_ASSIGN_OR_RETURN(options.data, DataSourcesFromValues(absl::GetFlag(FLAGS_data), defaults));
   if (absl::GetFlag(FLAGS_data_samples) < 0) return absl::InvalidArgumentError("--data_samples must be >= 0");
   options.max_samples = absl::GetFlag(FLAGS_data_samples);

@@ -6,7 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "ir/tensor_proto.h"
 #include "tools/workspace_path.h"
 
@@ -38,9 +38,9 @@ absl::StatusOr<std::vector<float>> ParseFloats(const std::vector<std::string>& v
 
 }  // namespace
 
-absl::StatusOr<calib::DataSource> ReaderDefaultsFromFlags() {
-  calib::DataSource d;
-  QFUSE_ASSIGN_OR_RETURN(d.format, calib::ParseDataFormat(absl::GetFlag(FLAGS_data_format)));
+absl::StatusOr<data::DataSource> ReaderDefaultsFromFlags() {
+  data::DataSource d;
+  QFUSE_ASSIGN_OR_RETURN(d.format, data::ParseDataFormat(absl::GetFlag(FLAGS_data_format)));
   for (const std::string& v : absl::GetFlag(FLAGS_raw_shape)) {
     int64_t dim;
     if (!absl::SimpleAtoi(v, &dim) || dim <= 0) return absl::InvalidArgumentError(absl::StrCat("--raw_shape: bad dim '", v, "'"));
@@ -51,11 +51,11 @@ absl::StatusOr<calib::DataSource> ReaderDefaultsFromFlags() {
   d.image.center_crop = absl::GetFlag(FLAGS_image_center_crop);
   const std::string color = absl::GetFlag(FLAGS_image_color);
   if (color == "rgb") {
-    d.image.color = calib::ImagePreprocess::Color::kRgb;
+    d.image.color = data::ImagePreprocess::Color::kRgb;
   } else if (color == "bgr") {
-    d.image.color = calib::ImagePreprocess::Color::kBgr;
+    d.image.color = data::ImagePreprocess::Color::kBgr;
   } else if (color == "gray") {
-    d.image.color = calib::ImagePreprocess::Color::kGray;
+    d.image.color = data::ImagePreprocess::Color::kGray;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("--image_color: '", color, "' is not rgb, bgr or gray"));
   }
@@ -66,12 +66,12 @@ absl::StatusOr<calib::DataSource> ReaderDefaultsFromFlags() {
   if (layout != "nchw" && layout != "nhwc") {
     return absl::InvalidArgumentError(absl::StrCat("--image_layout: '", layout, "' is not nchw or nhwc"));
   }
-  d.image.layout = layout == "nchw" ? calib::ImagePreprocess::Layout::kNchw : calib::ImagePreprocess::Layout::kNhwc;
+  d.image.layout = layout == "nchw" ? data::ImagePreprocess::Layout::kNchw : data::ImagePreprocess::Layout::kNhwc;
   return d;
 }
 
-absl::StatusOr<std::vector<calib::DataSource>> DataSourcesFromValues(const std::vector<std::string>& values,
-                                                                     const calib::DataSource& defaults) {
+absl::StatusOr<std::vector<data::DataSource>> DataSourcesFromValues(const std::vector<std::string>& values,
+                                                                     const data::DataSource& defaults) {
   std::vector<std::string> resolved;
   for (const std::string& v : values) {
     // "name:relative/path" resolves the path part; plain paths resolve whole.
@@ -79,7 +79,7 @@ absl::StatusOr<std::vector<calib::DataSource>> DataSourcesFromValues(const std::
     const bool named = colon != std::string::npos && !fs::exists(ResolveUserPath(v));
     resolved.push_back(named ? v.substr(0, colon + 1) + ResolveUserPath(v.substr(colon + 1)) : ResolveUserPath(v));
   }
-  return calib::ParseDataSources(resolved, defaults);
+  return data::ParseDataSources(resolved, defaults);
 }
 
 bool IsBundledSample(const std::string& model_path) {
@@ -92,25 +92,25 @@ bool IsBundledSample(const std::string& model_path) {
   return false;
 }
 
-absl::StatusOr<std::vector<calib::DataSource>> CalibrationSources(const std::string& model_path,
+absl::StatusOr<std::vector<data::DataSource>> CalibrationSources(const std::string& model_path,
                                                                   const std::vector<std::string>& values,
-                                                                  const calib::DataSource& defaults) {
+                                                                  const data::DataSource& defaults) {
   if (!values.empty()) return DataSourcesFromValues(values, defaults);
   if (!IsBundledSample(model_path)) {
     return absl::InvalidArgumentError(
         absl::StrCat(model_path, ": --calib_data is required (only the bundled samples have default data)"));
   }
-  const calib::DataSource idx;  // the Fashion-MNIST files are IDX, whatever --data_format says
+  const data::DataSource idx;  // the Fashion-MNIST files are IDX, whatever --data_format says
   return DataSourcesFromValues({std::string(kFashionMnistDir) + "train-images-idx3-ubyte.gz"}, idx);
 }
 
-absl::StatusOr<std::vector<runtime::NamedTensor>> ReadInputFiles(const ir::Graph& graph,
+absl::StatusOr<std::vector<ir::NamedTensor>> ReadInputFiles(const ir::Graph& graph,
                                                                  const std::vector<std::string>& files) {
   if (files.size() != graph.inputs().size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--inputs has %d files, the model has %d inputs", files.size(), graph.inputs().size()));
   }
-  std::vector<runtime::NamedTensor> inputs;
+  std::vector<ir::NamedTensor> inputs;
   for (size_t i = 0; i < files.size(); ++i) {
     QFUSE_ASSIGN_OR_RETURN(ir::NamedTensor t, ir::ReadTensorFile(ResolveUserPath(files[i])));
     std::string name = graph.inputs()[i]->name();

@@ -12,12 +12,12 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 #include "fusion/equivalence.h"
 #include "fusion/pipeline.h"
-#include "ir/file_util.h"
 #include "ir/onnx_export.h"
 #include "ir/onnx_import.h"
-#include "ir/status_macros.h"
 #include "tools/data_flags.h"
 #include "tools/tool_main.h"
 #include "tools/workspace_path.h"
@@ -39,7 +39,7 @@ absl::Status Main() {
   const std::string path = ResolveUserPath(absl::GetFlag(FLAGS_model));
   QFUSE_ASSIGN_OR_RETURN(fusion::FusionLevel level, fusion::ParseFusionLevel(absl::GetFlag(FLAGS_level)));
   const std::string output = absl::GetFlag(FLAGS_output).empty() ? "" : ResolveUserPath(absl::GetFlag(FLAGS_output));
-  if (!output.empty() && ir::SameFile(output, path)) {
+  if (!output.empty() && base::SameFile(output, path)) {
     return absl::InvalidArgumentError(absl::StrCat(output, ": refusing to overwrite the input model"));
   }
   QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(path));
@@ -54,7 +54,7 @@ absl::Status Main() {
   if (absl::GetFlag(FLAGS_check_equivalence)) {
     fusion::EquivalenceOptions eq;
     if (!absl::GetFlag(FLAGS_inputs).empty()) {
-      QFUSE_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> set, ReadInputFiles(*before, absl::GetFlag(FLAGS_inputs)));
+      QFUSE_ASSIGN_OR_RETURN(std::vector<ir::NamedTensor> set, ReadInputFiles(*before, absl::GetFlag(FLAGS_inputs)));
       eq.input_sets.push_back(std::move(set));
     }
     QFUSE_ASSIGN_OR_RETURN(fusion::EquivalenceReport report,

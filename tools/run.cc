@@ -20,15 +20,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "calib/dataset.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
+#include "data/dataset.h"
 #include "fusion/pipeline.h"
-#include "ir/file_util.h"
 #include "ir/onnx_import.h"
-#include "ir/status_macros.h"
+#include "pipeline/evaluation.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/executor.h"
 #include "runtime/random_inputs.h"
-#include "pipeline/evaluation.h"
 #include "tools/data_flags.h"
 #include "tools/tool_main.h"
 #include "tools/workspace_path.h"
@@ -58,7 +58,7 @@ ABSL_FLAG(bool, profile, false, "with --bench: time per operator type at batch 6
 namespace qfuse::tools {
 namespace {
 
-using runtime::NamedTensor;
+using ir::NamedTensor;
 
 absl::StatusOr<std::vector<NamedTensor>> SeededInputs(const ir::Graph& graph, int64_t batch) {
   runtime::RandomInputOptions options;
@@ -116,9 +116,9 @@ absl::StatusOr<Timing> TimeRuns(runtime::Executor& exec, const std::vector<Named
 
 // --data mode: the model over a dataset, outputs summarised and optionally saved.
 absl::Status RunDataset(const ir::Graph& graph, const runtime::ExecutorOptions& executor) {
-  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaultsFromFlags());
+  QFUSE_ASSIGN_OR_RETURN(data::DataSource defaults, ReaderDefaultsFromFlags());
   QFUSE_ASSIGN_OR_RETURN(auto sources, DataSourcesFromValues(absl::GetFlag(FLAGS_data), defaults));
-  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset(sources, graph, absl::GetFlag(FLAGS_data_samples)));
+  QFUSE_ASSIGN_OR_RETURN(auto data, data::OpenDataset(sources, graph, absl::GetFlag(FLAGS_data_samples)));
   pipeline::EvaluateOptions options;
   options.executor = executor;
   QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> outputs, pipeline::RunOnDataset(graph, *data, options));
@@ -129,7 +129,7 @@ absl::Status RunDataset(const ir::Graph& graph, const runtime::ExecutorOptions& 
   if (!save.empty()) {
     const ir::Tensor& first = outputs[0];
     if (first.dtype() != ir::DataType::kFloat32) return absl::InvalidArgumentError("first output is not FLOAT");
-    QFUSE_RETURN_IF_ERROR(ir::WriteFileAtomically(
+    QFUSE_RETURN_IF_ERROR(base::WriteFileAtomically(
         ResolveUserPath(save), std::string(static_cast<const char*>(first.raw_data()), first.byte_size())));
     absl::PrintF("wrote %s: %s float32\n", save, ir::DimsToString(first.dims()));
   }

@@ -14,7 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "ir/file_util.h"
+#include "base/file_util.h"
 #include "runtime/cpu_isa.h"
 
 namespace qfuse::tools {
@@ -35,7 +35,7 @@ inline int RunTool(int argc, char** argv, const char* usage, absl::Status (*tool
   config.contains_help_flags = [program](absl::string_view file) { return IsHelpFlagFile(program, file); };
   absl::SetFlagsUsageConfig(config);
   absl::ParseCommandLine(argc, argv);
-  ir::InstallInterruptCleanup();  // an interrupted run leaves no partial output file
+  base::InstallInterruptCleanup();  // an interrupted run leaves no partial output file
   absl::Status status = runtime::CheckIsaCapEnvironment();  // a typo in QFUSE_MAX_ISA stops the run
   if (status.ok()) status = tool();
   if (!status.ok()) {

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Independent numpy reference for qfuse's calibration thresholds (calib/thresholds.h), and the
-generator of tests/data/calib/threshold_cases.json, which tests/calib/thresholds_test.cc checks
+generator of tests/testdata/calib/threshold_cases.json, which tests/calib/thresholds_test.cc checks
 the C++ against, to the bin.
 
 Written from the algorithm descriptions, not from the C++ (whole-array numpy instead of
@@ -222,7 +222,7 @@ def write_json(cases, path):
 def main():
     root = pathlib.Path(__file__).resolve().parents[2]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=pathlib.Path, default=root / "tests/data/calib/threshold_cases.json")
+    parser.add_argument("--out", type=pathlib.Path, default=root / "tests/testdata/calib/threshold_cases.json")
     args = parser.parse_args()
     cases = make_cases()
     write_json(cases, args.out)

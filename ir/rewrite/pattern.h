@@ -15,8 +15,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "base/status_macros.h"
 #include "ir/graph.h"
-#include "ir/status_macros.h"
 
 namespace qfuse::ir::rewrite {
 

@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "base/status_macros.h"
 #include "ir/fused_unit.h"
 #include "ir/int8_forms.h"
 #include "ir/rewrite/pattern.h"
-#include "ir/status_macros.h"
 #include "ir/unit_activation_match.h"
 #include "ir/unit_chain_match.h"
 #include "runtime/int8/int8_ops.h"

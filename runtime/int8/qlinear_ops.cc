@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
 #include "runtime/int8/value_params.h"

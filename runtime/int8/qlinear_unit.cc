@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/fused_unit.h"
-#include "ir/status_macros.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
 #include "runtime/int8/unit_requantization.h"

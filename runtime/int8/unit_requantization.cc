@@ -1,7 +1,7 @@
 #include "runtime/int8/unit_requantization.h"
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/int8/int8_ops.h"
 
 namespace qfuse::runtime::int8 {

@@ -1,6 +1,6 @@
 #include "runtime/onednn/conv_desc.h"
 
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/onednn/onednn_engine.h"
 
 namespace qfuse::runtime::onednn {

@@ -11,8 +11,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/fused_unit.h"
-#include "ir/status_macros.h"
 #include "runtime/kernels/fused/quant_unit.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/linalg/conv_geometry.h"

@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/cpu_isa.h"
 
 extern "C" void omp_set_num_threads(int num_threads);  // libgomp, oneDNN's threading runtime

@@ -8,7 +8,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/kernels/nn/nn.h"
 #include "runtime/onednn/onednn_engine.h"
 

@@ -11,7 +11,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "numerics/requantize.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/int8/int8_ops.h"

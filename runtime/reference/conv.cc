@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace qfuse::runtime::reference {
 namespace {

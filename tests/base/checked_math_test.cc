@@ -1,6 +1,6 @@
 // Checked shape arithmetic and the checked Tensor constructors: hand-computed products,
 // the int64 wrap of issue 13's probe, negative dims, the 1 TiB cap, SetDims' count check.
-#include "ir/checked_math.h"
+#include "base/checked_math.h"
 
 #include <limits>
 
@@ -8,8 +8,12 @@
 #include "ir/tensor.h"
 #include "tests/testing/status_matchers.h"
 
-namespace qfuse::ir {
+namespace qfuse::base {
 namespace {
+
+// Tensor::Create and SetDims are where the IR uses these checks.
+using ir::DataType;
+using ir::Tensor;
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
@@ -76,4 +80,4 @@ TEST(CheckedMathTest, SetDimsKeepsTheElementCount) {
 }
 
 }  // namespace
-}  // namespace qfuse::ir
+}  // namespace qfuse::base

@@ -1,5 +1,5 @@
 // Atomic writes and cleanup of unfinished temporary files on interruption.
-#include "ir/file_util.h"
+#include "base/file_util.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
-namespace qfuse::ir {
+namespace qfuse::base {
 namespace {
 
 namespace fs = std::filesystem;
@@ -65,4 +65,4 @@ TEST(FileUtilTest, InterruptRemovesGuardedTemporaryFiles) {
 }
 
 }  // namespace
-}  // namespace qfuse::ir
+}  // namespace qfuse::base

@@ -1,7 +1,7 @@
 // The output-folder lock: a second run into the same folder fails at once with a message
 // naming the folder and the holder; temporary files of dead processes are cleaned up; a
 // folder the run created but never wrote into is removed; unwritable paths fail early.
-#include "ir/output_dir.h"
+#include "base/output_dir.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
-namespace qfuse::ir {
+namespace qfuse::base {
 namespace {
 
 namespace fs = std::filesystem;
@@ -88,4 +88,4 @@ TEST(OutputDirLockTest, FilesInsteadOfFoldersAndUnwritablePaths) {
 }
 
 }  // namespace
-}  // namespace qfuse::ir
+}  // namespace qfuse::base

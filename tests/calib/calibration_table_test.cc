@@ -5,9 +5,9 @@
 #include <cmath>
 #include <fstream>
 
+#include "base/file_util.h"
 #include "calib/graph_fingerprint.h"
 #include "gtest/gtest.h"
-#include "ir/file_util.h"
 #include "numerics/threshold_scale.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/status_matchers.h"
@@ -46,14 +46,14 @@ TEST(CalibrationTableTest, TensorRtCacheRoundTripIsByteIdentical) {
   const std::string dir = std::getenv("TEST_TMPDIR");
   const std::string path = dir + "/calib.cache";
   QFUSE_ASSERT_OK(WriteCalibrationTable(SampleTable(), path));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::string first, ir::ReadFileToString(path));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::string first, base::ReadFileToString(path));
   QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationTable read, ReadCalibrationTable(path, "other graph", /*force=*/false));
   ASSERT_EQ(read.tensors.size(), 4u);
   EXPECT_EQ(read.method, "entropy");
   EXPECT_EQ(read.Find("input")->scale, 1.0f / 127.f);  // bit-exact
   EXPECT_TRUE(std::isnan(read.Find("input")->min));   // the cache has no ranges
   QFUSE_ASSERT_OK(WriteCalibrationTable(read, dir + "/calib2.cache"));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::string second, ir::ReadFileToString(dir + "/calib2.cache"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::string second, base::ReadFileToString(dir + "/calib2.cache"));
   EXPECT_EQ(first, second);
 }
 

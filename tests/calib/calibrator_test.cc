@@ -5,11 +5,11 @@
 
 #include <cmath>
 
+#include "base/file_util.h"
 #include "fusion/pipeline.h"
 #include "gtest/gtest.h"
-#include "ir/file_util.h"
 #include "ir/onnx_import.h"
-#include "tests/calib/dataset_fixtures.h"
+#include "tests/data/dataset_fixtures.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/status_matchers.h"
 
@@ -18,10 +18,10 @@ namespace {
 
 constexpr char kTrainImages[] = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
 
-absl::StatusOr<std::unique_ptr<Dataset>> FashionMnist(const ir::Graph& graph, int64_t n) {
-  DataSource source;
+absl::StatusOr<std::unique_ptr<data::Dataset>> FashionMnist(const ir::Graph& graph, int64_t n) {
+  data::DataSource source;
   source.path = kTrainImages;
-  return OpenDataset({source}, graph, n);
+  return data::OpenDataset({source}, graph, n);
 }
 
 TEST(CalibratorTest, FusedResnetOnFashionMnist) {
@@ -104,12 +104,12 @@ TEST(CalibratorTest, NanInOneSampleNamesThatSample) {
   std::vector<float> values(8 * 4, 0.25f);
   values[5 * 4 + 2] = std::nanf("");
   const std::string path = ::testing::TempDir() + "/one_nan.npy";
-  QFUSE_ASSERT_OK(ir::WriteFileAtomically(
+  QFUSE_ASSERT_OK(base::WriteFileAtomically(
       path, testing::NpyBytes("<f4", false, {8, 4},
                               std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4))));
-  DataSource source;
+  data::DataSource source;
   source.path = path;
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, OpenDataset({source}, b.graph(), 8));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenDataset({source}, b.graph(), 8));
   absl::StatusOr<CalibrationRun> run = Calibrate(b.graph(), *data, EightSamplesInBatchesOfFour());
   ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.status().message(),

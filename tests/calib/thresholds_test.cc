@@ -19,7 +19,7 @@ namespace {
 
 // Written by calib/reference/thresholds_reference.py; relative to the workspace root, which is
 // the working directory under `bazel test`.
-constexpr char kCasesPath[] = "tests/data/calib/threshold_cases.json";
+constexpr char kCasesPath[] = "tests/testdata/calib/threshold_cases.json";
 
 constexpr CalibrationMethod kAllMethods[] = {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile,
                                              CalibrationMethod::kMse, CalibrationMethod::kMax,

@@ -1,4 +1,4 @@
-#include "tests/calib/dataset_fixtures.h"
+#include "tests/data/dataset_fixtures.h"
 
 // clang-format off
 #include <cstdio>

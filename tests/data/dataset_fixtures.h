@@ -1,7 +1,7 @@
 // Writers for tiny calibration-data fixtures (IDX, .npy, PNG, JPEG) in TEST_TMPDIR, and
 // graphs that only declare inputs, for the calib dataset tests.
-#ifndef QFUSE_TESTS_CALIB_DATASET_FIXTURES_H_
-#define QFUSE_TESTS_CALIB_DATASET_FIXTURES_H_
+#ifndef QFUSE_TESTS_DATA_DATASET_FIXTURES_H_
+#define QFUSE_TESTS_DATA_DATASET_FIXTURES_H_
 
 #include <cstdint>
 #include <filesystem>
@@ -48,4 +48,4 @@ std::unique_ptr<ir::Graph> InputsOnlyGraph(const std::vector<InputSpec>& inputs)
 
 }  // namespace qfuse::testing
 
-#endif  // QFUSE_TESTS_CALIB_DATASET_FIXTURES_H_
+#endif  // QFUSE_TESTS_DATA_DATASET_FIXTURES_H_

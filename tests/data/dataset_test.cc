@@ -1,23 +1,23 @@
 // OpenDataset / ParseDataSources over every format: the real Fashion-MNIST files (checked
 // against the bundled models' own test vectors), generated IDX/npy/pb/raw/image fixtures,
 // multi-input mapping by name, the sample limit, and each error path.
-#include "calib/dataset.h"
+#include "data/dataset.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
-#include "calib/dataset_sources.h"
+#include "base/file_util.h"
+#include "data/dataset_sources.h"
 #include "gtest/gtest.h"
-#include "ir/file_util.h"
 #include "ir/onnx_import.h"
 #include "ir/tensor_proto.h"
-#include "tests/calib/dataset_fixtures.h"
 #include "runtime/executor.h"
+#include "tests/data/dataset_fixtures.h"
 #include "tests/testing/status_matchers.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 namespace fs = std::filesystem;
@@ -70,7 +70,7 @@ TEST(DatasetTest, FashionMnistIdx) {
   EXPECT_EQ(ds->fixed_batch(), 0);
   double sum0 = 0;
   for (int64_t b = 0; b < 512; b += 32) {
-    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> batch, ds->ReadBatch(b, 32));
+    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> batch, ds->ReadBatch(b, 32));
     ASSERT_EQ(batch.size(), 1u);
     EXPECT_EQ(batch[0].name, "input");
     ASSERT_EQ(batch[0].tensor.dtype(), ir::DataType::kFloat32);
@@ -88,7 +88,7 @@ TEST(DatasetTest, FashionMnistIdx) {
   // Full dataset, odd batch at the end.
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> all, OpenDataset({Source(path)}, *graph, 0));
   EXPECT_EQ(all->size(), 10000);
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> last, all->ReadBatch(9990, 10));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> last, all->ReadBatch(9990, 10));
   EXPECT_EQ(last[0].tensor.dims()[0], 10);
 }
 
@@ -104,8 +104,8 @@ TEST(DatasetTest, TensorProtoFolderMatchesIdx) {
   ASSERT_GT(n, 10);
   EXPECT_EQ(pb->DescribeSample(3), folder + "/input_0.pb sample 3");
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> images, OpenDataset({Source(idx)}, *graph, n));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> a, pb->ReadBatch(0, n));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> b, images->ReadBatch(0, n));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> a, pb->ReadBatch(0, n));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> b, images->ReadBatch(0, n));
   EXPECT_TRUE(a[0].tensor.BitwiseEqual(b[0].tensor));
   // The parent folder (test_data_set_* sub-folders) reads the same samples.
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> sets, OpenDataset({Source("models/resnet_small")}, *graph, 0));
@@ -124,8 +124,8 @@ TEST(DatasetTest, FeedsTheSampleModel) {
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<runtime::Executor> exec, runtime::Executor::Create(*model.graph));
   int64_t correct = 0;
   for (int64_t start = 0; start < ds->size(); start += 64) {
-    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> batch, ds->ReadBatch(start, 64));
-    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> out, exec->Run(batch));
+    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> batch, ds->ReadBatch(start, 64));
+    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> out, exec->Run(batch));
     const ir::Tensor& logits = out[0].tensor;
     ASSERT_EQ(logits.dims(), (std::vector<int64_t>{64, 10}));
     for (int64_t i = 0; i < 64; ++i) {
@@ -144,14 +144,14 @@ TEST(DatasetTest, GeneratedIdxFloatAndUint8Inputs) {
   DataSource source = Source(dir + "/x-idx3-ubyte");
   source.idx_scale = 0.5f;
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> ds, OpenDataset({source}, *graph, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> batch, ds->ReadBatch(1, 2));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> batch, ds->ReadBatch(1, 2));
   EXPECT_EQ(batch[0].tensor.dims(), (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(std::vector<float>(batch[0].tensor.values<float>().begin(), batch[0].tensor.values<float>().end()),
             (std::vector<float>{2, 2.5f, 3, 3.5f, 4, 4.5f, 5, 127.5f}));
   // UINT8 input: bytes unchanged.
   auto u8 = InputsOnlyGraph({{"x", ir::DataType::kUint8, {kBatch, 2, 2}}});
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> raw, OpenDataset({source}, *u8, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> bytes, raw->ReadBatch(2, 1));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> bytes, raw->ReadBatch(2, 1));
   ASSERT_EQ(bytes[0].tensor.dtype(), ir::DataType::kUint8);
   EXPECT_EQ(bytes[0].tensor.data<uint8_t>()[3], 255);
 }
@@ -162,11 +162,11 @@ TEST(DatasetTest, NpyFloatAndUint8) {
   WriteBytes(dir + "/u.npy", NpyBytes("|u1", false, {3, 2}, std::string("\x00\xff\x33\x66\x99\xcc", 6)));
   auto graph = InputsOnlyGraph({{"x", ir::DataType::kFloat32, {kBatch, 2}}});
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> f, OpenDataset({Source(dir + "/f.npy")}, *graph, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> fb, f->ReadBatch(0, 3));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> fb, f->ReadBatch(0, 3));
   EXPECT_EQ(fb[0].tensor.dims(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(fb[0].tensor.data<float>()[5], 6.f);
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> u, OpenDataset({Source(dir + "/u.npy")}, *graph, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> ub, u->ReadBatch(1, 2));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> ub, u->ReadBatch(1, 2));
   EXPECT_EQ(ub[0].tensor.data<float>()[0], 0x33 / 255.f);
   EXPECT_EQ(ub[0].tensor.data<float>()[3], 0xcc / 255.f);
   EXPECT_EQ(u->DescribeSample(2), dir + "/u.npy sample 2");
@@ -180,7 +180,7 @@ TEST(DatasetTest, RawFloat32) {
   source.raw_shape = {4};
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> ds, OpenDataset({source}, *graph, 0));
   EXPECT_EQ(ds->size(), 3);
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> b, ds->ReadBatch(2, 1));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> b, ds->ReadBatch(2, 1));
   EXPECT_EQ(b[0].tensor.dims(), (std::vector<int64_t>{1, 2, 2}));
   EXPECT_EQ(b[0].tensor.data<float>()[0], 9.f);
 
@@ -205,7 +205,7 @@ TEST(DatasetTest, TensorProtoFilesSortedEachOneSampleOrABatch) {
   QFUSE_ASSERT_OK(ir::WriteTensorFile(ir::Tensor::FromVector<float>({2}, std::vector<float>{7, 8}), "x", dir + "/c.pb"));
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> ds, OpenDataset({Source(dir)}, *graph, 0));
   EXPECT_EQ(ds->size(), 4);
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> b, ds->ReadBatch(0, 4));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> b, ds->ReadBatch(0, 4));
   EXPECT_EQ(std::vector<float>(b[0].tensor.values<float>().begin(), b[0].tensor.values<float>().end()),
             (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
   EXPECT_EQ(ds->DescribeSample(1), dir + "/a.pb sample 1");
@@ -216,7 +216,7 @@ TEST(DatasetTest, TensorProtoFilesSortedEachOneSampleOrABatch) {
   EXPECT_EQ(one->size(), 1);
   // A file rewritten after opening is caught, not read out of bounds.
   QFUSE_ASSERT_OK(ir::WriteTensorFile(ir::Tensor::FromVector<float>({1, 2}, std::vector<float>{1, 2}), "x", dir + "/a.pb"));
-  absl::StatusOr<std::vector<runtime::NamedTensor>> changed = ds->ReadBatch(1, 1);
+  absl::StatusOr<std::vector<ir::NamedTensor>> changed = ds->ReadBatch(1, 1);
   ASSERT_FALSE(changed.ok());
   EXPECT_EQ(changed.status().message(), "input 'x': " + dir + "/a.pb: changed while reading (now FLOAT[1,2])");
   QFUSE_ASSERT_OK(ir::WriteTensorFile(ir::Tensor::FromVector<float>({2, 2}, std::vector<float>{1, 2, 3, 4}), "x",
@@ -243,7 +243,7 @@ TEST(DatasetTest, MultiInputByNameAndTestDataSets) {
   QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<DataSource> sources,
                              ParseDataSources({"b:0:" + dir + "/b.npy", "a:" + dir + "/a.npy"}));
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> ds, OpenDataset(sources, *graph, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> batch, ds->ReadBatch(1, 1));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> batch, ds->ReadBatch(1, 1));
   ASSERT_EQ(batch.size(), 2u);
   EXPECT_EQ(batch[0].name, "a");
   EXPECT_EQ(batch[0].tensor.data<float>()[1], 4.f);
@@ -280,7 +280,7 @@ TEST(DatasetTest, MultiInputByNameAndTestDataSets) {
   }
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> pb,
                              OpenDataset({Source(sets, "a"), Source(sets + "/test_data_set_1", "b:0")}, *graph, 1));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> pbb, pb->ReadBatch(0, 1));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> pbb, pb->ReadBatch(0, 1));
   EXPECT_EQ(pbb[0].tensor.data<float>()[0], 1.f);
   EXPECT_EQ(pbb[1].tensor.data<float>()[2], 6.f);
   EXPECT_EQ(pb->DescribeSample(0), "a: " + sets + "/test_data_set_0/input_0.pb sample 0, b:0: " + sets +
@@ -294,7 +294,7 @@ TEST(DatasetTest, LimitAndBatchRange) {
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> ds, OpenDataset({Source(dir + "/x.npy")}, *graph, 3));
   EXPECT_EQ(ds->size(), 3);
   QFUSE_EXPECT_OK(ds->ReadBatch(1, 2));
-  absl::StatusOr<std::vector<runtime::NamedTensor>> past = ds->ReadBatch(2, 2);
+  absl::StatusOr<std::vector<ir::NamedTensor>> past = ds->ReadBatch(2, 2);
   ASSERT_FALSE(past.ok());
   EXPECT_EQ(past.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(past.status().message(), "calibration samples [2, 4) are out of range: the dataset has 3");
@@ -311,10 +311,10 @@ TEST(DatasetTest, FixedBatchDim) {
   auto graph = InputsOnlyGraph({{"x", ir::DataType::kFloat32, {1, 2}}});
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> ds, OpenDataset({Source(dir + "/x.npy")}, *graph, 0));
   EXPECT_EQ(ds->fixed_batch(), 1);
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> b, ds->ReadBatch(2, 1));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> b, ds->ReadBatch(2, 1));
   EXPECT_EQ(b[0].tensor.dims(), (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(b[0].tensor.data<float>()[1], 5.f);
-  absl::StatusOr<std::vector<runtime::NamedTensor>> two = ds->ReadBatch(0, 2);
+  absl::StatusOr<std::vector<ir::NamedTensor>> two = ds->ReadBatch(0, 2);
   ASSERT_FALSE(two.ok());
   EXPECT_EQ(two.status().message(), "the model's batch dim is fixed at 1; cannot read a batch of 2");
 }
@@ -327,12 +327,12 @@ TEST(DatasetTest, SymbolicAndUnknownSampleDims) {
   ir::TensorType type{ir::DataType::kFloat32, {true, {ir::Dim::Symbolic("n"), ir::Dim::Known(2), ir::Dim::Symbolic("w")}}, {}};
   ASSERT_TRUE(graph->AddInput("x", type).ok());
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> ds, OpenDataset({Source(dir + "/x.npy")}, *graph, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> b, ds->ReadBatch(0, 2));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> b, ds->ReadBatch(0, 2));
   EXPECT_EQ(b[0].tensor.dims(), (std::vector<int64_t>{2, 2, 3}));
   // Unknown rank: the samples' own shape.
   auto unranked = InputsOnlyGraph({{"x", ir::DataType::kFloat32, {}, /*rank_known=*/false}});
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> u, OpenDataset({Source(dir + "/x.npy")}, *unranked, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> ub, u->ReadBatch(1, 1));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> ub, u->ReadBatch(1, 1));
   EXPECT_EQ(ub[0].tensor.dims(), (std::vector<int64_t>{1, 2, 3}));
   // Known dims must agree with the samples.
   auto wrong = std::make_unique<ir::Graph>();
@@ -404,7 +404,7 @@ TEST(DatasetTest, ImageFolder) {
   EXPECT_EQ(ds->size(), 3);
   EXPECT_EQ(ds->DescribeSample(0), dir + "/a.jpg");
   EXPECT_EQ(ds->DescribeSample(2), dir + "/sub/c.png");
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> batch, ds->ReadBatch(0, 3));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> batch, ds->ReadBatch(0, 3));
   const ir::Tensor& t = batch[0].tensor;
   EXPECT_EQ(t.dims(), (std::vector<int64_t>{3, 3, 4, 4}));
   const float* p = t.data<float>();
@@ -433,7 +433,7 @@ TEST(DatasetTest, ImageFolder) {
   one.image.center_crop = 2;
   auto nhwc = InputsOnlyGraph({{"img", ir::DataType::kFloat32, {kBatch, 2, 2, 1}}});
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> single, OpenDataset({one}, *nhwc, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> sb, single->ReadBatch(0, 1));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> sb, single->ReadBatch(0, 1));
   EXPECT_EQ(sb[0].tensor.dims(), (std::vector<int64_t>{1, 2, 2, 1}));
   EXPECT_EQ(sb[0].tensor.data<float>()[0], ramp[3 * 8 + 3] / 255.f);
   EXPECT_EQ(sb[0].tensor.data<float>()[3], ramp[4 * 8 + 4] / 255.f);
@@ -476,13 +476,13 @@ TEST(DatasetTest, ImageErrors) {
   std::vector<uint8_t> noise(64 * 64 * 3);
   for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<uint8_t>(i * 131 % 251);
   WriteJpeg(dir + "/c.jpg", 64, 64, 3, noise);
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::string jpg, ir::ReadFileToString(dir + "/c.jpg"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::string jpg, base::ReadFileToString(dir + "/c.jpg"));
   WriteBytes(dir + "/c.jpg", jpg.substr(0, jpg.size() / 2));
   DataSource crop4 = Source(dir);
   crop4.image.center_crop = 4;
   QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> ds, OpenDataset({crop4}, *rgb_model, 0));
   QFUSE_EXPECT_OK(ds->ReadBatch(0, 1));
-  absl::StatusOr<std::vector<runtime::NamedTensor>> broken = ds->ReadBatch(0, 2);
+  absl::StatusOr<std::vector<ir::NamedTensor>> broken = ds->ReadBatch(0, 2);
   ASSERT_FALSE(broken.ok());
   EXPECT_CONTAINS(broken.status().message(), "input 'img': " + dir + "/c.jpg: cannot decode JPEG (");
   // Mixed .pb files and images in one folder need an explicit format.
@@ -553,4 +553,4 @@ TEST(DatasetTest, ParseDataSourcesAndFormats) {
 }
 
 }  // namespace
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

@@ -5,14 +5,14 @@
 #include <filesystem>
 #include <numeric>
 
-#include "calib/idx.h"
-#include "calib/npy.h"
-#include "ir/file_util.h"
+#include "base/file_util.h"
+#include "data/idx.h"
+#include "data/npy.h"
 #include "gtest/gtest.h"
-#include "tests/calib/dataset_fixtures.h"
+#include "tests/data/dataset_fixtures.h"
 #include "tests/testing/status_matchers.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 using ::qfuse::testing::AsBytes;
@@ -137,7 +137,7 @@ TEST(IdxTest, Errors) {
   // A gzip stream cut short, and one with damaged deflate data.
   const std::string payload = IdxBytes(0x08, {64, 28, 28}, std::string(64 * 784, '\x07'));
   WriteGzip(dir + "/ok.gz", payload);
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::string gz, ir::ReadFileToString(dir + "/ok.gz"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::string gz, base::ReadFileToString(dir + "/ok.gz"));
   WriteBytes(dir + "/cut.gz", gz.substr(0, gz.size() / 2));
   ExpectIdxError(dir + "/cut.gz", "truncated IDX data: header declares 64 items of 784 bytes, file ends after item");
   std::string damaged = gz;
@@ -246,4 +246,4 @@ TEST(NpyTest, HeaderWithOverflowingRowCountIsRefused) {
 }
 
 }  // namespace
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

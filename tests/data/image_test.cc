@@ -1,15 +1,15 @@
 // PNG/JPEG decoding and image preprocessing, against hand-computed pixel values.
 #include <cmath>
 
-#include "calib/image_decode.h"
-#include "calib/image_preprocess.h"
+#include "base/file_util.h"
+#include "data/image_decode.h"
+#include "data/image_preprocess.h"
 #include "gtest/gtest.h"
-#include "ir/file_util.h"
 #include "ir/tensor.h"
-#include "tests/calib/dataset_fixtures.h"
+#include "tests/data/dataset_fixtures.h"
 #include "tests/testing/status_matchers.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 using ::qfuse::testing::FreshDir;
@@ -89,8 +89,8 @@ TEST(ImageDecodeTest, UnreadableImagesNameTheFile) {
   for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<uint8_t>(i * 37 % 251);
   WritePng(dir + "/ok.png", 32, 32, 3, noise);
   WriteJpeg(dir + "/ok.jpg", 32, 32, 3, noise);
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::string png, ir::ReadFileToString(dir + "/ok.png"));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::string jpg, ir::ReadFileToString(dir + "/ok.jpg"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::string png, base::ReadFileToString(dir + "/ok.png"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::string jpg, base::ReadFileToString(dir + "/ok.jpg"));
   WriteBytes(dir + "/cut.png", png.substr(0, png.size() / 2));
   ExpectDecodeError(dir + "/cut.png", "cannot decode PNG (unexpected end of file)");
   WriteBytes(dir + "/cut.jpg", jpg.substr(0, jpg.size() / 2));
@@ -208,4 +208,4 @@ TEST(ImagePreprocessTest, InvalidOptions) {
 }
 
 }  // namespace
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

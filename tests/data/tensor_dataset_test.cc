@@ -1,21 +1,21 @@
 // OpenTensorDataset: in-memory samples stacked into batches (values checked by hand), with
 // and without a leading batch dim of 1, the sample limit, fixed batch dims, and each error
 // naming the sample index and the input.
-#include "calib/tensor_dataset.h"
+#include "data/tensor_dataset.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/calib/dataset_fixtures.h"
+#include "tests/data/dataset_fixtures.h"
 #include "tests/testing/status_matchers.h"
 
-namespace qfuse::calib {
+namespace qfuse::data {
 namespace {
 
 using ::qfuse::testing::InputsOnlyGraph;
-using runtime::NamedTensor;
+using ir::NamedTensor;
 
 constexpr int64_t kBatch = -1;  // symbolic batch dim in InputSpec
 
@@ -130,4 +130,4 @@ TEST(TensorDatasetTest, DtypeAndNameErrors) {
 }
 
 }  // namespace
-}  // namespace qfuse::calib
+}  // namespace qfuse::data

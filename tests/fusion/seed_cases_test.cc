@@ -35,12 +35,12 @@ std::map<std::string, int> OpCounts(const ir::Graph& g) {
 
 // Largest |element| of the FLOAT outputs of `graph` over `sets`.
 absl::StatusOr<double> OutputMagnitude(const ir::Graph& graph,
-                                       const std::vector<std::vector<runtime::NamedTensor>>& sets) {
+                                       const std::vector<std::vector<ir::NamedTensor>>& sets) {
   QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph));
   double magnitude = 0;
   for (const auto& inputs : sets) {
     QFUSE_ASSIGN_OR_RETURN(auto outputs, exec->Run(inputs));
-    for (const runtime::NamedTensor& out : outputs) {
+    for (const ir::NamedTensor& out : outputs) {
       if (out.tensor.dtype() != ir::DataType::kFloat32) continue;
       const float* p = out.tensor.data<float>();
       for (int64_t i = 0; i < out.tensor.num_elements(); ++i) magnitude = std::max(magnitude, std::fabs(double{p[i]}));

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "ir/checked_math.h"
+#include "base/checked_math.h"
 
 namespace qfuse::fuzz {
 
@@ -27,7 +27,7 @@ void Check(bool ok, const char* what) {
 }
 
 void InitFuzzProcess() {
-  ir::SetMaxTensorBytes(int64_t{16} << 20);
+  base::SetMaxTensorBytes(int64_t{16} << 20);
   ::setenv("OMP_NUM_THREADS", "1", /*overwrite=*/0);
 }
 

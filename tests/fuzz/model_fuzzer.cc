@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "base/checked_math.h"
 #include "fusion/pipeline.h"
-#include "ir/checked_math.h"
 #include "ir/onnx_import.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/executor.h"
@@ -21,15 +21,15 @@ void RunOnce(const ir::Graph& graph) {
   options.num_threads = 1;
   absl::StatusOr<std::unique_ptr<runtime::Executor>> exec = runtime::Executor::Create(graph, options);
   if (!exec.ok()) return;
-  absl::StatusOr<std::vector<runtime::NamedTensor>> inputs = runtime::RandomInputs(graph, {});
+  absl::StatusOr<std::vector<ir::NamedTensor>> inputs = runtime::RandomInputs(graph, {});
   if (!inputs.ok()) return;
-  absl::StatusOr<std::vector<runtime::NamedTensor>> outputs = (*exec)->Run(*inputs);
+  absl::StatusOr<std::vector<ir::NamedTensor>> outputs = (*exec)->Run(*inputs);
   if (!outputs.ok()) {
     Check(!outputs.status().message().empty(), "an error without a message");
     return;
   }
-  for (const runtime::NamedTensor& out : *outputs) {
-    absl::StatusOr<int64_t> count = ir::CheckedElementCount(out.tensor.dims(), out.name);
+  for (const ir::NamedTensor& out : *outputs) {
+    absl::StatusOr<int64_t> count = base::CheckedElementCount(out.tensor.dims(), out.name);
     Check(count.ok() && *count == out.tensor.num_elements(), "an output's element count disagrees with its dims");
   }
 }

@@ -6,11 +6,11 @@
 // A successful read must describe exactly the data it holds.
 #include <string>
 
+#include "base/checked_math.h"
 #include "calib/calibration_table.h"
-#include "calib/idx.h"
-#include "calib/image_decode.h"
-#include "calib/npy.h"
-#include "ir/checked_math.h"
+#include "data/idx.h"
+#include "data/image_decode.h"
+#include "data/npy.h"
 #include "ir/tensor_proto.h"
 #include "tests/fuzz/fuzz_input.h"
 
@@ -22,26 +22,26 @@ void CheckTensor(const absl::StatusOr<ir::Tensor>& t) {
     Check(!t.status().message().empty(), "an error without a message");
     return;
   }
-  absl::StatusOr<int64_t> count = ir::CheckedElementCount(t->dims(), "read");
+  absl::StatusOr<int64_t> count = base::CheckedElementCount(t->dims(), "read");
   Check(count.ok() && *count == t->num_elements(), "a tensor's element count disagrees with its dims");
 }
 
 void FuzzNpy(const std::string& path) {
-  CheckTensor(calib::ReadNpyFile(path));
-  CheckTensor(calib::ReadNpyFile(path, 1));
+  CheckTensor(data::ReadNpyFile(path));
+  CheckTensor(data::ReadNpyFile(path, 1));
 }
 
 void FuzzIdx(const std::string& path) {
-  CheckTensor(calib::ReadIdxFile(path));
-  absl::StatusOr<std::vector<int64_t>> labels = calib::ReadIdxLabels(path);
+  CheckTensor(data::ReadIdxFile(path));
+  absl::StatusOr<std::vector<int64_t>> labels = data::ReadIdxLabels(path);
   (void)labels;
 }
 
 void FuzzImage(const std::string& path) {
-  absl::StatusOr<calib::ImageHeader> header = calib::ReadImageHeader(path);
+  absl::StatusOr<data::ImageHeader> header = data::ReadImageHeader(path);
   // Large images are valid and only slow the fuzzer down: decode up to 4M pixels.
   if (!header.ok() || header->height * header->width > (int64_t{1} << 22)) return;
-  absl::StatusOr<calib::Image> image = calib::DecodeImage(path);
+  absl::StatusOr<data::Image> image = data::DecodeImage(path);
   if (!image.ok()) return;
   Check(image->height == header->height && image->width == header->width, "decoded size differs from header");
   Check(static_cast<int64_t>(image->pixels.size()) == image->height * image->width * image->channels,

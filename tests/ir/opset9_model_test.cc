@@ -15,7 +15,7 @@
 namespace qfuse::ir {
 namespace {
 
-constexpr char kDir[] = "tests/data/opset9_constant_weights";
+constexpr char kDir[] = "tests/testdata/opset9_constant_weights";
 
 TEST(Opset9ModelTest, ConstantNodesBecomeConstantsAndOutputsMatch) {
   QFUSE_ASSERT_OK_AND_ASSIGN(testing::OnnxTestCase tc, testing::LoadOnnxTestCase(kDir));

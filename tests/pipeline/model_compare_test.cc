@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "base/file_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ir/file_util.h"
 #include "ir/onnx_export.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/status_matchers.h"
@@ -32,14 +32,14 @@ std::string SaveScaleModel(const std::string& file, const std::vector<float>& sc
 }
 
 // Two samples, [1, 2, 3] and [3, 2, 1], as a raw float32 file.
-calib::DataSource TwoSamples() {
+data::DataSource TwoSamples() {
   const std::vector<float> samples = {1, 2, 3, 3, 2, 1};
   const std::string path = TmpPath("samples.f32");
   EXPECT_TRUE(
-      ir::WriteFileAtomically(path, std::string(reinterpret_cast<const char*>(samples.data()), samples.size() * 4)).ok());
-  calib::DataSource source;
+      base::WriteFileAtomically(path, std::string(reinterpret_cast<const char*>(samples.data()), samples.size() * 4)).ok());
+  data::DataSource source;
   source.path = path;
-  source.format = calib::DataFormat::kRawFloat32;
+  source.format = data::DataFormat::kRawFloat32;
   source.raw_shape = {3};
   return source;
 }
@@ -47,7 +47,7 @@ calib::DataSource TwoSamples() {
 // IDX label file (magic 0x00000801), labels 2 and 0.
 std::string Labels() {
   const std::string path = TmpPath("labels-idx1-ubyte");
-  EXPECT_TRUE(ir::WriteFileAtomically(path, std::string("\x00\x00\x08\x01\x00\x00\x00\x02\x02\x00", 10)).ok());
+  EXPECT_TRUE(base::WriteFileAtomically(path, std::string("\x00\x00\x08\x01\x00\x00\x00\x02\x02\x00", 10)).ok());
   return path;
 }
 
@@ -124,7 +124,7 @@ TEST(CompareModelsTest, ErrorsNameTheProblem) {
 
   CompareOptions options = Options(a, a);
   options.labels_path = TmpPath("one-label-idx1-ubyte");
-  QFUSE_ASSERT_OK(ir::WriteFileAtomically(options.labels_path, std::string("\x00\x00\x08\x01\x00\x00\x00\x01\x02", 9)));
+  QFUSE_ASSERT_OK(base::WriteFileAtomically(options.labels_path, std::string("\x00\x00\x08\x01\x00\x00\x00\x01\x02", 9)));
   absl::Status few = CompareModels(options).status();
   EXPECT_THAT(std::string(few.message()), HasSubstr("1 labels for 2 samples"));
 

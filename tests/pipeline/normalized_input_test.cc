@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "gtest/gtest.h"
-#include "tests/testing/status_matchers.h"
 #include "pipeline/quantize_pipeline.h"
+#include "tests/testing/status_matchers.h"
 
 namespace qfuse::pipeline {
 namespace {
@@ -17,8 +17,8 @@ namespace fs = std::filesystem;
 
 constexpr char kData[] = "/usr/share/datasets/fashion-mnist/";
 
-calib::DataSource Normalised(const std::string& file) {
-  calib::DataSource d;
+data::DataSource Normalised(const std::string& file) {
+  data::DataSource d;
   d.path = std::string(kData) + file;
   d.image.mean = {0.2860f};
   d.image.std = {0.3530f};

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/file_util.h"
 #include "gtest/gtest.h"
-#include "ir/file_util.h"
 #include "ir/onnx_import.h"
 #include "tests/testing/status_matchers.h"
 #include "tools/quantize/report.h"
@@ -23,9 +23,9 @@ constexpr char kData[] = "/usr/share/datasets/fashion-mnist/";
 QuantizeConfig SmallConfig(const std::string& output) {
   QuantizeConfig c;
   c.model_path = "models/resnet_small/model.onnx";
-  calib::DataSource train;
+  data::DataSource train;
   train.path = std::string(kData) + "train-images-idx3-ubyte.gz";
-  calib::DataSource test;
+  data::DataSource test;
   test.path = std::string(kData) + "t10k-images-idx3-ubyte.gz";
   c.calib_sources = {train};
   c.eval_sources = {test};
@@ -43,7 +43,7 @@ QuantizeConfig SmallConfig(const std::string& output) {
 std::string Tmp(const std::string& name) { return (fs::path(std::getenv("TEST_TMPDIR")) / name).string(); }
 
 std::string Read(const std::string& path) {
-  absl::StatusOr<std::string> s = ir::ReadFileToString(path);
+  absl::StatusOr<std::string> s = base::ReadFileToString(path);
   return s.ok() ? *s : "<missing " + path + ">";
 }
 

@@ -129,9 +129,9 @@ TEST(QdqConverterTest, KeepFloatAndMissingTensorsAndUnknownNodes) {
 TEST(QdqConverterTest, OversizedBiasWidensOrKeepsTheUnitFloat) {
   QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
   QFUSE_ASSERT_OK(fusion::Fuse(&model, fusion::FusionLevel::kFull).status());
-  calib::DataSource source;
+  data::DataSource source;
   source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, calib::OpenDataset({source}, *model.graph, 16));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenDataset({source}, *model.graph, 16));
   calib::CalibrateOptions calibrate;
   calibrate.num_samples = 16;
   calibrate.show_progress = false;

@@ -102,7 +102,7 @@ TEST(HostileShapesTest, WrappingElementCountsAreOneLineErrorsNamingTheNode) {
       continue;
     }
     QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<runtime::Executor> exec, runtime::Executor::Create(*model->graph));
-    absl::StatusOr<std::vector<runtime::NamedTensor>> out = exec->Run({{"x", x}});
+    absl::StatusOr<std::vector<ir::NamedTensor>> out = exec->Run({{"x", x}});
     ASSERT_FALSE(out.ok()) << "ran and produced " << ir::DimsToString((*out)[0].tensor.dims());
     const std::string message(out.status().message());
     EXPECT_NE(message.find(c.node), std::string::npos) << message;

@@ -17,8 +17,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "base/file_util.h"
 #include "gtest/gtest.h"
-#include "ir/file_util.h"
 #include "onnx/onnx_pb.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_registry.h"
@@ -52,7 +52,7 @@ std::string OperatorOf(const std::string& root, std::string name) {
   if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
     name = name.substr(0, name.size() - suffix.size());
   }
-  absl::StatusOr<std::string> bytes = ir::ReadFileToString(root + "/" + name + "/model.onnx");
+  absl::StatusOr<std::string> bytes = base::ReadFileToString(root + "/" + name + "/model.onnx");
   onnx::ModelProto proto;
   if (!bytes.ok() || !proto.ParseFromString(*bytes) || proto.graph().node_size() == 0) return "?";
   return proto.graph().node(proto.graph().node_size() - 1).op_type();

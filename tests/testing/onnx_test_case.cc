@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/onnx_import.h"
-#include "ir/status_macros.h"
 #include "ir/tensor_proto.h"
 
 namespace qfuse::testing {
@@ -89,8 +89,8 @@ double MaxAbsDifference(const ir::Tensor& expected, const ir::Tensor& actual) {
   return worst;
 }
 
-absl::Status CompareOutputs(const std::vector<runtime::NamedTensor>& expected,
-                            const std::vector<runtime::NamedTensor>& actual, double rtol, double atol) {
+absl::Status CompareOutputs(const std::vector<ir::NamedTensor>& expected,
+                            const std::vector<ir::NamedTensor>& actual, double rtol, double atol) {
   if (expected.size() != actual.size()) {
     return absl::FailedPreconditionError(absl::StrCat("expected ", expected.size(), " outputs, got ", actual.size()));
   }

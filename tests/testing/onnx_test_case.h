@@ -15,8 +15,8 @@ namespace qfuse::testing {
 struct OnnxTestCase {
   std::string dir;
   ir::Model model;
-  std::vector<runtime::NamedTensor> inputs;    // bound to the graph inputs by position
-  std::vector<runtime::NamedTensor> expected;  // graph outputs, in order
+  std::vector<ir::NamedTensor> inputs;    // bound to the graph inputs by position
+  std::vector<ir::NamedTensor> expected;  // graph outputs, in order
 };
 
 // Loads `dir`/model.onnx and `dir`/test_data_set_0. Import refusals are returned as is.
@@ -25,8 +25,8 @@ absl::StatusOr<OnnxTestCase> LoadOnnxTestCase(const std::string& dir);
 // OK when every output matches: same dtype and shape; floats |a-e| <= atol + rtol*|e|
 // (NaN matches NaN); integers and bools exactly. Otherwise names the output, the first
 // mismatching index and both values, and the max abs difference.
-absl::Status CompareOutputs(const std::vector<runtime::NamedTensor>& expected,
-                            const std::vector<runtime::NamedTensor>& actual, double rtol, double atol);
+absl::Status CompareOutputs(const std::vector<ir::NamedTensor>& expected,
+                            const std::vector<ir::NamedTensor>& actual, double rtol, double atol);
 
 // Max |a - e| over all float elements of matching outputs (shapes must agree).
 double MaxAbsDifference(const ir::Tensor& expected, const ir::Tensor& actual);

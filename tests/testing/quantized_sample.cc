@@ -1,8 +1,8 @@
 #include "tests/testing/quantized_sample.h"
 
+#include "base/status_macros.h"
 #include "calib/calibrator.h"
 #include "ir/onnx_import.h"
-#include "ir/status_macros.h"
 #include "quant/deploy_target.h"
 
 namespace qfuse::testing {
@@ -15,9 +15,9 @@ absl::StatusOr<QuantizedSample> QuantizeSampleWith(const std::string& name, fusi
   fusion::PipelineOptions fusion_options;
   fusion_options.unit_forms = quant::UnitFormsFor(convert.target);
   QFUSE_RETURN_IF_ERROR(fusion::Fuse(&q.model, level, fusion_options).status());
-  calib::DataSource source;
+  data::DataSource source;
   source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-  QFUSE_ASSIGN_OR_RETURN(auto data, calib::OpenDataset({source}, *q.model.graph, 64));
+  QFUSE_ASSIGN_OR_RETURN(auto data, data::OpenDataset({source}, *q.model.graph, 64));
   calib::CalibrateOptions calibrate;
   calibrate.num_samples = 64;
   calibrate.show_progress = false;

@@ -4,8 +4,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
-#include "ir/status_macros.h"
 
 namespace qfuse::testing {
 

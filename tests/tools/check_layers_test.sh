@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/check_layers.py on small made-up trees: includes down a layer pass; an include up a
 # layer or across to a sibling layer fails naming the file, the line and both layers; the
-# reference kernels (runtime/reference) may not include the kernels they check.
+# reference kernels (runtime/reference) may not include the kernels they check; the data
+# readers may not include the runtime, and base/ includes nothing of the project.
 set -euo pipefail
 check="$1"
 tree="$TEST_TMPDIR/tree"
@@ -35,4 +36,13 @@ make_tree
 printf '#include "ir/tensor.h"\n#include "runtime/kernels/linalg/linalg.h"\n' >"$tree/runtime/reference/gemm.cc"
 if out="$(/usr/bin/python3 "$check" --root "$tree")"; then fail "runtime/reference including a kernel passed"; fi
 grep -q '^runtime/reference/gemm.cc:2: runtime/reference includes runtime/kernels/linalg/linalg.h' <<<"$out" || fail "got: $out"
-echo "check_layers_test: 4 trees checked"
+make_tree
+mkdir -p "$tree/data" "$tree/base"
+printf '#include "base/status_macros.h"\n#include "ir/tensor.h"\n' >"$tree/data/npy.cc"
+out="$(/usr/bin/python3 "$check" --root "$tree")" || fail "data including base and ir failed: $out"
+printf '#include "runtime/executor.h"\n' >"$tree/data/dataset.h"
+if out="$(/usr/bin/python3 "$check" --root "$tree")"; then fail "data including the runtime passed"; fi
+grep -q '^data/dataset.h:1: layer data includes runtime/executor.h of layer runtime$' <<<"$out" || fail "got: $out"
+printf '#include "ir/graph.h"\n' >"$tree/base/file_util.h"
+if out="$(/usr/bin/python3 "$check" --root "$tree")"; then fail "base including ir passed"; fi
+echo "check_layers_test: 6 trees checked"

@@ -1,4 +1,4 @@
-// The shared data flags: their defaults are calib::DataSource's, each reader flag reaches the
+// The shared data flags: their defaults are data::DataSource's, each reader flag reaches the
 // sources and a bad value is refused naming the flag; "name:path" values resolve against the
 // user's folder; only the bundled samples have default calibration data; an old flag name
 // works as an alias of its new one, but not both at once.
@@ -32,8 +32,8 @@ void Give(const char* name, const std::string& value) {
 }
 
 TEST(DataFlagsTest, DefaultsAreDataSourceDefaults) {
-  QFUSE_ASSERT_OK_AND_ASSIGN(calib::DataSource d, ReaderDefaultsFromFlags());
-  const calib::DataSource expected;
+  QFUSE_ASSERT_OK_AND_ASSIGN(data::DataSource d, ReaderDefaultsFromFlags());
+  const data::DataSource expected;
   EXPECT_EQ(d.format, expected.format);
   EXPECT_TRUE(d.raw_shape.empty());
   EXPECT_EQ(d.idx_scale, expected.idx_scale);  // float(1.0 / 255) == 1.f / 255, bit for bit
@@ -58,21 +58,21 @@ TEST(DataFlagsTest, EveryReaderFlagReachesTheSources) {
   Give("image_std", "2,4,8");
   Give("image_scale", "0.25");
   Give("image_layout", "nhwc");
-  QFUSE_ASSERT_OK_AND_ASSIGN(calib::DataSource d, ReaderDefaultsFromFlags());
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<calib::DataSource> sources, DataSourcesFromValues({"/d/x.raw"}, d));
+  QFUSE_ASSERT_OK_AND_ASSIGN(data::DataSource d, ReaderDefaultsFromFlags());
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<data::DataSource> sources, DataSourcesFromValues({"/d/x.raw"}, d));
   ASSERT_EQ(sources.size(), 1u);
-  const calib::DataSource& s = sources[0];
+  const data::DataSource& s = sources[0];
   EXPECT_EQ(s.path, "/d/x.raw");
-  EXPECT_EQ(s.format, calib::DataFormat::kRawFloat32);
+  EXPECT_EQ(s.format, data::DataFormat::kRawFloat32);
   EXPECT_EQ(s.raw_shape, (std::vector<int64_t>{3, 8, 8}));
   EXPECT_EQ(s.idx_scale, 0.5f);
   EXPECT_EQ(s.image.resize_shorter, 40);
   EXPECT_EQ(s.image.center_crop, 32);
-  EXPECT_EQ(s.image.color, calib::ImagePreprocess::Color::kBgr);
+  EXPECT_EQ(s.image.color, data::ImagePreprocess::Color::kBgr);
   EXPECT_EQ(s.image.mean, (std::vector<float>{0.5f, 0.25f, 0.125f}));
   EXPECT_EQ(s.image.std, (std::vector<float>{2, 4, 8}));
   EXPECT_EQ(s.image.scale, 0.25f);
-  EXPECT_EQ(s.image.layout, calib::ImagePreprocess::Layout::kNhwc);
+  EXPECT_EQ(s.image.layout, data::ImagePreprocess::Layout::kNhwc);
 }
 
 TEST(DataFlagsTest, BadValuesNameTheFlag) {
@@ -82,7 +82,7 @@ TEST(DataFlagsTest, BadValuesNameTheFlag) {
   for (const auto& [name, value] : cases) {
     absl::FlagSaver saver;
     Give(name, value);
-    absl::StatusOr<calib::DataSource> d = ReaderDefaultsFromFlags();
+    absl::StatusOr<data::DataSource> d = ReaderDefaultsFromFlags();
     ASSERT_FALSE(d.ok()) << name;
     if (std::string(name) != "data_format") {
       EXPECT_NE(d.status().message().find(std::string("--") + name), std::string::npos) << d.status();
@@ -92,7 +92,7 @@ TEST(DataFlagsTest, BadValuesNameTheFlag) {
 
 TEST(DataFlagsTest, NamedValuesResolveTheirPathAgainstTheUsersFolder) {
   setenv("BUILD_WORKING_DIRECTORY", "/home/user", 1);
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<calib::DataSource> sources,
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<data::DataSource> sources,
                              DataSourcesFromValues({"ids:data/ids.npy", "mask:/abs/mask.npy"}, {}));
   unsetenv("BUILD_WORKING_DIRECTORY");
   ASSERT_EQ(sources.size(), 2u);
@@ -104,11 +104,11 @@ TEST(DataFlagsTest, NamedValuesResolveTheirPathAgainstTheUsersFolder) {
 
 TEST(DataFlagsTest, OnlyBundledSamplesHaveDefaultCalibrationData) {
   EXPECT_FALSE(IsBundledSample("/nonexistent/model.onnx"));
-  absl::StatusOr<std::vector<calib::DataSource>> none = CalibrationSources("/nonexistent/model.onnx", {}, {});
+  absl::StatusOr<std::vector<data::DataSource>> none = CalibrationSources("/nonexistent/model.onnx", {}, {});
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().message(),
             "/nonexistent/model.onnx: --calib_data is required (only the bundled samples have default data)");
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<calib::DataSource> given,
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<data::DataSource> given,
                              CalibrationSources("/nonexistent/model.onnx", {"/d/x.npy"}, {}));
   ASSERT_EQ(given.size(), 1u);
   EXPECT_EQ(given[0].path, "/d/x.npy");

@@ -14,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "ir/output_dir.h"
-#include "ir/status_macros.h"
+#include "base/output_dir.h"
+#include "base/status_macros.h"
 #include "pipeline/quantize_pipeline.h"
 #include "tools/data_flags.h"
 #include "tools/flag_util.h"
@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<quant::DeployTarget>> ParseTargets(const std::string&
 absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   pipeline::QuantizeConfig c;
   c.model_path = ResolveUserPath(absl::GetFlag(FLAGS_model));
-  QFUSE_ASSIGN_OR_RETURN(calib::DataSource defaults, ReaderDefaultsFromFlags());
+  QFUSE_ASSIGN_OR_RETURN(data::DataSource defaults, ReaderDefaultsFromFlags());
   const std::vector<std::string> calib_data = absl::GetFlag(FLAGS_calib_data);
   const std::vector<std::string> eval_data = absl::GetFlag(FLAGS_eval_data);
   std::string labels = absl::GetFlag(FLAGS_labels);
@@ -100,7 +100,7 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   if (!eval_data.empty()) {
     QFUSE_ASSIGN_OR_RETURN(c.eval_sources, DataSourcesFromValues(eval_data, defaults));
   } else if (calib_data.empty()) {  // a bundled sample on its default data: Fashion-MNIST's test images
-    const calib::DataSource idx;
+    const data::DataSource idx;
     QFUSE_ASSIGN_OR_RETURN(c.eval_sources,
                            DataSourcesFromValues({std::string(kFashionMnistDir) + "t10k-images-idx3-ubyte.gz"}, idx));
     if (labels.empty()) labels = std::string(kFashionMnistDir) + "t10k-labels-idx1-ubyte.gz";
@@ -152,15 +152,15 @@ absl::Status Main() {
   QFUSE_ASSIGN_OR_RETURN(pipeline::QuantizeConfig config, ConfigFromFlags());
   absl::PrintF("qfuse quantize: %s -> %s\n", config.model_path, config.output_dir);
   // One run per output folder, and every output path writable before the long work.
-  QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<ir::OutputDirLock> lock, ir::OutputDirLock::Acquire(config.output_dir));
+  QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<base::OutputDirLock> lock, base::OutputDirLock::Acquire(config.output_dir));
   if (lock->stale_temp_files_removed() > 0) {
     absl::PrintF("removed %d temporary file(s) that killed runs left in %s\n", lock->stale_temp_files_removed(),
                  config.output_dir);
   }
   const std::string base = absl::GetFlag(FLAGS_report).empty() ? (fs::path(config.output_dir) / "report").string()
                                                                : ResolveUserPath(absl::GetFlag(FLAGS_report));
-  QFUSE_RETURN_IF_ERROR(ir::CheckWritable(base + ".json"));
-  QFUSE_RETURN_IF_ERROR(ir::CheckWritable(base + ".html"));
+  QFUSE_RETURN_IF_ERROR(base::CheckWritable(base + ".json"));
+  QFUSE_RETURN_IF_ERROR(base::CheckWritable(base + ".html"));
   QFUSE_ASSIGN_OR_RETURN(pipeline::QuantizeResult result, pipeline::RunQuantize(config));
   QFUSE_RETURN_IF_ERROR(WriteReports(result, config, base + ".json", base + ".html"));
   absl::PrintF("%s", SummaryTable(result, config));

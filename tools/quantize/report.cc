@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/file_util.h"
+#include "base/status_macros.h"
 #include "calib/thresholds.h"
 #include "fusion/pipeline.h"
-#include "ir/file_util.h"
-#include "ir/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "tools/quantize/report_summary.h"
 
@@ -181,8 +181,8 @@ std::string ReportJson(const pipeline::QuantizeResult& result, const pipeline::Q
 
 absl::Status WriteReports(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config, const std::string& json_path,
                           const std::string& html_path) {
-  QFUSE_RETURN_IF_ERROR(ir::WriteFileAtomically(json_path, ReportJson(result, config)));
-  return ir::WriteFileAtomically(html_path, ReportHtml(result, config));
+  QFUSE_RETURN_IF_ERROR(base::WriteFileAtomically(json_path, ReportJson(result, config)));
+  return base::WriteFileAtomically(html_path, ReportHtml(result, config));
 }
 
 }  // namespace qfuse::tools

@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/kernels/elementwise/binary_loop.h"
 #include "runtime/kernels/elementwise/dispatch.h"
 #include "runtime/kernels/elementwise/elementwise.h"

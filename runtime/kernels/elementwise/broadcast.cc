@@ -1,6 +1,6 @@
 #include "runtime/kernels/elementwise/broadcast.h"
 
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 
 namespace qfuse::runtime::kernels {

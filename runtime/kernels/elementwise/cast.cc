@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/kernels/elementwise/broadcast.h"
 #include "runtime/kernels/elementwise/elementwise.h"
 #include "runtime/kernels/elementwise/float16.h"

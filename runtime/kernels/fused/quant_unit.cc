@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/fused_unit.h"
-#include "ir/status_macros.h"
 #include "runtime/kernels/linalg/linalg.h"
 
 namespace qfuse::runtime::kernels {

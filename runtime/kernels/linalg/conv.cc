@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/linalg/avx512_sgemm.h"
 #include "runtime/kernels/linalg/conv_attrs.h"

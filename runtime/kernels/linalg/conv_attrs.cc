@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 
 namespace qfuse::runtime::kernels::linalg {
 namespace {

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "ir/graph.h"
-#include "ir/status_macros.h"
 
 namespace qfuse::runtime::kernels::linalg {
 namespace {

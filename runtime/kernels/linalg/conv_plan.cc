@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/graph.h"
-#include "ir/status_macros.h"
 
 namespace qfuse::runtime::kernels::linalg {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/einsum_equation.h"
-#include "ir/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/linalg/eigen_gemm.h"
 #include "runtime/kernels/linalg/linalg.h"

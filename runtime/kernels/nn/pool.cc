@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/nn/nn.h"
 #include "runtime/kernels/nn/nn_common.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "numerics/requantize.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/quant/quant_ops.h"

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "numerics/requantize.h"
 
 namespace qfuse::runtime::kernels::quant {

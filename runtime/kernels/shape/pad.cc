@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "ir/checked_math.h"
-#include "ir/status_macros.h"
+#include "base/checked_math.h"
+#include "base/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/shape/shape_ops.h"
 #include "runtime/kernels/shape/shape_util.h"
@@ -64,8 +64,8 @@ class PadKernel : public Kernel {
     for (int64_t k = 0; k < n; ++k) {
       const int64_t axis = axes[k];
       before[axis] = pads[k];
-      QFUSE_ASSIGN_OR_RETURN(const int64_t padded, ir::CheckedAdd(x.dims()[axis], pads[k], "Pad begin"));
-      QFUSE_ASSIGN_OR_RETURN(out_dims[axis], ir::CheckedAdd(padded, pads[k + n], "Pad end"));
+      QFUSE_ASSIGN_OR_RETURN(const int64_t padded, base::CheckedAdd(x.dims()[axis], pads[k], "Pad begin"));
+      QFUSE_ASSIGN_OR_RETURN(out_dims[axis], base::CheckedAdd(padded, pads[k + n], "Pad end"));
       if (out_dims[axis] < 0) {
         return absl::InvalidArgumentError(absl::StrCat("Pad pads ", ir::DimsToString(pads), " crop axis ", axis,
                                                        " of shape ", ir::DimsToString(x.dims()), " below 0"));

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "ir/checked_math.h"
-#include "ir/status_macros.h"
+#include "base/checked_math.h"
+#include "base/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/shape/shape_ops.h"
 #include "runtime/kernels/shape/shape_util.h"
@@ -177,7 +177,7 @@ class ConstantOfShapeKernel : public Kernel {
                    absl::Span<Tensor> outputs) override {
     QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 1));
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadShape(*inputs[0], "ConstantOfShape shape"));
-    QFUSE_RETURN_IF_ERROR(ir::CheckedByteCount(dims, ir::ElementSize(value_.dtype()), "ConstantOfShape").status());
+    QFUSE_RETURN_IF_ERROR(base::CheckedByteCount(dims, ir::ElementSize(value_.dtype()), "ConstantOfShape").status());
     QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(value_.dtype(), std::move(dims)));
     const size_t esize = ir::ElementSize(value_.dtype());
     uint8_t* out = static_cast<uint8_t*>(y.raw_data());
@@ -199,7 +199,7 @@ class ExpandKernel : public Kernel {
     const Tensor& x = *inputs[0];
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadShape(*inputs[1], "Expand shape"));
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> out_dims, BroadcastShapes(x.dims(), shape));
-    QFUSE_RETURN_IF_ERROR(ir::CheckedByteCount(out_dims, ir::ElementSize(x.dtype()), "Expand output").status());
+    QFUSE_RETURN_IF_ERROR(base::CheckedByteCount(out_dims, ir::ElementSize(x.dtype()), "Expand output").status());
     QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), out_dims));
     if (y.num_elements() == 0) {
       outputs[0] = std::move(y);

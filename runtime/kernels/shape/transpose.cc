@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "ir/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/shape/shape_ops.h"
 #include "runtime/kernels/shape/shape_util.h"

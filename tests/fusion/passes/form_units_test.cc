@@ -137,7 +137,7 @@ TEST(FormUnitsTest, OnlyClipZeroSixIsRelu6) {
   EXPECT_EQ(last->op_type(), "Clip");  // dynamic bound: not absorbed
   EXPECT_EQ(ir::ReadUnitSpec(*last->input(0)->producer())->activation, ir::UnitActivation::kNone);
   EquivalenceOptions options;
-  std::vector<runtime::NamedTensor> set = {{"x", ir::Tensor(ir::DataType::kFloat32, {1, 2, 3, 3})},
+  std::vector<ir::NamedTensor> set = {{"x", ir::Tensor(ir::DataType::kFloat32, {1, 2, 3, 3})},
                                            {"hi", ir::Tensor::Scalar<float>(0.25f)}};
   for (float& v : set[0].tensor.mutable_values<float>()) v = static_cast<float>(&v - set[0].tensor.data<float>()) - 8;
   options.input_sets.push_back(std::move(set));

@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/file_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ir/file_util.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/status_matchers.h"
 #include "tests/tools/quantize/report_fixture.h"
@@ -158,8 +158,8 @@ TEST(WriteReportsTest, WritesBothFiles) {
   const pipeline::QuantizeResult result = testing::SampleResult(true);
   const pipeline::QuantizeConfig config = testing::SampleConfig();
   QFUSE_ASSERT_OK(WriteReports(result, config, dir + "/report.json", dir + "/report.html"));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::string json, ir::ReadFileToString(dir + "/report.json"));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::string html, ir::ReadFileToString(dir + "/report.html"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::string json, base::ReadFileToString(dir + "/report.json"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::string html, base::ReadFileToString(dir + "/report.html"));
   EXPECT_EQ(json, ReportJson(result, config));
   EXPECT_EQ(html, ReportHtml(result, config));
 }

@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "ir/graph.h"
-#include "ir/status_macros.h"
 #include "runtime/executor.h"
 
 namespace qfuse::testing {
@@ -66,8 +66,8 @@ class OneNode {
   absl::StatusOr<std::vector<ir::Tensor>> Run() { return Run(bound_); }
 
   // Runs with new values for the graph inputs ("in<i>" by node input number).
-  absl::StatusOr<std::vector<ir::Tensor>> Run(const std::vector<runtime::NamedTensor>& inputs) {
-    QFUSE_ASSIGN_OR_RETURN(std::vector<runtime::NamedTensor> outs, exec_->Run(inputs));
+  absl::StatusOr<std::vector<ir::Tensor>> Run(const std::vector<ir::NamedTensor>& inputs) {
+    QFUSE_ASSIGN_OR_RETURN(std::vector<ir::NamedTensor> outs, exec_->Run(inputs));
     std::vector<ir::Tensor> result;
     for (auto& o : outs) result.push_back(std::move(o.tensor));
     return result;
@@ -77,7 +77,7 @@ class OneNode {
   OneNode() = default;
   ir::Graph graph_;
   std::unique_ptr<runtime::Executor> exec_;
-  std::vector<runtime::NamedTensor> bound_;
+  std::vector<ir::NamedTensor> bound_;
 };
 
 // Creates and runs once.

@@ -13,9 +13,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "ir/graph.h"
-#include "ir/status_macros.h"
 #include "runtime/executor.h"
 
 namespace qfuse::runtime::testing {

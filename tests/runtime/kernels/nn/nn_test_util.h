@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 #include "ir/graph.h"
-#include "ir/status_macros.h"
 #include "runtime/executor.h"
 
 namespace qfuse::runtime::nn_test {
