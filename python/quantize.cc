@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 constexpr char kQuantizeDoc[] = R"doc(quantize(model_path, calibration_data, *, method='auto', fusion='full',
          target='qfuse', per_channel=True, reduce_range=None, activation_type=None,
-         keep_float=(), nodes_to_exclude=None, calib_samples=None, analysis_samples=0,
+         int8_as_uint8=None, keep_float=(), nodes_to_exclude=None, calib_samples=None, analysis_samples=0,
          output=None) -> dict
 
 Quantizes a float ONNX model to an int8 QDQ ONNX model, as `bazel run //tools:quantize` does.
@@ -49,6 +49,9 @@ per_channel: per-output-channel weight scales (else one per weight tensor).
 reduce_range: 7-bit weights; None: the target's default (True for 'onnxruntime', else False).
 activation_type: 'int8' / 'QInt8' or 'uint8' / 'QUInt8' (onnxruntime's spelling, also its
   QuantType members); None: the target's default ('uint8' for 'onnxruntime', else 'int8').
+int8_as_uint8: int8 activations stored as uint8 with zero point 128 (the same grid and outputs;
+  onnxruntime's x86 QLinearConv takes uint8 only); None: the target's default (True for
+  'qfuse'; 'tensorrt' always INT8).
 keep_float, nodes_to_exclude: names of nodes left in float (nodes_to_exclude is
   onnxruntime.quantization's name; both lists are used).
 analysis_samples: evaluation samples for the per-layer analysis (0: no analysis).
@@ -120,6 +123,7 @@ py::dict LevelDict(const pipeline::LevelResult& r) {
   d["target"] = quant::DeployTargetName(r.target);
   d["reduce_range"] = r.convert.reduce_range;
   d["activation_type"] = r.convert.activation_type == quant::ActivationType::kUint8 ? "uint8" : "int8";
+  d["int8_as_uint8"] = r.convert.int8_as_uint8;
   d["model"] = r.model_file;
   d["calibration_table"] = r.table_file;
   d["calibration_cache"] = fs::path(r.table_file).replace_extension(".cache").string();
@@ -150,7 +154,8 @@ py::dict LevelDict(const pipeline::LevelResult& r) {
 
 py::dict Quantize(py::object model_path, py::object calibration_data, const std::string& method,
                   const std::string& fusion, const std::string& target, bool per_channel, py::object reduce_range,
-                  py::object activation_type, std::vector<std::string> keep_float, py::object nodes_to_exclude,
+                  py::object activation_type, py::object int8_as_uint8, std::vector<std::string> keep_float,
+                  py::object nodes_to_exclude,
                   py::object calib_samples, int64_t analysis_samples, py::object output) {
   ThrowIfError(runtime::CheckIsaCapEnvironment());
   pipeline::QuantizeConfig c;
@@ -172,6 +177,8 @@ py::dict Quantize(py::object model_path, py::object calibration_data, const std:
   if (c.user_choices.reduce_range) c.convert.reduce_range = reduce_range.cast<bool>();
   c.user_choices.activation_type = !activation_type.is_none();
   if (c.user_choices.activation_type) c.convert.activation_type = ParseActivationType(activation_type);
+  c.user_choices.int8_as_uint8 = !int8_as_uint8.is_none();
+  if (c.user_choices.int8_as_uint8) c.convert.int8_as_uint8 = int8_as_uint8.cast<bool>();
   c.convert.keep_float.insert(keep_float.begin(), keep_float.end());
   if (!nodes_to_exclude.is_none()) {
     for (const std::string& n : nodes_to_exclude.cast<std::vector<std::string>>()) c.convert.keep_float.insert(n);
@@ -220,7 +227,8 @@ void DefineQuantize(py::module_& module) {
   module.def("quantize", &Quantize, kQuantizeDoc, py::arg("model_path"), py::arg("calibration_data"), py::kw_only(),
              py::arg("method") = "auto", py::arg("fusion") = "full", py::arg("target") = "qfuse",
              py::arg("per_channel") = true, py::arg("reduce_range") = py::none(),
-             py::arg("activation_type") = py::none(), py::arg("keep_float") = std::vector<std::string>{},
+             py::arg("activation_type") = py::none(), py::arg("int8_as_uint8") = py::none(),
+             py::arg("keep_float") = std::vector<std::string>{},
              py::arg("nodes_to_exclude") = py::none(), py::arg("calib_samples") = py::none(),
              py::arg("analysis_samples") = 0, py::arg("output") = py::none());
 }

@@ -201,7 +201,7 @@ class Converter {
     QuantParams params;
     if (options_.activation_type == ActivationType::kInt8) {
       params.scales = {range->threshold > 0 ? range->scale : 1.f};  // the table's scale, bit for bit
-      params.zero_points = {0};
+      params.zero_points = {options_.int8_as_uint8 ? 128 : 0};
     } else if (range->min >= 0) {
       params.scales = {numerics::ScaleOfThreshold(range->threshold, numerics::kUint8Max)};
       params.zero_points = {0};
@@ -217,7 +217,7 @@ class Converter {
     auto it = dequantized_.find(v);
     if (it != dequantized_.end()) return it->second;
     QFUSE_ASSIGN_OR_RETURN(QuantParams params, ActivationParams(*v));
-    const bool uint8 = options_.activation_type == ActivationType::kUint8;
+    const bool uint8 = options_.activation_type == ActivationType::kUint8 || options_.int8_as_uint8;
     const DataType qtype = uint8 ? DataType::kUint8 : DataType::kInt8;
     QFUSE_ASSIGN_OR_RETURN(Value * scale, graph_.AddConstant(graph_.UniqueValueName(v->name() + "_scale"),
                                                              Tensor::Scalar<float>(params.scales[0])));
@@ -262,7 +262,7 @@ class Converter {
     // TensorRT reads per-channel ConvTranspose scales on axis 0, its input channels: per tensor.
     if (tensorrt() && op == ir::UnitBaseOp::kConvTranspose) request.per_channel = false;
     QFUSE_ASSIGN_OR_RETURN(request.num_products, ProductsPerOutput(node, op, w_data));
-    const bool uint8 = options_.activation_type == ActivationType::kUint8;
+    const bool uint8 = options_.activation_type == ActivationType::kUint8 || options_.int8_as_uint8;
     request.max_abs_input = uint8 ? numerics::MaxAbsCentered(0, 255, x_params.zero_points[0])
                                   : numerics::MaxAbsCentered(-128, 127, x_params.zero_points[0]);
     QFUSE_ASSIGN_OR_RETURN(QuantizedWeights w, QuantizeWeightsAndBias(request));
@@ -412,6 +412,11 @@ ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& cho
   const bool onnxruntime = options.target == DeployTarget::kOnnxRuntime;
   if (!chosen.activation_type) options.activation_type = onnxruntime ? ActivationType::kUint8 : ActivationType::kInt8;
   if (!chosen.reduce_range) options.reduce_range = onnxruntime;
+  if (!chosen.int8_as_uint8) options.int8_as_uint8 = options.target == DeployTarget::kQfuse;
+  // TensorRT reads INT8 with zero point 0 only; uint8 activations have their own zero points.
+  if (options.activation_type != ActivationType::kInt8 || options.target == DeployTarget::kTensorRt) {
+    options.int8_as_uint8 = false;
+  }
   return options;
 }
 
@@ -419,6 +424,9 @@ absl::StatusOr<ConversionStats> ConvertToQdq(ir::Model* model, const calib::Cali
                                              const ConvertOptions& options) {
   if (options.target == DeployTarget::kTensorRt && options.activation_type != ActivationType::kInt8) {
     return absl::InvalidArgumentError("target tensorrt takes int8 activations (symmetric, zero point 0), not uint8");
+  }
+  if (options.target == DeployTarget::kTensorRt && options.int8_as_uint8) {
+    return absl::InvalidArgumentError("target tensorrt takes INT8 activations with zero point 0, not --int8_as_uint8");
   }
   for (const std::string& name : options.keep_float) {
     bool found = false;

@@ -50,6 +50,11 @@ struct ConvertOptions {
   ActivationType activation_type = ActivationType::kInt8;
   bool per_channel_weights = true;     // per output channel; false: one scale per weight tensor
   bool reduce_range = false;           // 7-bit weights in [-64, 64] (weight_quantizer.h)
+  // kInt8 only: the same grid (scale threshold / 127, values -128..127) stored as UINT8 with
+  // zero point 128, so every dequantized value and qfuse's outputs are bit for bit those of
+  // zero point 0, while onnxruntime's x86 QLinearConv, which takes uint8 activations only,
+  // runs every quantized Conv (its int8-to-uint8 rewrite skips a Q read by two nodes).
+  bool int8_as_uint8 = false;
   std::set<std::string> keep_float;    // node names left in float
   // A layer whose bias does not fit beside its worst-case accumulation gets wider weight scales
   // on the offending channels (weight_quantizer.h); when that costs more than this many dB of a
@@ -62,12 +67,14 @@ struct ConvertOptions {
 struct UserChoices {
   bool activation_type = false;
   bool reduce_range = false;
+  bool int8_as_uint8 = false;
 };
 
 // `options` with `options.target`'s defaults for every field the user did not choose:
 // onnxruntime takes uint8 activations (a Relu/Clip before a QuantizeLinear with zero point 0 is
 // absorbed) and 7-bit weights (exact on x86 without VNNI); qfuse and tensorrt keep int8
-// activations and 8-bit weights.
+// activations and 8-bit weights; qfuse stores its int8 activations as uint8 + 128
+// (int8_as_uint8), tensorrt as INT8 with zero point 0.
 ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& chosen);
 
 struct ConversionStats {

@@ -45,6 +45,10 @@ ABSL_FLAG(bool, reduce_range, false,
           "about 6 dB less weight SQNR; default: the target's (onnxruntime: true, else false)");
 ABSL_FLAG(std::string, activation_dtype, "int8",
           "int8 (symmetric) or uint8 (also QInt8 / QUInt8); default: the target's (onnxruntime: uint8, else int8)");
+ABSL_FLAG(bool, int8_as_uint8, true,
+          "store int8 activations as UINT8 with zero point 128 (the same grid and outputs), so onnxruntime's x86 "
+          "QLinearConv (uint8 activations only) runs every quantized Conv; default: true for target qfuse "
+          "(tensorrt: always INT8, zero point 0)");
 ABSL_FLAG(std::string, activation_type, "", "alias of --activation_dtype (onnxruntime.quantization's name)");
 ABSL_FLAG(std::string, weight_type, "QInt8", "weights are int8: QInt8 / int8 (onnxruntime.quantization's name)");
 ABSL_FLAG(std::string, target, "qfuse",
@@ -117,6 +121,8 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   QFUSE_ASSIGN_OR_RETURN(const std::string dtype, GetFlagOrAlias(FLAGS_activation_dtype, FLAGS_activation_type));
   QFUSE_ASSIGN_OR_RETURN(c.convert.activation_type, ParseActivationType(dtype));
   c.user_choices.activation_type = IsFlagSet(FLAGS_activation_type) || IsFlagSet(FLAGS_activation_dtype);
+  c.convert.int8_as_uint8 = absl::GetFlag(FLAGS_int8_as_uint8);
+  c.user_choices.int8_as_uint8 = IsFlagSet(FLAGS_int8_as_uint8);
   const std::string weight_type = absl::GetFlag(FLAGS_weight_type);
   if (weight_type != "QInt8" && weight_type != "int8") {
     return absl::InvalidArgumentError(absl::StrCat("--weight_type: '", weight_type, "': weights are int8 (QInt8)"));

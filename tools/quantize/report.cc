@@ -53,6 +53,7 @@ Json ConfigJson(const pipeline::QuantizeResult& result, const pipeline::Quantize
   c["per_channel"] = config.convert.per_channel_weights;
   c["reduce_range"] = config.convert.reduce_range;
   c["activation_type"] = ActivationTypeName(config.convert.activation_type);
+  c["int8_as_uint8"] = config.convert.int8_as_uint8;
   c["keep_float"] = keep_float;
   c["levels"] = levels;
   c["calibration_table"] = config.calibration_table.empty() ? Json(nullptr) : Json(config.calibration_table);
@@ -103,6 +104,7 @@ Json LevelJson(const pipeline::LevelResult& level) {
   j["level"] = fusion::FusionLevelName(level.level);
   j["target"] = quant::DeployTargetName(level.target);
   j["activation_type"] = ActivationTypeName(level.convert.activation_type);
+  j["int8_as_uint8"] = level.convert.int8_as_uint8;  // int8 grid stored as uint8 + 128
   j["reduce_range"] = level.convert.reduce_range;
   j["model_file"] = Basename(level.model_file);
   j["table_file"] = Basename(level.table_file);
