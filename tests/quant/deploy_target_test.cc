@@ -9,6 +9,8 @@
 #include "ir/fused_unit.h"
 #include "quant/placement_check.h"
 #include "quant/qdq_converter.h"
+#include "runtime/executor.h"
+#include "runtime/random_inputs.h"
 #include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
 
@@ -132,6 +134,49 @@ TEST(DeployTargetTest, TensorRtRefusesUint8Activations) {
       QuantizeFor(DeployTarget::kTensorRt, fusion::FusionLevel::kFull, chosen, options);
   ASSERT_FALSE(q.ok());
   EXPECT_NE(q.status().message().find("tensorrt takes int8 activations"), std::string::npos) << q.status();
+}
+
+// Target qfuse stores its int8 activations as UINT8 with zero point 128 by default: the same
+// grid, so the integer runtime gives the same bytes shifted by 128 on every output, and the
+// float outputs of the two files are equal bit for bit.
+TEST(DeployTargetTest, QfuseStoresInt8AsUint8WithTheSameValues) {
+  for (fusion::FusionLevel level : {fusion::FusionLevel::kFull, fusion::FusionLevel::kBn}) {
+    QFUSE_ASSERT_OK_AND_ASSIGN(testing::QuantizedSample as_u8, QuantizeFor(DeployTarget::kQfuse, level));
+    UserChoices chosen;
+    chosen.int8_as_uint8 = true;
+    ConvertOptions s8;
+    s8.int8_as_uint8 = false;
+    QFUSE_ASSERT_OK_AND_ASSIGN(testing::QuantizedSample as_s8, QuantizeFor(DeployTarget::kQfuse, level, chosen, s8));
+    int activations = 0;
+    for (const ir::Node* n : as_u8.model.graph->nodes()) {
+      if (n->op_type() != "QuantizeLinear" || n->input(0)->is_constant()) continue;
+      ++activations;
+      const ir::Tensor* zp = n->input(2)->initializer();
+      ASSERT_NE(zp, nullptr);
+      ASSERT_EQ(zp->dtype(), ir::DataType::kUint8) << n->name();
+      EXPECT_EQ(zp->values<uint8_t>()[0], 128) << n->name();
+    }
+    EXPECT_GT(activations, 3);
+    for (const ir::Node* n : as_s8.model.graph->nodes()) {
+      if (n->op_type() == "QuantizeLinear" && !n->input(0)->is_constant()) {
+        EXPECT_EQ(n->input(2)->initializer()->dtype(), ir::DataType::kInt8) << n->name();
+      }
+    }
+    runtime::RandomInputOptions random;
+    random.batch = 4;
+    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> inputs, runtime::RandomInputs(*as_u8.model.graph, random));
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto run_u8, runtime::Executor::Create(*as_u8.model.graph));
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto run_s8, runtime::Executor::Create(*as_s8.model.graph));
+    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> out_u8, run_u8->Run(inputs));
+    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> out_s8, run_s8->Run(inputs));
+    ASSERT_EQ(out_u8.size(), out_s8.size());
+    for (size_t i = 0; i < out_u8.size(); ++i) {
+      absl::Span<const float> a = out_u8[i].tensor.values<float>();
+      absl::Span<const float> b = out_s8[i].tensor.values<float>();
+      ASSERT_EQ(a.size(), b.size());
+      for (size_t k = 0; k < a.size(); ++k) ASSERT_EQ(a[k], b[k]) << fusion::FusionLevelName(level) << " " << k;
+    }
+  }
 }
 
 }  // namespace
