@@ -40,6 +40,22 @@
 //   they DIFFER at exact ties: acc * r = 2.5 gives 2 (kOnnx) but 3 (kFixed), -2.5 gives -2
 //   vs -3.
 //
+// QLinearAdd, mode kOnnx (onnxruntime's x86 QLinearAdd: MlasQLinearAddKernelAvx2Helper in
+// mlas/lib/intrinsics/avx2/qladd_avx2.cpp, which AVX-512 machines run too), on the raw stored
+// values A and B (int8 or uint8), in float32:
+//     rA = sA / sC,  rB = sB / sC                      one division each
+//     F  = zC - (rA * zA + rB * zB)                    (the zero points' part, computed once)
+//     c  = fma(A, rA, fma(B, rB, F))                   two fused multiply-adds
+//     q  = saturate(round_half_to_even(c))
+//   When A is one value broadcast along a run of B (onnxruntime's "scalar A" case), it swaps
+//   the operands: c = fma(B, rB, fma(A, rA, F)). This is not DequantizeLinear -> Add ->
+//   QuantizeLinear in float (fl(fl(a sA) + fl(b sB)) / sC): the two round differently on
+//   ties, and matching onnxruntime is what this mode is for.
+//
+// QLinearGlobalAveragePool, mode kOnnx (onnxruntime MlasQLinearGlobalAveragePoolNchw): the
+//   sum over N pixels, minus N * zp_x, requantized by the multiplier sx / (sy * N) (float32,
+//   the product first), as Requantize above.
+//
 // Accumulator overflow bound: an accumulator of K products plus a bias is
 //     acc = sum_{k<K} (x_k - zp_x) * (w_k - zp_w) + bias,
 //     |acc| <= K * max|x - zp_x| * max|w - zp_w| + max|bias|
@@ -105,6 +121,39 @@ inline float Dequantize(int32_t q, float scale, int32_t zero_point) {
 inline float OnnxMultiplier(float input_scale, float weight_scale, float output_scale) {
   const float product = input_scale * weight_scale;
   return product / output_scale;
+}
+
+// QLinearAdd (see the header comment): the ratios and the zero points' part.
+struct OnnxAddMultipliers {
+  float ra = 1.f;
+  float rb = 1.f;
+  float fixed = 0.f;
+};
+inline OnnxAddMultipliers OnnxQLinearAddMultipliers(float scale_a, int32_t zero_point_a, float scale_b,
+                                                    int32_t zero_point_b, float scale_c, int32_t zero_point_c) {
+  OnnxAddMultipliers m;
+  m.ra = scale_a / scale_c;
+  m.rb = scale_b / scale_c;
+  const float za = m.ra * static_cast<float>(zero_point_a);
+  const float zb = m.rb * static_cast<float>(zero_point_b);
+  m.fixed = static_cast<float>(zero_point_c) - (za + zb);
+  return m;
+}
+// One output of QLinearAdd from the raw stored inputs a and b, in [qmin, qmax];
+// scalar_a: a is broadcast along a run of b (the operands' order swaps, as in onnxruntime).
+inline int32_t OnnxQLinearAdd(int32_t a, int32_t b, const OnnxAddMultipliers& m, bool scalar_a, int32_t qmin,
+                              int32_t qmax) {
+  const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+  const float c = scalar_a ? std::fma(fb, m.rb, std::fma(fa, m.ra, m.fixed))
+                           : std::fma(fa, m.ra, std::fma(fb, m.rb, m.fixed));
+  return RoundHalfToEven(ClampLikeMlas(c, static_cast<float>(qmin), static_cast<float>(qmax)));
+}
+
+// QLinearGlobalAveragePool's multiplier over `count` pixels: input_scale / (output_scale *
+// count), in float32 with the product first, as onnxruntime computes it.
+inline float OnnxGlobalPoolMultiplier(float input_scale, float output_scale, int64_t count) {
+  const float denominator = output_scale * static_cast<float>(count);
+  return input_scale / denominator;
 }
 
 // Per-channel multipliers: out[c] = OnnxMultiplier(input_scale, weight_scales[c],

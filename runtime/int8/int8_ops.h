@@ -28,7 +28,8 @@ namespace qfuse::runtime::int8 {
 // Attributes: the base op's own (strides, pads, group, transB, ...) and ir/fused_unit.h's
 // unit attributes (ir::WriteUnitSpec).
 inline constexpr char kQLinearUnitOp[] = "QLinearUnit";
-// QLinearAdd(a, b) -> y, same shapes: y = stage(a - zp_a, b - zp_b) (two terms).
+// QLinearAdd(a, b) -> y, numpy broadcasting: onnxruntime's QLinearAdd (numerics/requantize.h)
+// in mode onnx, the two-term stage of a - zp_a and b - zp_b in mode fixed.
 inline constexpr char kQLinearAddOp[] = "QLinearAdd";
 // QLinearClamp(x) -> y: Relu / Clip between requantizations: y = stage(x - zp_x) with
 // float attributes "min" and "max" as activation bounds.

@@ -188,13 +188,12 @@ struct IntegerOp {
   ir::AttributeMap attrs;         // the integer op's
 };
 
-// (b) Add(DQ(a), DQ(b)), equal static shapes => QLinearAdd.
+// (b) Add(DQ(a), DQ(b)), any shapes => QLinearAdd.
 std::optional<IntegerOp> MatchAdd(const Node& add) {
   std::optional<DqOperand> a = MatchDqActivation(add.input(0));
   std::optional<DqOperand> b = MatchDqActivation(add.input(1));
   if (!a.has_value() || !b.has_value()) return std::nullopt;
-  const ir::Shape& shape = add.input(0)->type().shape;
-  if (!shape.rank_known || !(shape == add.input(1)->type().shape)) return std::nullopt;
+  // Any shapes: the kernel broadcasts (numpy rules) and refuses shapes that do not.
   return IntegerOp{kQLinearAddOp, {*a, *b}, {}};
 }
 

@@ -8,7 +8,7 @@
 //       -> [activation] -> Q (or float graph output)                       => QLinearUnit
 //       (activation: any form of ir::MatchUnitActivation, e.g. Relu, Clip, HardSwish,
 //       Sigmoid + Mul as SiLU, HardSigmoid + Mul as HardSwish, Sigmoid, LeakyRelu)
-//   (b) Add(DQ(a), DQ(b)) -> Q, equal static shapes                          => QLinearAdd
+//   (b) Add(DQ(a), DQ(b)) -> Q, any broadcastable shapes                     => QLinearAdd
 //   (c) Relu | Clip(DQ(x)) -> Q                                              => QLinearClamp
 //   (d) MaxPool | Reshape | Flatten | Transpose | Squeeze | Unsqueeze | Identity
 //       (DQ(x)) -> Q with Q's params equal to x's                            => the op on int8

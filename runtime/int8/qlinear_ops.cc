@@ -10,6 +10,7 @@
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
 #include "runtime/int8/value_params.h"
+#include "runtime/kernels/elementwise/broadcast.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
 
@@ -67,20 +68,21 @@ class QLinearAddKernel : public Kernel {
  public:
   bool elementwise() const override { return true; }
   absl::Status Prepare(const ir::Node& node) {
-    QFUSE_ASSIGN_OR_RETURN(const numerics::RequantizeMode mode, ReadRequantizeMode(node));
+    QFUSE_ASSIGN_OR_RETURN(mode_, ReadRequantizeMode(node));
     QFUSE_ASSIGN_OR_RETURN(a_, ReadActivationQuant(node.input(0), "A"));
     QFUSE_ASSIGN_OR_RETURN(b_, ReadActivationQuant(node.input(1), "B"));
-    QFUSE_ASSIGN_OR_RETURN(const ActivationQuant y, ReadActivationQuant(node.output(0), "C"));
+    QFUSE_ASSIGN_OR_RETURN(y_, ReadActivationQuant(node.output(0), "C"));
     OutputStageSpec spec;
-    spec.mode = mode;
-    spec.output_type = y.type;
-    spec.output_scale = y.scale;
-    spec.output_zero_point = y.zero_point;
+    spec.mode = mode_;
+    spec.output_type = y_.type;
+    spec.output_scale = y_.scale;
+    spec.output_zero_point = y_.zero_point;
     spec.a.input_scale = a_.scale;
     spec.has_b = true;
     spec.b.input_scale = b_.scale;
     QFUSE_ASSIGN_OR_RETURN(stage_, OutputStage::Create(spec));
-    BuildTable();
+    table_ = BuildTable(/*scalar_a=*/false);
+    scalar_a_table_ = BuildTable(/*scalar_a=*/true);
     return absl::OkStatus();
   }
 
@@ -91,38 +93,59 @@ class QLinearAddKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(CheckType(inputs[1], b_, "B"));
     const Tensor& a = *inputs[0];
     const Tensor& b = *inputs[1];
-    if (a.dims() != b.dims()) {
-      return absl::InvalidArgumentError(absl::StrCat("A ", ir::DimsToString(a.dims()), " and B ",
-                                                     ir::DimsToString(b.dims()), " must have the same shape"));
-    }
-    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(stage_.output_type(), a.dims()));
-    // Both inputs are bytes, so the output stage is a 64 KiB table over (a, b): the same
-    // bytes as calling it per element.
     const uint8_t* ad = static_cast<const uint8_t*>(a.raw_data());
     const uint8_t* bd = static_cast<const uint8_t*>(b.raw_data());
+    if (a.dims() == b.dims()) {
+      QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(stage_.output_type(), a.dims()));
+      uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
+      const uint8_t* table = table_.data();
+      ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) yd[i] = table[(ad[i] << 8) | bd[i]];
+      });
+      return absl::OkStatus();
+    }
+    // numpy broadcasting: along a run where a is one value and b varies, onnxruntime swaps the
+    // operands (numerics/requantize.h), hence the second table.
+    QFUSE_ASSIGN_OR_RETURN(const kernels::BroadcastPlan plan, kernels::MakeBroadcastPlan(a.dims(), b.dims()));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(stage_.output_type(), plan.out_dims));
     uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
-    ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) yd[i] = table_[(ad[i] << 8) | bd[i]];
+    ctx.pool->ParallelFor(plan.num_elements, kElementwiseChunk, [&](int64_t begin, int64_t end) {
+      kernels::ForEachRun(plan, begin, end, [&](int64_t o, int64_t ia, int64_t ib, int64_t n) {
+        const uint8_t* table = plan.a_step == 0 && plan.b_step == 1 ? scalar_a_table_.data() : table_.data();
+        for (int64_t i = 0; i < n; ++i) {
+          yd[o + i] = table[(ad[ia + i * plan.a_step] << 8) | bd[ib + i * plan.b_step]];
+        }
+      });
     });
     return absl::OkStatus();
   }
 
  private:
-  // table_[(raw byte of a) << 8 | raw byte of b] = the stage's output byte.
-  void BuildTable() {
-    table_.resize(1 << 16);
+  // table[(raw byte of a) << 8 | raw byte of b] = the output byte. Both inputs are bytes, so a
+  // 64 KiB table gives the same bytes as the arithmetic per element: kOnnx is onnxruntime's
+  // QLinearAdd (numerics::OnnxQLinearAdd), kFixed the two-term output stage.
+  std::vector<uint8_t> BuildTable(bool scalar_a) const {
+    std::vector<uint8_t> table(1 << 16);
+    const numerics::OnnxAddMultipliers m =
+        numerics::OnnxQLinearAddMultipliers(a_.scale, a_.zero_point, b_.scale, b_.zero_point, y_.scale, y_.zero_point);
+    const int32_t qmin = y_.type == DataType::kInt8 ? -128 : 0, qmax = y_.type == DataType::kInt8 ? 127 : 255;
     for (int ra = 0; ra < 256; ++ra) {
       for (int rb = 0; rb < 256; ++rb) {
-        const int32_t av = (a_.type == DataType::kInt8 ? static_cast<int8_t>(ra) : ra) - a_.zero_point;
-        const int32_t bv = (b_.type == DataType::kInt8 ? static_cast<int8_t>(rb) : rb) - b_.zero_point;
-        table_[(ra << 8) | rb] = static_cast<uint8_t>(stage_.Quantize(av, bv, 0));
+        const int32_t av = a_.type == DataType::kInt8 ? static_cast<int8_t>(ra) : ra;
+        const int32_t bv = b_.type == DataType::kInt8 ? static_cast<int8_t>(rb) : rb;
+        const int32_t q = mode_ == numerics::RequantizeMode::kOnnx
+                              ? numerics::OnnxQLinearAdd(av, bv, m, scalar_a, qmin, qmax)
+                              : stage_.Quantize(av - a_.zero_point, bv - b_.zero_point, 0);
+        table[(ra << 8) | rb] = static_cast<uint8_t>(q);
       }
     }
+    return table;
   }
 
-  ActivationQuant a_, b_;
+  numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
+  ActivationQuant a_, b_, y_;
   OutputStage stage_;
-  std::vector<uint8_t> table_;
+  std::vector<uint8_t> table_, scalar_a_table_;
 };
 
 class QLinearClampKernel : public Kernel {
@@ -258,7 +281,18 @@ class QLinearAveragePoolKernel : public Kernel {
   absl::StatusOr<const OutputStage*> StageFor(int64_t n) {
     while (static_cast<int64_t>(stages_.size()) <= n) {
       const int64_t d = std::max<int64_t>(1, static_cast<int64_t>(stages_.size()));
-      QFUSE_ASSIGN_OR_RETURN(OutputStage s, SingleTerm(mode_, x_, y_, 1.f / static_cast<float>(d)));
+      OutputStage s;
+      if (global_ && mode_ == numerics::RequantizeMode::kOnnx) {
+        // onnxruntime's multiplier sx / (sy * d) (numerics::OnnxGlobalPoolMultiplier): a stage
+        // over the output scale sy * d, whose multiplier OnnxMultiplier(sx, 1, sy * d) is
+        // exactly that (sx * 1 is exact). Only Quantize(sum) is used, which reads nothing else
+        // of the output scale (the pool has no activation bounds).
+        ActivationQuant pooled = y_;
+        pooled.scale = y_.scale * static_cast<float>(d);
+        QFUSE_ASSIGN_OR_RETURN(s, SingleTerm(mode_, x_, pooled, 1.f));
+      } else {
+        QFUSE_ASSIGN_OR_RETURN(s, SingleTerm(mode_, x_, y_, 1.f / static_cast<float>(d)));
+      }
       stages_.push_back(std::move(s));
     }
     return &stages_[n];

@@ -314,5 +314,46 @@ TEST(AccumulatorBoundTest, StatesTheBound) {
   EXPECT_FALSE(CheckAccumulatorFitsInt32(b, "x").ok());
 }
 
+// onnxruntime's QLinearAdd on hand-computed ties. sA = 0.1, sB = 0.2, sC = 0.4 give rA = 0.25
+// and rB = 0.5 exactly (0.4f == 4 * 0.1f), so c = A / 4 + B / 2 is exact.
+TEST(OnnxQLinearAddTest, TiesRoundHalfToEvenAndSaturate) {
+  const OnnxAddMultipliers m = OnnxQLinearAddMultipliers(0.1f, 0, 0.2f, 0, 0.4f, 0);
+  EXPECT_EQ(m.ra, 0.25f);
+  EXPECT_EQ(m.rb, 0.5f);
+  EXPECT_EQ(m.fixed, 0.f);
+  EXPECT_EQ(OnnxQLinearAdd(96, 115, m, false, -128, 127), 82);  // 81.5 -> 82
+  EXPECT_EQ(OnnxQLinearAdd(10, 0, m, false, -128, 127), 2);     // 2.5 -> 2
+  EXPECT_EQ(OnnxQLinearAdd(12, 1, m, false, -128, 127), 4);     // 3.5 -> 4
+  EXPECT_EQ(OnnxQLinearAdd(-10, 0, m, false, -128, 127), -2);   // -2.5 -> -2
+  EXPECT_EQ(OnnxQLinearAdd(127, 127, m, false, -128, 127), 95);  // 31.75 + 63.5 = 95.25
+  const OnnxAddMultipliers wide = OnnxQLinearAddMultipliers(1.f, 0, 1.f, 0, 1.f, 0);
+  EXPECT_EQ(OnnxQLinearAdd(127, 127, wide, false, -128, 127), 127);      // 254 saturates
+  EXPECT_EQ(OnnxQLinearAdd(-128, -128, wide, false, -128, 127), -128);   // -256 saturates
+  // Zero points: uint8 with 128 as zero 0 everywhere: F = 128 - (0.25 * 128 + 0.5 * 128) = 32,
+  // raw 224 and 128 are 96 and 0: 224 / 4 + 128 / 2 + 32 = 152 = 128 + 24.
+  const OnnxAddMultipliers u8 = OnnxQLinearAddMultipliers(0.1f, 128, 0.2f, 128, 0.4f, 128);
+  EXPECT_EQ(u8.fixed, 32.f);
+  EXPECT_EQ(OnnxQLinearAdd(224, 128, u8, false, 0, 255), 152);
+}
+
+// The operand order matters once: sA = 0.013, sB = 0.06, sC = 0.09, A = -15, B = -47
+// (exact rational arithmetic): fma(A, rA, fl(B rB)) = -33.5 exactly -> -34, while the
+// scalar-A order fma(B, rB, fl(A rA)) = -33.499996 -> -33.
+TEST(OnnxQLinearAddTest, ScalarAOrderIsOnnxRuntimes) {
+  const OnnxAddMultipliers m = OnnxQLinearAddMultipliers(0.013f, 0, 0.06f, 0, 0.09f, 0);
+  EXPECT_EQ(OnnxQLinearAdd(-15, -47, m, false, -128, 127), -34);
+  EXPECT_EQ(OnnxQLinearAdd(-15, -47, m, true, -128, 127), -33);
+}
+
+// onnxruntime's global pool multiplier sx / (sy * N) differs in the last bit from
+// sx * (1 / N) / sy for N = 49 (7 x 7): 0.05 / (0.03 * 49) = 0.034013607 (float32), the other
+// order 0.034013603.
+TEST(OnnxGlobalPoolMultiplierTest, ProductFirst) {
+  EXPECT_EQ(OnnxGlobalPoolMultiplier(0.05f, 0.03f, 49), 0.05f / (0.03f * 49.f));
+  EXPECT_EQ(OnnxGlobalPoolMultiplier(0.05f, 0.03f, 49), 0.034013607f);
+  EXPECT_NE(OnnxGlobalPoolMultiplier(0.05f, 0.03f, 49), OnnxMultiplier(0.05f, 1.f / 49.f, 0.03f));
+  EXPECT_EQ(OnnxGlobalPoolMultiplier(0.5f, 0.25f, 64), 0.03125f);  // powers of two: exact
+}
+
 }  // namespace
 }  // namespace qfuse::numerics

@@ -216,16 +216,56 @@ TEST(Int8OpsTest, MaxPoolRunsOnInt8WhenParamsAgree) {
 }
 
 TEST(Int8OpsTest, UnmatchedGroupsStayFloat) {
-  // A broadcasting Add has no int8 form here: DQ -> Add -> Q runs as written.
+  // Sub has no int8 form: DQ -> Sub -> Q runs as written.
   QdqGraph b;
   Value* a = b.Input("a", {2, 2}, 0.5f, 0);
   Value* c = b.Input("c", {2}, 0.5f, 0);
-  b.Output(b.Op("Add", {a, c}, {2, 2}), 0.5f, 0);
+  b.Output(b.Op("Sub", {a, c}, {2, 2}), 0.5f, 0);
   const std::vector<NamedTensor> in = {Int8("a", {2, 2}, {1, 2, 3, 4}), Int8("c", {2}, {10, 20})};
   QFUSE_ASSERT_OK_AND_ASSIGN(Result r, RunGraph(b.graph(), in, true, kOnnx));
-  EXPECT_EQ(r.values, (std::vector<int>{11, 22, 13, 24}));
-  EXPECT_EQ(r.ops.at("Add"), 1);
+  EXPECT_EQ(r.values, (std::vector<int>{-9, -18, -7, -16}));
+  EXPECT_EQ(r.ops.at("Sub"), 1);
   EXPECT_EQ(r.ops.at("DequantizeLinear"), 2);
+}
+
+// QLinearAdd is onnxruntime's: c = fma(A, rA, fma(B, rB, F)) on the raw values, rounded half
+// to even (numerics/requantize.h), not DequantizeLinear -> Add -> QuantizeLinear in float.
+// sA = 0.1, sB = 0.2, sC = 0.4: rA = 0.25 and rB = 0.5 exactly (0.4f is 4 * 0.1f), so
+// 96 * 0.25 + 115 * 0.5 = 81.5 is a tie and gives 82; in float, 96 * 0.1f + 115 * 0.2f is
+// 32.599997 and / 0.4f = 81.499992, which gives 81.
+TEST(Int8OpsTest, AddIsOnnxRuntimesQLinearAdd) {
+  QdqGraph b;
+  Value* a = b.Input("a", {2}, 0.1f, 0);
+  Value* c = b.Input("c", {2}, 0.2f, 0);
+  b.Output(b.Op("Add", {a, c}, {2}), 0.4f, 0);
+  const std::vector<NamedTensor> in = {Int8("a", {2}, {96, 5}), Int8("c", {2}, {115, 0})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result integer, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(integer.values, (std::vector<int>{82, 1}));  // 5 * 0.25 = 1.25 -> 1
+  EXPECT_EQ(integer.ops.at("QLinearAdd"), 1);
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result simulated, RunGraph(b.graph(), in, false, kOnnx));
+  EXPECT_EQ(simulated.values, (std::vector<int>{81, 1}));
+}
+
+// A broadcasting Add is lowered too. Where A is one value along a run of B, onnxruntime
+// swaps the operands: c = fma(B, rB, fma(A, rA, F)). With sA = 0.013, sB = 0.06, sC = 0.09,
+// A = -15, B = -47 (computed in exact rational arithmetic): the usual order gives
+// fma(-15, rA, -47 rB rounded) = -33.5 exactly -> -34, the swapped one -33.499996 -> -33.
+TEST(Int8OpsTest, BroadcastAddFollowsOnnxRuntimesOperandOrder) {
+  for (const bool a_is_scalar : {true, false}) {
+    QdqGraph b;
+    const std::vector<int64_t> a_dims = a_is_scalar ? std::vector<int64_t>{1} : std::vector<int64_t>{2};
+    const std::vector<int64_t> c_dims = a_is_scalar ? std::vector<int64_t>{2} : std::vector<int64_t>{1};
+    Value* a = b.Input("a", a_dims, 0.013f, 0);
+    Value* c = b.Input("c", c_dims, 0.06f, 0);
+    b.Output(b.Op("Add", {a, c}, {2}), 0.09f, 0);
+    const std::vector<NamedTensor> in =
+        a_is_scalar ? std::vector<NamedTensor>{Int8("a", {1}, {-15}), Int8("c", {2}, {-47, -47})}
+                    : std::vector<NamedTensor>{Int8("a", {2}, {-15, -15}), Int8("c", {1}, {-47})};
+    QFUSE_ASSERT_OK_AND_ASSIGN(Result r, RunGraph(b.graph(), in, true, kOnnx));
+    EXPECT_EQ(r.ops.at("QLinearAdd"), 1);
+    const int expected = a_is_scalar ? -33 : -34;
+    EXPECT_EQ(r.values, (std::vector<int>{expected, expected})) << "a is scalar: " << a_is_scalar;
+  }
 }
 
 TEST(Int8OpsTest, AccumulatorOverflowIsRefusedNamingTheNode) {
