@@ -1,7 +1,9 @@
 // QLinearAdd, QLinearClamp, QLinearAveragePool, QLinearGlobalAveragePool and
 // QLinearConcat (runtime/int8/int8_ops.h), elementwise over per-tensor int8/uint8 values.
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -62,6 +64,29 @@ absl::StatusOr<OutputStage> SingleTerm(numerics::RequantizeMode mode, const Acti
   spec.act_min = act_min;
   spec.act_max = act_max;
   return OutputStage::Create(spec);
+}
+
+// raw input byte -> output byte of y = clamp(x, lo, hi), requantized. Mode kOnnx is
+// onnxruntime's float path DequantizeLinear -> [Relu | Clip] -> QuantizeLinear (it has no
+// integer Relu or Clip; its QLinearConcat tables are the same Q(DQ(x))); kFixed is the
+// single-term output stage (whose bounds are lo and hi).
+std::array<uint8_t, 256> ByteTable(numerics::RequantizeMode mode, const ActivationQuant& x,
+                                   const ActivationQuant& y, float lo, float hi, const OutputStage& stage) {
+  std::array<uint8_t, 256> table{};
+  for (int raw = 0; raw < 256; ++raw) {
+    const int32_t q = x.type == DataType::kInt8 ? static_cast<int8_t>(raw) : raw;
+    if (mode == numerics::RequantizeMode::kOnnx) {
+      float f = numerics::Dequantize(q, x.scale, x.zero_point);
+      f = f < lo ? lo : f;
+      f = f > hi ? hi : f;
+      table[raw] = y.type == DataType::kInt8
+                       ? static_cast<uint8_t>(numerics::QuantizeLinear<int8_t>(f, y.scale, y.zero_point))
+                       : numerics::QuantizeLinear<uint8_t>(f, y.scale, y.zero_point);
+    } else {
+      table[raw] = static_cast<uint8_t>(stage.Quantize(q - x.zero_point, 0));
+    }
+  }
+  return table;
 }
 
 class QLinearAddKernel : public Kernel {
@@ -158,10 +183,7 @@ class QLinearClampKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(const float lo, node.attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
     QFUSE_ASSIGN_OR_RETURN(const float hi, node.attrs().GetFloat("max", std::numeric_limits<float>::max()));
     QFUSE_ASSIGN_OR_RETURN(stage_, SingleTerm(mode, x_, y, 1.f, lo, hi));
-    for (int raw = 0; raw < 256; ++raw) {
-      const int32_t v = (x_.type == DataType::kInt8 ? static_cast<int8_t>(raw) : raw) - x_.zero_point;
-      table_[raw] = static_cast<uint8_t>(stage_.Quantize(v, 0));
-    }
+    table_ = ByteTable(mode, x_, y, lo, hi, stage_);
     return absl::OkStatus();
   }
 
@@ -182,7 +204,7 @@ class QLinearClampKernel : public Kernel {
  private:
   ActivationQuant x_;
   OutputStage stage_;
-  uint8_t table_[256];  // raw input byte -> the stage's output byte
+  std::array<uint8_t, 256> table_{};  // raw input byte -> output byte (ByteTable)
 };
 
 // AveragePool (ceil_mode 0, no dilations: the lowering only matches those) and
@@ -317,7 +339,8 @@ class QLinearConcatKernel : public Kernel {
       QFUSE_ASSIGN_OR_RETURN(OutputStage s, SingleTerm(mode, in, y_));
       copy_.push_back(in.type == y_.type && in.scale == y_.scale && in.zero_point == y_.zero_point);
       in_.push_back(in);
-      stages_.push_back(std::move(s));
+      tables_.push_back(ByteTable(mode, in, y_, std::numeric_limits<float>::lowest(),
+                                  std::numeric_limits<float>::max(), s));
     }
     return absl::OkStatus();
   }
@@ -359,7 +382,8 @@ class QLinearConcatKernel : public Kernel {
               if (copy_[i]) {
                 std::memcpy(dst, src, block);
               } else {
-                for (int64_t j = 0; j < block; ++j) dst[j] = static_cast<T>(stages_[i].Quantize(src[j] - in_[i].zero_point, 0));
+                const std::array<uint8_t, 256>& table = tables_[i];
+                for (int64_t j = 0; j < block; ++j) dst[j] = static_cast<T>(table[static_cast<uint8_t>(src[j])]);
               }
             }
           });
@@ -374,7 +398,7 @@ class QLinearConcatKernel : public Kernel {
   int64_t axis_ = 0;
   ActivationQuant y_;
   std::vector<ActivationQuant> in_;
-  std::vector<OutputStage> stages_;
+  std::vector<std::array<uint8_t, 256>> tables_;  // per input: raw byte -> output byte (ByteTable)
   std::vector<bool> copy_;
 };
 

@@ -161,6 +161,22 @@ TEST(Int8OpsTest, ClampRequantizesWithBounds) {
   EXPECT_EQ(fixed.values, (std::vector<int>{3, 4, 0, 1}));
 }
 
+// In mode onnx a clamp is onnxruntime's float path Q(clamp(DQ(x))), which it runs for a
+// Relu/Clip (it has no integer one): sx = 0.1, sy = 0.2, x = -109: -109 * 0.1f = -10.900001,
+// / 0.2f = -54.500004 -> -55, where one multiplier 0.1f / 0.2f = 0.5 would give the tie
+// -54.5 -> -54. The simulated graph computes exactly the float path.
+TEST(Int8OpsTest, ClampIsTheFloatPathInModeOnnx) {
+  QdqGraph b;
+  Value* x = b.Input("x", {2}, 0.1f, 0);
+  b.Output(b.Op("Clip", {x, b.FloatConst("lo", -100.f), b.FloatConst("hi", 100.f)}, {2}), 0.2f, 0);
+  const std::vector<NamedTensor> in = {Int8("x", {2}, {-109, 40})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result integer, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(integer.ops.at("QLinearClamp"), 1);
+  EXPECT_EQ(integer.values, (std::vector<int>{-55, 20}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result simulated, RunGraph(b.graph(), in, false, kOnnx));
+  EXPECT_EQ(simulated.values, integer.values);
+}
+
 TEST(Int8OpsTest, GlobalAveragePoolSumsInInt32) {
   QdqGraph b;
   Value* x = b.Input("x", {1, 3, 2, 2}, 1.f, 0);
