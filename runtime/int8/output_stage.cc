@@ -71,6 +71,31 @@ __attribute__((target("avx2"))) int64_t OnnxRowAvx2(const OnnxRow& r, const int3
   return i;
 }
 
+// OnnxRowAvx2 over whole channels-last pixels: one channel per lane (per-lane multipliers
+// and biases) for the channels' groups of 8; returns how many channels of each pixel it
+// wrote (channels rounded down to 8), the caller finishing the rest.
+__attribute__((target("avx2"))) int64_t OnnxPixelsAvx2(const float* ma, bool ma_per_tensor, float mb, float flo,
+                                                        float fhi, int32_t zp, const int32_t* a, const int32_t* bias,
+                                                        const uint8_t* b, bool b_signed, int32_t b_zp, int64_t channels,
+                                                        int64_t pixels, uint8_t* out) {
+  const int64_t whole = channels & ~int64_t{7};
+  const __m256i vbzp = _mm256_set1_epi32(b_zp), vzp = _mm256_set1_epi32(zp);
+  const __m256 vmb = _mm256_set1_ps(mb), lo = _mm256_set1_ps(flo), hi = _mm256_set1_ps(fhi);
+  for (int64_t p = 0; p < pixels; ++p) {
+    const int64_t base = p * channels;
+    for (int64_t j = 0; j < whole; j += 8) {
+      __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + base + j));
+      if (bias != nullptr) va = _mm256_add_epi32(va, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + j)));
+      const __m256 vma = ma_per_tensor ? _mm256_set1_ps(ma[0]) : _mm256_loadu_ps(ma + j);
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(va), vma);
+      if (b != nullptr) f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(LoadB8(b + base + j, b_signed, vbzp)), vmb));
+      f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+      StoreLowBytes8(_mm256_add_epi32(_mm256_cvtps_epi32(f), vzp), out + base + j);
+    }
+  }
+  return whole;
+}
+
 // GCC 12 warns that the _mm512_undefined_* pass-through operands of the unmasked
 // intrinsics may be uninitialized (a known false positive).
 #pragma GCC diagnostic push
@@ -234,12 +259,28 @@ RequantizeIsa CurrentRequantizeIsa() {
 
 int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed,
                                         int32_t b_zp, int64_t channels, int64_t pixels, uint8_t* out) const {
-  if (CurrentRequantizeIsa() != RequantizeIsa::kAvx512 || mode_ != numerics::RequantizeMode::kOnnx ||
+  const RequantizeIsa isa = CurrentRequantizeIsa();
+  if (isa == RequantizeIsa::kScalar || mode_ != numerics::RequantizeMode::kOnnx ||
       output_type_ == ir::DataType::kFloat32) {
     return 0;
   }
-  OnnxPixelsAvx512(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, flo_, fhi_, zp_, a, bias, b, b_signed, b_zp, channels,
-                   pixels, out);
+  if (isa == RequantizeIsa::kAvx512) {
+    OnnxPixelsAvx512(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, flo_, fhi_, zp_, a, bias, b, b_signed, b_zp,
+                     channels, pixels, out);
+    return pixels;
+  }
+  const int64_t whole = OnnxPixelsAvx2(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, flo_, fhi_, zp_, a, bias, b,
+                                       b_signed, b_zp, channels, pixels, out);
+  if (whole < channels) {  // each pixel's last channels, as QuantizeChannels
+    for (int64_t p = 0; p < pixels; ++p) {
+      for (int64_t j = whole; j < channels; ++j) {
+        const int64_t i = p * channels + j;
+        const int32_t acc = a[i] + (bias == nullptr ? 0 : bias[j]);
+        const int32_t bv = b == nullptr ? 0 : (b_signed ? int32_t{static_cast<int8_t>(b[i])} : int32_t{b[i]}) - b_zp;
+        out[i] = static_cast<uint8_t>(b == nullptr ? Quantize(acc, j) : Quantize(acc, bv, j));
+      }
+    }
+  }
   return pixels;
 }
 

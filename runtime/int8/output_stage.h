@@ -223,7 +223,8 @@ class OutputStage {
   // term); returns how many elements it wrote (0 at RequantizeIsa::kScalar).
   int64_t QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t c,
                           int64_t n, uint8_t* out) const;
-  // Vectorised QuantizePixels (masked channel tails): all pixels, or 0 when not vectorised.
+  // Vectorised QuantizePixels (kOnnx; AVX-512 masks the channel tails, AVX2 finishes them in
+  // scalar code): all pixels, or 0 when not vectorised.
   int64_t QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,
                              int64_t channels, int64_t pixels, uint8_t* out) const;
 

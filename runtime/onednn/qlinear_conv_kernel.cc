@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/unit_requantization.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
+#include "runtime/kernels/quant/nhwc_conv.h"
 #include "runtime/onednn/conv_desc.h"
 #include "runtime/onednn/onednn_engine.h"
 
@@ -44,9 +47,13 @@ class OneDnnQLinearConvKernel : public Kernel {
  public:
   // `shift_source`: int8 activations are handed to oneDNN as uint8 (x ^ 0x80 = x + 128, zero
   // point + 128), the same accumulator sum (x - zp) * w (see OneDnnInt8IsExact).
+  // `tiles`: when set, the accumulators come from qfuse's channels-last tiles
+  // (kernels/quant/nhwc_conv.h) instead of oneDNN, each tile requantized while in cache.
   OneDnnQLinearConvKernel(int8::UnitRequantization u, ConvAttrs attrs, ir::Tensor weights, ir::DataType out_type,
-                          bool shift_source, std::unique_ptr<Kernel> native)
-      : u_(std::move(u)),
+                          bool shift_source, std::unique_ptr<Kernel> native,
+                          std::optional<kernels::quant::NhwcConvWeights> tiles)
+      : tiles_(std::move(tiles)),
+        u_(std::move(u)),
         attrs_(std::move(attrs)),
         weights_(std::move(weights)),
         out_type_(out_type),
@@ -80,6 +87,7 @@ class OneDnnQLinearConvKernel : public Kernel {
       return absl::InvalidArgumentError(absl::StrCat("x ", ir::DimsToString(x_dims), " does not have ", in_channels_,
                                                      " channels"));
     }
+    if (tiles_.has_value()) return RunTiles(ctx, *x, x_last, x_dims, r, outputs);
     absl::StatusOr<const Primitive*> prim = Find(x_dims);
     if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelsLast, 0, outputs);
     const Primitive& p = **prim;
@@ -116,21 +124,8 @@ class OneDnnQLinearConvKernel : public Kernel {
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("oneDNN convolution failed: ", e.what()));
     }
-    // The residual, channels-last like the accumulator.
     Tensor r_nhwc;
-    const uint8_t* res = nullptr;
-    if (r != nullptr) {
-      const bool r_last = IsChannelsLast(ctx, ir::kUnitResidual);
-      if (PlainDims(*r, r_last) != o) {
-        return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(PlainDims(*r, r_last)),
-                                                       " differs from the output's ", ir::DimsToString(o)));
-      }
-      if (!r_last) {
-        QFUSE_ASSIGN_OR_RETURN(r_nhwc, ir::Tensor::CreateUninitialized(r->dtype(), {o[0], o[2], o[3], o[1]}));
-        ReorderInt8(*ctx.pool, *r, /*src_channels_last=*/false, o, r_nhwc.raw_data());
-      }
-      res = static_cast<const uint8_t*>(r_last ? r->raw_data() : r_nhwc.raw_data());
-    }
+    QFUSE_ASSIGN_OR_RETURN(const uint8_t* res, ChannelsLastResidual(ctx, r, o, &r_nhwc));
     QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(out_type_, {o[0], o[2], o[3], o[1]}));
     Requantize(acc.data<int32_t>(), res, static_cast<uint8_t*>(out.raw_data()), o[0] * o[2] * o[3]);
     outputs[0] = std::move(out);
@@ -138,6 +133,55 @@ class OneDnnQLinearConvKernel : public Kernel {
   }
 
  private:
+  // The accumulators from qfuse's channels-last tiles, requantized tile by tile.
+  absl::Status RunTiles(const KernelContext& ctx, const Tensor& x, bool x_last, const std::vector<int64_t>& x_dims,
+                        const Tensor* r, absl::Span<Tensor> outputs) const {
+    const std::vector<int64_t> kernel = {weights_.dims()[2], weights_.dims()[3]};
+    QFUSE_ASSIGN_OR_RETURN(kernels::linalg::ConvGeometry g,
+                           kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x_dims).subspan(2), kernel));
+    const std::vector<int64_t> o = {x_dims[0], out_channels_, g.col[1], g.col[2]};
+    Tensor x_nhwc;
+    const void* src = x.raw_data();
+    if (!x_last) {
+      QFUSE_ASSIGN_OR_RETURN(x_nhwc, ir::Tensor::CreateUninitialized(x.dtype(), {x_dims[0], x_dims[2], x_dims[3], x_dims[1]}));
+      ReorderInt8(*ctx.pool, x, /*src_channels_last=*/false, x_dims, x_nhwc.raw_data());
+      src = x_nhwc.raw_data();
+    }
+    Tensor r_nhwc;
+    QFUSE_ASSIGN_OR_RETURN(const uint8_t* res, ChannelsLastResidual(ctx, r, o, &r_nhwc));
+    QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(out_type_, {o[0], o[2], o[3], o[1]}));
+    auto* y = static_cast<uint8_t*>(out.raw_data());
+    kernels::quant::NhwcConvArgs args;
+    args.geometry = &g;
+    args.x = static_cast<const uint8_t*>(src);
+    args.x_signed = u_.x.type == ir::DataType::kInt8;
+    args.x_zero_point = u_.x.zero_point;
+    args.batch = x_dims[0];
+    args.pool = ctx.pool;
+    const int64_t oc = out_channels_;
+    kernels::quant::ForEachNhwcConvTile(args, *tiles_, [&](int64_t p0, int64_t p1, const int32_t* acc) {
+      RequantizePixels(acc, res == nullptr ? nullptr : res + p0 * oc, y + p0 * oc, p1 - p0);
+    });
+    outputs[0] = std::move(out);
+    return absl::OkStatus();
+  }
+
+  // The residual in channels-last order (a reordered copy in *copy when it came plain), or
+  // null without one.
+  static absl::StatusOr<const uint8_t*> ChannelsLastResidual(const KernelContext& ctx, const Tensor* r,
+                                                             const std::vector<int64_t>& o, Tensor* copy) {
+    if (r == nullptr) return nullptr;
+    const bool r_last = IsChannelsLast(ctx, ir::kUnitResidual);
+    if (PlainDims(*r, r_last) != o) {
+      return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(PlainDims(*r, r_last)),
+                                                     " differs from the output's ", ir::DimsToString(o)));
+    }
+    if (r_last) return static_cast<const uint8_t*>(r->raw_data());
+    QFUSE_ASSIGN_OR_RETURN(*copy, ir::Tensor::CreateUninitialized(r->dtype(), {o[0], o[2], o[3], o[1]}));
+    ReorderInt8(*ctx.pool, *r, /*src_channels_last=*/false, o, copy->raw_data());
+    return static_cast<const uint8_t*>(copy->raw_data());
+  }
+
   static bool IsChannelsLast(const KernelContext& ctx, int input) {
     return InputKind(ctx, input) == LayoutKind::kChannelsLast;
   }
@@ -152,25 +196,29 @@ class OneDnnQLinearConvKernel : public Kernel {
   // the OpenMP threads spinning against it for the same cores.
   void Requantize(const int32_t* acc, const uint8_t* res, uint8_t* out, int64_t pixels) const {
     const int64_t oc = out_channels_;
-    const int32_t* bias = u_.bias.empty() ? nullptr : u_.bias.data();
-    const int32_t rzp = u_.residual.has_value() ? u_.residual->zero_point : 0;
-    const bool out_signed = out_type_ == ir::DataType::kInt8;
-    const bool res_signed = u_.residual.has_value() && u_.residual->type == ir::DataType::kInt8;
     const int64_t tasks = (pixels + kPixelsPerTask - 1) / kPixelsPerTask;
 #pragma omp parallel for schedule(static)
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t p = task * kPixelsPerTask, n = std::min(pixels - p, kPixelsPerTask);
-      const int32_t* a = acc + p * oc;
-      const uint8_t* b = res == nullptr ? nullptr : res + p * oc;
-      uint8_t* y = out + p * oc;
-      if (out_signed) {
-        res_signed ? u_.stage.QuantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, n,
-                                             reinterpret_cast<int8_t*>(y))
-                   : u_.stage.QuantizePixels(a, bias, b, rzp, oc, n, reinterpret_cast<int8_t*>(y));
-      } else {
-        res_signed ? u_.stage.QuantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, n, y)
-                   : u_.stage.QuantizePixels(a, bias, b, rzp, oc, n, y);
-      }
+      RequantizePixels(acc + p * oc, res == nullptr ? nullptr : res + p * oc, out + p * oc, n);
+    }
+  }
+
+  // `pixels` consecutive pixels of out_channels_ accumulators (+ bias, with the residual's
+  // pixels b, or null) to out_type_ bytes.
+  void RequantizePixels(const int32_t* a, const uint8_t* b, uint8_t* y, int64_t pixels) const {
+    const int64_t oc = out_channels_;
+    const int32_t* bias = u_.bias.empty() ? nullptr : u_.bias.data();
+    const int32_t rzp = u_.residual.has_value() ? u_.residual->zero_point : 0;
+    const bool out_signed = out_type_ == ir::DataType::kInt8;
+    const bool res_signed = u_.residual.has_value() && u_.residual->type == ir::DataType::kInt8;
+    if (out_signed) {
+      res_signed ? u_.stage.QuantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, pixels,
+                                           reinterpret_cast<int8_t*>(y))
+                 : u_.stage.QuantizePixels(a, bias, b, rzp, oc, pixels, reinterpret_cast<int8_t*>(y));
+    } else {
+      res_signed ? u_.stage.QuantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, pixels, y)
+                 : u_.stage.QuantizePixels(a, bias, b, rzp, oc, pixels, y);
     }
   }
 
@@ -206,6 +254,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     return p;
   }
 
+  const std::optional<kernels::quant::NhwcConvWeights> tiles_;
   const int8::UnitRequantization u_;
   const ConvAttrs attrs_;
   const ir::Tensor weights_;
@@ -224,7 +273,32 @@ bool OneDnnHasVnni() {
          static_cast<int>(dnnl::get_effective_cpu_isa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
 }
 
+Int8ConvEngine& EngineChoice() {
+  static Int8ConvEngine choice = [] {
+    const char* v = std::getenv("QFUSE_INT8_CONV");
+    if (v != nullptr && std::string(v) == "tiles") return Int8ConvEngine::kTiles;
+    if (v != nullptr && std::string(v) == "onednn") return Int8ConvEngine::kOneDnn;
+    return Int8ConvEngine::kAuto;
+  }();
+  return choice;
+}
+
 }  // namespace
+
+void SetInt8ConvEngine(Int8ConvEngine engine) { EngineChoice() = engine; }
+
+bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group) {
+  if (!OneDnnInt8IsExact(x_type, weights)) return true;
+  switch (EngineChoice()) {
+    case Int8ConvEngine::kTiles: return true;
+    case Int8ConvEngine::kOneDnn: return false;
+    case Int8ConvEngine::kAuto: break;
+  }
+  // Where oneDNN is exact it is faster than the tiles on the samples, depthwise included
+  // (docs/performance.md).
+  (void)group;
+  return false;
+}
 
 // Whether oneDNN's int8 convolution of this unit gives the exact int32 accumulator.
 //  - AVX-512 VNNI: vpdpbusd sums u8 x s8 products into int32 without saturation.
@@ -253,16 +327,21 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& 
   if (u.spec.base_op != ir::UnitBaseOp::kConv || u.float_epilogue || w->initializer() == nullptr ||
       w->initializer()->rank() != 4 || w->initializer()->dtype() != ir::DataType::kInt8 ||
       (out_type != ir::DataType::kInt8 && out_type != ir::DataType::kUint8) ||
-      !OneDnnInt8IsExact(u.x.type, *w->initializer())) {
+      (u.x.type != ir::DataType::kInt8 && u.x.type != ir::DataType::kUint8)) {
     return native;
   }
   for (int64_t zp : w->type().quant->zero_points) {
     if (zp != 0) return native;
   }
   QFUSE_ASSIGN_OR_RETURN(ConvAttrs attrs, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
+  std::optional<kernels::quant::NhwcConvWeights> tiles;
+  if (UseTiles(u.x.type, *w->initializer(), attrs.group)) {
+    tiles = kernels::quant::PrepareNhwcConvWeights(*w->initializer(), attrs.group, {0});
+  }
   const bool shift_source = u.x.type == ir::DataType::kInt8 && !OneDnnHasVnni();
   return std::unique_ptr<Kernel>(new OneDnnQLinearConvKernel(std::move(u), std::move(attrs), *w->initializer(),
-                                                             out_type, shift_source, std::move(native)));
+                                                             out_type, shift_source, std::move(native),
+                                                             std::move(tiles)));
 }
 
 }  // namespace qfuse::runtime::onednn

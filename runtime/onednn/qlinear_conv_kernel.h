@@ -1,8 +1,8 @@
-// qfuse.QLinearUnit Conv units on oneDNN: oneDNN computes the exact int32 accumulator
-// sum (x - zp_x) * w of a 2-D convolution (u8/s8 x s8, channels-last), and qfuse's own
-// output stage (runtime/int8/output_stage.h) requantizes it, so the bytes are those of
-// the hand-written integer kernel. INT8/UINT8 activations between two such kernels stay
-// channels-last (LayoutKind::kChannelsLast).
+// qfuse.QLinearUnit Conv units on channels-last activations: oneDNN (where exact) or qfuse's
+// channels-last tiles compute the exact int32 accumulator sum (x - zp_x) * w of a 2-D
+// convolution, and qfuse's own output stage (runtime/int8/output_stage.h) requantizes it, so
+// the bytes are those of the hand-written integer kernel. INT8/UINT8 activations between two
+// such kernels stay channels-last (LayoutKind::kChannelsLast).
 #ifndef QFUSE_RUNTIME_ONEDNN_QLINEAR_CONV_KERNEL_H_
 #define QFUSE_RUNTIME_ONEDNN_QLINEAR_CONV_KERNEL_H_
 
@@ -23,10 +23,20 @@ namespace qfuse::runtime::onednn {
 // (x ^ 0x80, zero point + 128) before oneDNN reads them.
 bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights);
 
-// Registry factory for qfuse.QLinearUnit: the oneDNN kernel when UseOneDnn(),
-// OneDnnInt8IsExact and the unit fits (Conv with 4-D weights, symmetric weights, a clamp
-// activation, INT8/UINT8 output); otherwise the hand-written integer kernel (runtime/int8),
-// which also runs any shape oneDNN refuses.
+// Where the accumulators of a channels-last integer conv unit come from: oneDNN's int8
+// convolution (only where OneDnnInt8IsExact) or qfuse's channels-last tiles
+// (runtime/kernels/quant/nhwc_conv.h), whose output stage runs per tile. kAuto picks per
+// unit (UseTiles); QFUSE_INT8_CONV=tiles|onednn sets the start value (benchmarks).
+enum class Int8ConvEngine { kAuto, kOneDnn, kTiles };
+void SetInt8ConvEngine(Int8ConvEngine engine);
+// True when a unit with these activations, weights and group runs on the tiles: always
+// where oneDNN is not exact, else as chosen above.
+bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group);
+
+// Registry factory for qfuse.QLinearUnit: the channels-last kernel (accumulators from oneDNN
+// or the tiles, see above) when UseOneDnn() and the unit fits (Conv with 4-D weights,
+// symmetric weights, a clamp activation, INT8/UINT8 output); otherwise the hand-written
+// integer kernel (runtime/int8), which also runs any shape oneDNN refuses.
 absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& node);
 
 }  // namespace qfuse::runtime::onednn

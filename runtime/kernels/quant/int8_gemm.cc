@@ -131,15 +131,23 @@ void VnniRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, 
 
 // ---- AVX2: MR rows x 8 columns (half a panel) per register tile, int16 madd.
 
-// a16[r][kk] = uint8 value of A[m0 + r][kk] (0 past K), kk < k_groups * 4.
-void WidenRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int rows, int16_t* a16) {
+// a16[r][kk] = uint8 value of A[m0 + r][kk] (0 past K), kk < k_groups * 4; 16 bytes at a
+// time (vpmovzxbw), never reading past K.
+__attribute__((target("avx2"))) void WidenRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0,
+                                               int rows, int16_t* a16) {
   const uint8_t flip = args.a_signed ? 0x80 : 0;
+  const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip));
   const int64_t k4 = b.k_groups * 4;
   for (int r = 0; r < rows; ++r) {
     const uint8_t* row = Row(args, m0 + r);
     int16_t* out = a16 + r * k4;
-    for (int64_t kk = 0; kk < b.k; ++kk) out[kk] = static_cast<uint8_t>(row[kk] ^ flip);
-    for (int64_t kk = b.k; kk < k4; ++kk) out[kk] = 0;
+    int64_t kk = 0;
+    for (; kk + 16 <= b.k; kk += 16) {
+      const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + kk)), vflip);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + kk), _mm256_cvtepu8_epi16(v));
+    }
+    for (; kk < b.k; ++kk) out[kk] = static_cast<uint8_t>(row[kk] ^ flip);
+    for (; kk < k4; ++kk) out[kk] = 0;
   }
 }
 

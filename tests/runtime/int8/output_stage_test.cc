@@ -91,10 +91,11 @@ void CheckCase(const Case& cs, std::mt19937& rng, int* compared) {
     }
   }
   // Whole pixels (per channel: one pixel of 37 channels, then the first 3 of a second one
-  // would overrun a, so one pixel; per tensor: pixels of 7 lanes, masked tails).
-  const int64_t pixel_lanes = cs.per_channel ? channels : 7;
-  const int64_t pixels = cs.per_channel ? 1 : n / 7;
-  for (RequantizeIsa isa : {RequantizeIsa::kScalar, RequantizeIsa::kAvx512}) {
+  // would overrun a, so one pixel; per tensor: pixels of 11 lanes, masked tails at AVX-512,
+  // 8 lanes and a scalar tail at AVX2).
+  const int64_t pixel_lanes = cs.per_channel ? channels : 11;
+  const int64_t pixels = cs.per_channel ? 1 : n / 11;
+  for (RequantizeIsa isa : {RequantizeIsa::kScalar, RequantizeIsa::kAvx2, RequantizeIsa::kAvx512}) {
     if (static_cast<int>(isa) > static_cast<int>(MaxRequantizeIsa())) continue;
     IsaGuard guard;
     SetRequantizeIsa(isa);

@@ -1,8 +1,10 @@
-// The oneDNN integer conv units against the hand-written integer kernels on the sample
-// models' int8 graphs (int8 and uint8 activations, fusion levels bn and full, both
-// requantization modes): every INT8/UINT8 tensor and every output must be the same
-// bytes. Runs where oneDNN's int8 convolution is exact: at AVX-512 VNNI for every case, and
-// under the AVX2 cap (vpmaddubsw) with 7-bit weights (--reduce_range).
+// The channels-last integer conv units (accumulators from oneDNN or from qfuse's channels-last
+// tiles) against the hand-written integer kernels at the scalar ISA cap on the sample models'
+// int8 graphs (int8 and uint8 activations, 8-bit and 7-bit weights, fusion levels bn and full,
+// both requantization modes): every INT8/UINT8 tensor and every output must be the same bytes.
+// Runs under each cap the CPU supports (AVX-512 VNNI, AVX2) and with each engine: oneDNN only
+// where its int8 convolution is exact (at VNNI; under the AVX2 cap with 7-bit weights), the
+// tiles everywhere.
 #include <map>
 #include <string>
 #include <tuple>
@@ -49,7 +51,7 @@ struct Numerics {
 using Param = std::tuple<std::string, fusion::FusionLevel, Numerics>;
 class OneDnnIntegerUnitTest : public ::testing::TestWithParam<Param> {};
 
-TEST_P(OneDnnIntegerUnitTest, SameBytesAsHandWrittenKernels) {
+TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
   testing::IsaCapGuard guard;
   const auto& [name, level, numerics_choice] = GetParam();
   const auto [activations, reduce_range] = numerics_choice;
@@ -57,40 +59,49 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsHandWrittenKernels) {
   QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, testing::QuantizeSample(name, level, activations, reduce_range));
   const ir::DataType x_type = activations == quant::ActivationType::kUint8 ? ir::DataType::kUint8 : ir::DataType::kInt8;
   const ir::Tensor* any_weights = nullptr;
-  int checked_caps = 0;
+  for (const ir::Node* n : model.graph->nodes()) {
+    const ir::Value* w = n->op_type() == "DequantizeLinear" ? n->input(0) : nullptr;
+    if (any_weights == nullptr && w != nullptr && w->is_constant() && w->initializer()->rank() == 4) {
+      any_weights = w->initializer();
+    }
+  }
+  ASSERT_NE(any_weights, nullptr);
+  // The oracle: the hand-written kernels with the scalar GEMM and output stage.
+  const Isa start_cap = MaxIsa();
+  std::map<numerics::RequantizeMode, std::map<std::string, ir::Tensor>> want;
+  SetIsaCap(Isa::kScalar);
+  for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
+    QFUSE_ASSERT_OK_AND_ASSIGN(want[mode], RunAll(*model.graph, false, mode, tc.inputs));
+    ASSERT_GT(want[mode].size(), 10u);
+  }
+  int checked = 0;
   // oneDNN's own ISA is fixed once its first kernel is made, so a lower cap set here limits
   // qfuse's choices but not oneDNN's instructions: the vpmaddubsw path itself is exercised
   // when the whole test runs under QFUSE_MAX_ISA=avx2 (tools/test.sh does).
-  const Isa start_cap = MaxIsa();
   for (Isa cap : {Isa::kAvx512Vnni, Isa::kAvx2}) {
     if (cap > start_cap) continue;
     SetIsaCap(cap);
-    QFUSE_ASSERT_OK_AND_ASSIGN(auto lowered, RunAll(*model.graph, true, numerics::RequantizeMode::kOnnx, tc.inputs));
-    // Every int8 weight tensor of the model decides the same way; take the first conv's.
-    for (const ir::Node* n : model.graph->nodes()) {
-      const ir::Value* w = n->op_type() == "DequantizeLinear" ? n->input(0) : nullptr;
-      if (any_weights == nullptr && w != nullptr && w->is_constant() && w->initializer()->rank() == 4) {
-        any_weights = w->initializer();
-      }
-    }
-    ASSERT_NE(any_weights, nullptr);
     const bool exact = OneDnnInt8IsExact(x_type, *any_weights);
     // The rule itself: at AVX2 only 7-bit weights qualify.
-    EXPECT_EQ(exact, cap >= Isa::kAvx512Vnni || reduce_range) << IsaName(cap);
-    if (!UseOneDnn() || !exact) continue;
-    ++checked_caps;
-    for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
-      QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunAll(*model.graph, false, mode, tc.inputs));
-      QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(*model.graph, true, mode, tc.inputs));
-      ASSERT_EQ(got.size(), want.size());
-      ASSERT_GT(want.size(), 10u);
-      for (const auto& [value, w] : want) {
-        EXPECT_TRUE(got.at(value).BitwiseEqual(w))
-            << name << " " << value << " at cap " << IsaName(cap) << " differs from the hand-written kernels";
+    EXPECT_EQ(exact, UseOneDnn() && (cap >= Isa::kAvx512Vnni || reduce_range)) << IsaName(cap);
+    if (!UseOneDnn()) continue;
+    for (Int8ConvEngine engine : {Int8ConvEngine::kAuto, Int8ConvEngine::kOneDnn, Int8ConvEngine::kTiles}) {
+      if (engine == Int8ConvEngine::kOneDnn && !exact) continue;  // the tiles run instead
+      SetInt8ConvEngine(engine);
+      for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
+        QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(*model.graph, true, mode, tc.inputs));
+        ASSERT_EQ(got.size(), want[mode].size());
+        for (const auto& [value, w] : want[mode]) {
+          EXPECT_TRUE(got.at(value).BitwiseEqual(w)) << name << " " << value << " at cap " << IsaName(cap)
+                                                     << " engine " << static_cast<int>(engine)
+                                                     << " differs from the scalar hand-written kernels";
+        }
+        ++checked;
       }
     }
+    SetInt8ConvEngine(Int8ConvEngine::kAuto);
   }
-  if (checked_caps == 0) GTEST_SKIP() << "oneDNN int8 is not exact for this case on this CPU";
+  if (checked == 0) GTEST_SKIP() << "no AVX2 on this CPU";
 }
 
 INSTANTIATE_TEST_SUITE_P(

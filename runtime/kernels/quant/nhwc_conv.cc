@@ -1,0 +1,289 @@
+#include "runtime/kernels/quant/nhwc_conv.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/cpu_isa.h"
+
+namespace qfuse::runtime::kernels::quant {
+namespace {
+
+using linalg::ConvGeometry;
+
+// What one call shares between its tiles.
+struct Plan {
+  const NhwcConvArgs* args;
+  const NhwcConvWeights* w;
+  int64_t cin, k, out_plane;  // out_plane = OH * OW
+  uint8_t pad;                // zp_x as a byte
+  const uint8_t* pad_row;     // Cin bytes of `pad`
+  bool pointwise;
+};
+
+// Input pixel (n, iy, ix) of output pixel p and tap (ky, kx), or null in the padding.
+inline const uint8_t* TapSource(const Plan& plan, int64_t n, int64_t oy, int64_t ox, int64_t ky, int64_t kx) {
+  const ConvGeometry& g = *plan.args->geometry;
+  const int64_t iy = oy * g.stride[1] - g.pad_begin[1] + ky * g.dilation[1];
+  const int64_t ix = ox * g.stride[2] - g.pad_begin[2] + kx * g.dilation[2];
+  if (iy < 0 || iy >= g.image[1] || ix < 0 || ix >= g.image[2]) return nullptr;
+  return plan.args->x + ((n * g.image[1] + iy) * g.image[2] + ix) * plan.cin;
+}
+
+// dst[0, n) = src[0, n) in 16-, 8- or 4-byte moves (the last one overlapping), no call.
+inline void CopyRun(uint8_t* dst, const uint8_t* src, int64_t n) {
+  if (n >= 16) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    }
+    if (i < n) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + n - 16),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + n - 16)));
+    }
+  } else if (n >= 8) {
+    uint64_t head, tail;
+    std::memcpy(&head, src, 8);
+    std::memcpy(&tail, src + n - 8, 8);
+    std::memcpy(dst, &head, 8);
+    std::memcpy(dst + n - 8, &tail, 8);
+  } else if (n >= 4) {
+    uint32_t head, tail;
+    std::memcpy(&head, src, 4);
+    std::memcpy(&tail, src + n - 4, 4);
+    std::memcpy(dst, &head, 4);
+    std::memcpy(dst + n - 4, &tail, 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
+// rows[p - p0][tap * cin_g + ic] = x[n][iy][ix][gi * cin_g + ic], or zp_x in the padding.
+void Im2RowNhwc(const Plan& plan, int64_t gi, int64_t p0, int64_t p1, uint8_t* rows) {
+  const ConvGeometry& g = *plan.args->geometry;
+  const int64_t cin_g = plan.w->cin_g, ow = g.col[2];
+  for (int64_t p = p0; p < p1; ++p, rows += plan.k) {
+    const int64_t n = p / plan.out_plane, rem = p % plan.out_plane, oy = rem / ow, ox = rem % ow;
+    uint8_t* dst = rows;
+    for (int64_t ky = 0; ky < g.kernel[1]; ++ky) {
+      for (int64_t kx = 0; kx < g.kernel[2]; ++kx, dst += cin_g) {
+        const uint8_t* src = TapSource(plan, n, oy, ox, ky, kx);
+        CopyRun(dst, src == nullptr ? plan.pad_row : src + gi * cin_g, cin_g);
+      }
+    }
+  }
+}
+
+void GemmTile(const Plan& plan, int64_t p0, int64_t p1, int32_t* acc) {
+  const NhwcConvWeights& w = *plan.w;
+  const int64_t cout_g = w.cout / w.group;
+  thread_local std::vector<uint8_t> rows;
+  for (int64_t gi = 0; gi < w.group; ++gi) {
+    Int8GemmArgs ga;
+    ga.m = p1 - p0;
+    if (plan.pointwise) {
+      ga.a = plan.args->x + p0 * plan.cin + gi * w.cin_g;
+      ga.lda = plan.cin;
+    } else {
+      rows.resize(static_cast<size_t>((p1 - p0) * plan.k));
+      Im2RowNhwc(plan, gi, p0, p1, rows.data());
+      ga.a = rows.data();
+      ga.lda = plan.k;
+    }
+    ga.a_signed = plan.args->x_signed;
+    ga.a_zero_point = plan.args->x_zero_point;
+    ga.c = acc + gi * cout_g;
+    ga.ldc = w.cout;
+    IntegerGemm(ga, w.gemm[gi]);
+  }
+}
+
+// acc[c] = offset[c] + sum_t src[t][c] * w[t][c] for c in [c0, c1), modulo 2^32 (w holds
+// each 16-bit weight zero-extended, see NhwcConvWeights::dw).
+template <typename X>
+void DepthwiseScalar(const uint8_t* const* src, const int32_t* w, const int32_t* offset, int64_t taps,
+                     int64_t channels, int64_t c0, int64_t c1, int32_t* acc) {
+  for (int64_t c = c0; c < c1; ++c) {
+    uint32_t a = static_cast<uint32_t>(offset[c]);
+    for (int64_t t = 0; t < taps; ++t) {
+      const int32_t xv = static_cast<X>(src[t][c]);
+      a += static_cast<uint32_t>(xv * int32_t{static_cast<int16_t>(w[t * channels + c] & 0xFFFF)});
+    }
+    acc[c] = static_cast<int32_t>(a);
+  }
+}
+
+// 8 bytes widened to int32 lanes (sign- or zero-extended).
+template <bool kSigned>
+__attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes(const uint8_t* p) {
+  const __m128i xb = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  return kSigned ? _mm256_cvtepi8_epi32(xb) : _mm256_cvtepu8_epi32(xb);
+}
+
+// The same over blocks of 8 channels: x widened to int32 lanes (its value in the low 16 bits),
+// w zero-extended from 16 bits, so vpmaddwd gives x * w + hi(x) * 0 exactly. Returns the
+// channels done.
+template <bool kSigned>
+__attribute__((target("avx2"))) int64_t DepthwiseAvx2(const uint8_t* const* src, const int32_t* w,
+                                                      const int32_t* offset, int64_t taps, int64_t channels,
+                                                      int32_t* acc) {
+  int64_t c = 0;
+  for (; c + 16 <= channels; c += 16) {
+    __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
+    __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c + 8));
+    for (int64_t t = 0; t < taps; ++t) {
+      const int32_t* wt = w + t * channels + c;
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(WidenBytes<kSigned>(src[t] + c), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt))));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(WidenBytes<kSigned>(src[t] + c + 8),
+                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + 8))));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), a0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8), a1);
+  }
+  for (; c + 8 <= channels; c += 8) {
+    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
+    for (int64_t t = 0; t < taps; ++t) {
+      a = _mm256_add_epi32(a, _mm256_madd_epi16(WidenBytes<kSigned>(src[t] + c),
+                                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + t * channels + c))));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), a);
+  }
+  return c;
+}
+
+void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t p1, int32_t* acc) {
+  const ConvGeometry& g = *plan.args->geometry;
+  const NhwcConvWeights& w = *plan.w;
+  const int64_t channels = w.cout, ow = g.col[2], oh = g.col[1];
+  thread_local std::vector<const uint8_t*> src;
+  src.resize(static_cast<size_t>(w.taps));
+  const bool avx2 = IsaAllowed(Isa::kAvx2);
+  int64_t n = p0 / plan.out_plane, oy = (p0 % plan.out_plane) / ow, ox = p0 % ow;
+  for (int64_t p = p0; p < p1; ++p, acc += channels) {
+    for (int64_t ky = 0, t = 0; ky < g.kernel[1]; ++ky) {
+      for (int64_t kx = 0; kx < g.kernel[2]; ++kx, ++t) {
+        const uint8_t* s = TapSource(plan, n, oy, ox, ky, kx);
+        src[t] = s == nullptr ? plan.pad_row : s;
+      }
+    }
+    int64_t done = 0;
+    if (avx2) {
+      done = plan.args->x_signed ? DepthwiseAvx2<true>(src.data(), w.dw.data(), offset, w.taps, channels, acc)
+                                 : DepthwiseAvx2<false>(src.data(), w.dw.data(), offset, w.taps, channels, acc);
+    }
+    if (plan.args->x_signed) {
+      DepthwiseScalar<int8_t>(src.data(), w.dw.data(), offset, w.taps, channels, done, channels, acc);
+    } else {
+      DepthwiseScalar<uint8_t>(src.data(), w.dw.data(), offset, w.taps, channels, done, channels, acc);
+    }
+    if (++ox == ow) {
+      ox = 0;
+      if (++oy == oh) {
+        oy = 0;
+        ++n;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+NhwcConvWeights PrepareNhwcConvWeights(const ir::Tensor& w, int64_t group, absl::Span<const int32_t> w_zps) {
+  NhwcConvWeights out;
+  out.group = group;
+  out.cout = w.dims()[0];
+  out.cin_g = w.dims()[1];
+  out.taps = w.dims()[2] * w.dims()[3];
+  const int64_t cout_g = out.cout / group, k = out.cin_g * out.taps;
+  out.depthwise = out.cin_g == 1 && cout_g == 1;
+  const bool is_signed = w.dtype() == ir::DataType::kInt8;
+  const auto* bytes = static_cast<const uint8_t*>(w.raw_data());
+  auto value = [&](int64_t i) -> int32_t {
+    return is_signed ? int32_t{static_cast<int8_t>(bytes[i])} : int32_t{bytes[i]};
+  };
+  auto zp = [&](int64_t oc) { return w_zps.size() == 1 ? w_zps[0] : w_zps[oc]; };
+  if (out.depthwise) {
+    out.dw.resize(static_cast<size_t>(out.taps * out.cout));
+    out.dw_sums.assign(static_cast<size_t>(out.cout), 0);
+    for (int64_t c = 0; c < out.cout; ++c) {
+      for (int64_t t = 0; t < out.taps; ++t) {
+        const int32_t v = value(c * out.taps + t) - zp(c);
+        out.dw[t * out.cout + c] = static_cast<int32_t>(static_cast<uint16_t>(static_cast<int16_t>(v)));
+        out.dw_sums[c] += v;
+        out.max_abs = std::max<int64_t>(out.max_abs, std::abs(v));
+      }
+    }
+    return out;
+  }
+  // Reorder each group's weights to [oc][tap][ic] (the im2row order), then prepare them.
+  ir::Tensor ohwi = ir::Tensor::CreateUninitialized(w.dtype(), {out.cout, k}).value();
+  auto* dst = static_cast<uint8_t*>(ohwi.raw_data());
+  for (int64_t oc = 0; oc < out.cout; ++oc) {
+    for (int64_t ic = 0; ic < out.cin_g; ++ic) {
+      for (int64_t t = 0; t < out.taps; ++t) dst[oc * k + t * out.cin_g + ic] = bytes[(oc * out.cin_g + ic) * out.taps + t];
+    }
+  }
+  for (int64_t g = 0; g < group; ++g) {
+    WeightsView v;
+    v.tensor = &ohwi;
+    v.offset = g * cout_g * k;
+    v.k = k;
+    v.n = cout_g;
+    v.stride_k = 1;
+    v.stride_n = k;
+    v.zero_points = w_zps.size() == 1 ? w_zps : w_zps.subspan(g * cout_g, cout_g);
+    out.gemm.push_back(PrepareWeights(v));
+    out.max_abs = std::max(out.max_abs, out.gemm.back().max_abs);
+  }
+  return out;
+}
+
+void ForEachNhwcConvTile(const NhwcConvArgs& args, const NhwcConvWeights& w, NhwcTileFn tile) {
+  const ConvGeometry& g = *args.geometry;
+  Plan plan;
+  plan.args = &args;
+  plan.w = &w;
+  plan.cin = w.cin_g * w.group;
+  plan.k = w.cin_g * w.taps;
+  plan.out_plane = g.col[1] * g.col[2];
+  plan.pad = static_cast<uint8_t>(args.x_zero_point);
+  plan.pointwise = g.IsPointwise();
+  const std::vector<uint8_t> pad_row(static_cast<size_t>(plan.cin), plan.pad);
+  plan.pad_row = pad_row.data();
+  const int64_t pixels = args.batch * plan.out_plane;
+  if (pixels == 0 || w.cout == 0) return;
+  // About four tiles per thread, 8 to 64 pixels each.
+  const int threads = args.pool == nullptr ? 1 : args.pool->num_threads();
+  const int64_t per_tile =
+      std::clamp<int64_t>(((pixels + 4 * threads - 1) / (4 * threads) + 7) & ~int64_t{7}, 8, kNhwcMaxTilePixels);
+  const int64_t tasks = (pixels + per_tile - 1) / per_tile;
+  std::vector<int32_t> dw_offset;
+  if (w.depthwise) {  // -zp_x * sum_t w_t[c], modulo 2^32
+    dw_offset.resize(static_cast<size_t>(w.cout));
+    for (int64_t c = 0; c < w.cout; ++c) {
+      dw_offset[c] = static_cast<int32_t>(0u - static_cast<uint32_t>(args.x_zero_point) * static_cast<uint32_t>(w.dw_sums[c]));
+    }
+  }
+  auto run = [&](int64_t begin, int64_t end) {
+    thread_local std::vector<int32_t> acc;
+    acc.resize(static_cast<size_t>(per_tile * w.cout));
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t p0 = task * per_tile, p1 = std::min(pixels, p0 + per_tile);
+      if (w.depthwise) {
+        DepthwiseTile(plan, dw_offset.data(), p0, p1, acc.data());
+      } else {
+        GemmTile(plan, p0, p1, acc.data());
+      }
+      tile(p0, p1, acc.data());
+    }
+  };
+  if (args.pool == nullptr || tasks < 2) {
+    run(0, tasks);
+  } else {
+    args.pool->ParallelFor(tasks, 1, run);
+  }
+}
+
+}  // namespace qfuse::runtime::kernels::quant
