@@ -156,7 +156,6 @@ __attribute__((target("avx2"))) void Avx2Tile(const Int8GemmArgs& args, const Pa
                                               const int16_t* a16) {
   const int64_t k4 = b.k_groups * 4;
   for (int64_t p = 0; p < b.panels; ++p) {
-    const int8_t* panel = b.data.data() + p * b.k_groups * kGroupBytes;
     for (int64_t half = 0; half < 2; ++half) {
       const int64_t col0 = p * kP + half * 8;
       if (col0 >= b.n) break;
@@ -164,10 +163,11 @@ __attribute__((target("avx2"))) void Avx2Tile(const Int8GemmArgs& args, const Pa
       __m256i acc[MR][2];
       #pragma GCC unroll 8
       for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-      const int8_t* bg = panel + half * 32;
+      // The same bytes widened to int16 at packing (PackedInt8Weights::wide).
+      const int16_t* bg = b.wide.data() + p * b.k_groups * kGroupBytes + half * 32;
       for (int64_t g = 0; g < b.k_groups; ++g, bg += kGroupBytes) {
-        const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg)));
-        const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bg + 16)));
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg));
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bg + 16));
         #pragma GCC unroll 8
         for (int r = 0; r < MR; ++r) {
           int64_t av;
@@ -205,6 +205,8 @@ void Avx2Rows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, 
     const int rows = static_cast<int>(std::min<int64_t>(kAvx2Rows, m1 - m));
     WidenRows(args, b, m, rows, a16.data());
     switch (rows) {
+      case 6: Avx2Tile<6>(args, b, m, a16.data()); break;
+      case 5: Avx2Tile<5>(args, b, m, a16.data()); break;
       case 4: Avx2Tile<4>(args, b, m, a16.data()); break;
       case 3: Avx2Tile<3>(args, b, m, a16.data()); break;
       case 2: Avx2Tile<2>(args, b, m, a16.data()); break;
@@ -348,6 +350,7 @@ PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t
     }
     packed.col_sums[j] = sum;
   }
+  packed.wide.assign(packed.data.begin(), packed.data.end());
   return packed;
 }
 

@@ -51,6 +51,7 @@ struct PackedInt8Weights {
   int64_t panels = 0;              // ceil(N / 16)
   std::vector<int8_t> data;        // panels * k_groups * 64 bytes
   std::vector<int32_t> col_sums;   // sum_k B[k][n], panels * 16 entries (0 past N)
+  std::vector<int16_t> wide;       // `data` widened to int16, same order (the AVX2 madd path)
   // True when every |B[k][n]| <= kInt8GemmMaddubsMaxAbsWeight: kAvx2 then uses maddubs.
   // Clearing it is always safe (the int16 madd path, e.g. to compare the two); setting it
   // for weights outside [-64, 64] gives wrong results.

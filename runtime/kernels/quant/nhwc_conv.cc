@@ -68,6 +68,17 @@ void Im2RowNhwc(const Plan& plan, int64_t gi, int64_t p0, int64_t p1, uint8_t* r
     const int64_t n = p / plan.out_plane, rem = p % plan.out_plane, oy = rem / ow, ox = rem % ow;
     uint8_t* dst = rows;
     for (int64_t ky = 0; ky < g.kernel[1]; ++ky) {
+      // One group, no dilation along W, the kernel row inside the image: its taps are one
+      // contiguous run of KW * Cin bytes.
+      const int64_t iy = oy * g.stride[1] - g.pad_begin[1] + ky * g.dilation[1];
+      const int64_t ix0 = ox * g.stride[2] - g.pad_begin[2];
+      if (plan.w->group == 1 && g.dilation[2] == 1 && iy >= 0 && iy < g.image[1] && ix0 >= 0 &&
+          ix0 + g.kernel[2] <= g.image[2]) {
+        const int64_t run = g.kernel[2] * cin_g;
+        CopyRun(dst, plan.args->x + ((n * g.image[1] + iy) * g.image[2] + ix0) * plan.cin, run);
+        dst += run;
+        continue;
+      }
       for (int64_t kx = 0; kx < g.kernel[2]; ++kx, dst += cin_g) {
         const uint8_t* src = TapSource(plan, n, oy, ox, ky, kx);
         CopyRun(dst, src == nullptr ? plan.pad_row : src + gi * cin_g, cin_g);
