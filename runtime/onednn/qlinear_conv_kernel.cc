@@ -268,9 +268,17 @@ class OneDnnQLinearConvKernel : public Kernel {
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
 };
 
+// oneDNN's ISA after the cap: Engine() applies QFUSE_MAX_ISA first (oneDNN ignores
+// set_max_cpu_isa once anything has queried its ISA; asking here first left it at AMX under
+// QFUSE_MAX_ISA=avx2).
+dnnl::cpu_isa EffectiveIsa() {
+  Engine();
+  return dnnl::get_effective_cpu_isa();
+}
+
 bool OneDnnHasVnni() {
   return IsaAllowed(Isa::kAvx512Vnni) &&
-         static_cast<int>(dnnl::get_effective_cpu_isa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
+         static_cast<int>(EffectiveIsa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
 }
 
 Int8ConvEngine& EngineChoice() {
@@ -311,7 +319,7 @@ bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights) {
   if (!UseOneDnn() || !IsaAllowed(Isa::kAvx2)) return false;
   if (x_type != ir::DataType::kUint8 && x_type != ir::DataType::kInt8) return false;
   if (OneDnnHasVnni()) return true;
-  if (static_cast<int>(dnnl::get_effective_cpu_isa()) < static_cast<int>(dnnl::cpu_isa::avx2)) return false;
+  if (static_cast<int>(EffectiveIsa()) < static_cast<int>(dnnl::cpu_isa::avx2)) return false;
   for (int8_t w : weights.values<int8_t>()) {
     if (std::abs(int{w}) > numerics::kMaxAbsInt16PairWeight) return false;
   }

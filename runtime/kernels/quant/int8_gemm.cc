@@ -153,9 +153,9 @@ __attribute__((target("avx2"))) void WidenRows(const Int8GemmArgs& args, const P
 
 template <int MR>
 __attribute__((target("avx2"))) void Avx2Tile(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0,
-                                              const int16_t* a16) {
+                                              const int16_t* a16, int64_t p) {
   const int64_t k4 = b.k_groups * 4;
-  for (int64_t p = 0; p < b.panels; ++p) {
+  {
     for (int64_t half = 0; half < 2; ++half) {
       const int64_t col0 = p * kP + half * 8;
       if (col0 >= b.n) break;
@@ -198,19 +198,26 @@ __attribute__((target("avx2"))) void Avx2Tile(const Int8GemmArgs& args, const Pa
   }
 }
 
+// Rows in chunks of kAvx2ChunkRows, widened once; each panel of B (K x 16 int16) then meets
+// every row block of the chunk while it is in cache.
 void Avx2Rows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t m1) {
+  constexpr int64_t kAvx2ChunkRows = 64;
   thread_local std::vector<int16_t> a16;
-  a16.resize(kAvx2Rows * b.k_groups * 4);
-  for (int64_t m = m0; m < m1; m += kAvx2Rows) {
-    const int rows = static_cast<int>(std::min<int64_t>(kAvx2Rows, m1 - m));
-    WidenRows(args, b, m, rows, a16.data());
-    switch (rows) {
-      case 6: Avx2Tile<6>(args, b, m, a16.data()); break;
-      case 5: Avx2Tile<5>(args, b, m, a16.data()); break;
-      case 4: Avx2Tile<4>(args, b, m, a16.data()); break;
-      case 3: Avx2Tile<3>(args, b, m, a16.data()); break;
-      case 2: Avx2Tile<2>(args, b, m, a16.data()); break;
-      default: Avx2Tile<1>(args, b, m, a16.data()); break;
+  const int64_t k4 = b.k_groups * 4;
+  a16.resize(kAvx2ChunkRows * k4);
+  for (int64_t c0 = m0; c0 < m1; c0 += kAvx2ChunkRows) {
+    const int64_t c1 = std::min(m1, c0 + kAvx2ChunkRows);
+    WidenRows(args, b, c0, static_cast<int>(c1 - c0), a16.data());
+    for (int64_t p = 0; p < b.panels; ++p) {
+      for (int64_t m = c0; m < c1; m += kAvx2Rows) {
+        const int16_t* rows_a = a16.data() + (m - c0) * k4;
+        switch (std::min<int64_t>(kAvx2Rows, c1 - m)) {
+          case 4: Avx2Tile<4>(args, b, m, rows_a, p); break;
+          case 3: Avx2Tile<3>(args, b, m, rows_a, p); break;
+          case 2: Avx2Tile<2>(args, b, m, rows_a, p); break;
+          default: Avx2Tile<1>(args, b, m, rows_a, p); break;
+        }
+      }
     }
   }
 }
