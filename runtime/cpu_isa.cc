@@ -69,6 +69,8 @@ Isa MaxIsa() {
   return static_cast<Isa>(std::min(static_cast<int>(DetectedIsa()), Cap().load(std::memory_order_relaxed)));
 }
 
+Isa IsaCap() { return static_cast<Isa>(Cap().load(std::memory_order_relaxed)); }
+
 void SetIsaCap(Isa cap) { Cap().store(static_cast<int>(cap), std::memory_order_relaxed); }
 
 absl::Status CheckIsaCapEnvironment() {

@@ -27,6 +27,9 @@ Isa DetectedIsa();
 // The level kernels may use: min(DetectedIsa(), cap). The cap starts as QFUSE_MAX_ISA
 // (read at first use; unset means no cap) and may be lowered or raised by SetIsaCap.
 Isa MaxIsa();
+// The cap alone (kAmx when none is set), for libraries whose own levels go past qfuse's
+// detection (oneDNN's AMX kernels).
+Isa IsaCap();
 // True when kernels may use `isa`.
 inline bool IsaAllowed(Isa isa) { return static_cast<int>(isa) <= static_cast<int>(MaxIsa()); }
 // Sets the cap (tests, tools' --max_isa); kernels pick it up on their next call.

@@ -51,7 +51,8 @@ void SetUseOneDnn(bool use) { UseFlag().store(use ? 1 : 0, std::memory_order_rel
 
 const dnnl::engine& Engine() {
   static const dnnl::engine* engine = [] {
-    dnnl::set_max_cpu_isa(OneDnnIsa(MaxIsa()));
+    // No cap: all of oneDNN's levels, AMX included (qfuse's own detection stops at VNNI).
+    dnnl::set_max_cpu_isa(IsaCap() >= Isa::kAmx ? dnnl::cpu_isa::all : OneDnnIsa(MaxIsa()));
     return new dnnl::engine(dnnl::engine::kind::cpu, 0);
   }();
   return *engine;
