@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "runtime/cpu_isa.h"
+#include "runtime/kernels/quant/conv_tiles.h"
 
 namespace qfuse::runtime::kernels::quant {
 namespace {
@@ -236,18 +237,8 @@ NhwcConvWeights PrepareNhwcConvWeights(const ir::Tensor& w, int64_t group, absl:
       for (int64_t t = 0; t < out.taps; ++t) dst[oc * k + t * out.cin_g + ic] = bytes[(oc * out.cin_g + ic) * out.taps + t];
     }
   }
-  for (int64_t g = 0; g < group; ++g) {
-    WeightsView v;
-    v.tensor = &ohwi;
-    v.offset = g * cout_g * k;
-    v.k = k;
-    v.n = cout_g;
-    v.stride_k = 1;
-    v.stride_n = k;
-    v.zero_points = w_zps.size() == 1 ? w_zps : w_zps.subspan(g * cout_g, cout_g);
-    out.gemm.push_back(PrepareWeights(v));
-    out.max_abs = std::max(out.max_abs, out.gemm.back().max_abs);
-  }
+  out.gemm = PrepareConvGroups(ohwi, group, w_zps);  // ohwi is [Cout, k]: the same groups
+  for (const PreparedWeights& g : out.gemm) out.max_abs = std::max(out.max_abs, g.max_abs);
   return out;
 }
 
