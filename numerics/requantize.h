@@ -150,10 +150,14 @@ inline int32_t OnnxQLinearAdd(int32_t a, int32_t b, const OnnxAddMultipliers& m,
 }
 
 // QLinearGlobalAveragePool's multiplier over `count` pixels: input_scale / (output_scale *
-// count), in float32 with the product first, as onnxruntime computes it.
+// count), in float32 with the product first, as onnxruntime computes it. It equals
+// OnnxMultiplier(input_scale, 1, OnnxGlobalPoolDenominator(...)), which is how the pool
+// kernel's output stage gets it.
+inline float OnnxGlobalPoolDenominator(float output_scale, int64_t count) {
+  return output_scale * static_cast<float>(count);
+}
 inline float OnnxGlobalPoolMultiplier(float input_scale, float output_scale, int64_t count) {
-  const float denominator = output_scale * static_cast<float>(count);
-  return input_scale / denominator;
+  return input_scale / OnnxGlobalPoolDenominator(output_scale, count);
 }
 
 // Per-channel multipliers: out[c] = OnnxMultiplier(input_scale, weight_scales[c],

@@ -212,12 +212,17 @@ class Converter {
     return params;
   }
 
+  // Activations are stored as UINT8: uint8 activations, or int8's grid shifted by 128.
+  bool StoresUint8() const {
+    return options_.activation_type == ActivationType::kUint8 || options_.int8_as_uint8;
+  }
+
   // The DequantizeLinear output standing for `v` (one Q -> DQ pair per value).
   absl::StatusOr<Value*> Dequantized(Value* v) {
     auto it = dequantized_.find(v);
     if (it != dequantized_.end()) return it->second;
     QFUSE_ASSIGN_OR_RETURN(QuantParams params, ActivationParams(*v));
-    const bool uint8 = options_.activation_type == ActivationType::kUint8 || options_.int8_as_uint8;
+    const bool uint8 = StoresUint8();
     const DataType qtype = uint8 ? DataType::kUint8 : DataType::kInt8;
     QFUSE_ASSIGN_OR_RETURN(Value * scale, graph_.AddConstant(graph_.UniqueValueName(v->name() + "_scale"),
                                                              Tensor::Scalar<float>(params.scales[0])));
@@ -262,7 +267,7 @@ class Converter {
     // TensorRT reads per-channel ConvTranspose scales on axis 0, its input channels: per tensor.
     if (tensorrt() && op == ir::UnitBaseOp::kConvTranspose) request.per_channel = false;
     QFUSE_ASSIGN_OR_RETURN(request.num_products, ProductsPerOutput(node, op, w_data));
-    const bool uint8 = options_.activation_type == ActivationType::kUint8 || options_.int8_as_uint8;
+    const bool uint8 = StoresUint8();
     request.max_abs_input = uint8 ? numerics::MaxAbsCentered(0, 255, x_params.zero_points[0])
                                   : numerics::MaxAbsCentered(-128, 127, x_params.zero_points[0]);
     QFUSE_ASSIGN_OR_RETURN(QuantizedWeights w, QuantizeWeightsAndBias(request));

@@ -107,7 +107,8 @@ class QLinearAddKernel : public Kernel {
     spec.b.input_scale = b_.scale;
     QFUSE_ASSIGN_OR_RETURN(stage_, OutputStage::Create(spec));
     table_ = BuildTable(/*scalar_a=*/false);
-    scalar_a_table_ = BuildTable(/*scalar_a=*/true);
+    // Only onnxruntime's formula depends on the operand order.
+    if (mode_ == numerics::RequantizeMode::kOnnx) scalar_a_table_ = BuildTable(/*scalar_a=*/true);
     return absl::OkStatus();
   }
 
@@ -136,7 +137,8 @@ class QLinearAddKernel : public Kernel {
     uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
     ctx.pool->ParallelFor(plan.num_elements, kElementwiseChunk, [&](int64_t begin, int64_t end) {
       kernels::ForEachRun(plan, begin, end, [&](int64_t o, int64_t ia, int64_t ib, int64_t n) {
-        const uint8_t* table = plan.a_step == 0 && plan.b_step == 1 ? scalar_a_table_.data() : table_.data();
+        const bool swapped = plan.a_step == 0 && plan.b_step == 1 && !scalar_a_table_.empty();
+        const uint8_t* table = swapped ? scalar_a_table_.data() : table_.data();
         for (int64_t i = 0; i < n; ++i) {
           yd[o + i] = table[(ad[ia + i * plan.a_step] << 8) | bd[ib + i * plan.b_step]];
         }
@@ -170,7 +172,8 @@ class QLinearAddKernel : public Kernel {
   numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
   ActivationQuant a_, b_, y_;
   OutputStage stage_;
-  std::vector<uint8_t> table_, scalar_a_table_;
+  std::vector<uint8_t> table_;
+  std::vector<uint8_t> scalar_a_table_;  // mode kOnnx only: A broadcast along a run of B
 };
 
 class QLinearClampKernel : public Kernel {
@@ -307,10 +310,10 @@ class QLinearAveragePoolKernel : public Kernel {
       if (global_ && mode_ == numerics::RequantizeMode::kOnnx) {
         // onnxruntime's multiplier sx / (sy * d) (numerics::OnnxGlobalPoolMultiplier): a stage
         // over the output scale sy * d, whose multiplier OnnxMultiplier(sx, 1, sy * d) is
-        // exactly that (sx * 1 is exact). Only Quantize(sum) is used, which reads nothing else
+        // exactly that (sx * 1 is exact; numerics' test checks the identity). Only Quantize(sum) is used, which reads nothing else
         // of the output scale (the pool has no activation bounds).
         ActivationQuant pooled = y_;
-        pooled.scale = y_.scale * static_cast<float>(d);
+        pooled.scale = numerics::OnnxGlobalPoolDenominator(y_.scale, d);
         QFUSE_ASSIGN_OR_RETURN(s, SingleTerm(mode_, x_, pooled, 1.f));
       } else {
         QFUSE_ASSIGN_OR_RETURN(s, SingleTerm(mode_, x_, y_, 1.f / static_cast<float>(d)));

@@ -353,6 +353,10 @@ TEST(OnnxGlobalPoolMultiplierTest, ProductFirst) {
   EXPECT_EQ(OnnxGlobalPoolMultiplier(0.05f, 0.03f, 49), 0.034013607f);
   EXPECT_NE(OnnxGlobalPoolMultiplier(0.05f, 0.03f, 49), OnnxMultiplier(0.05f, 1.f / 49.f, 0.03f));
   EXPECT_EQ(OnnxGlobalPoolMultiplier(0.5f, 0.25f, 64), 0.03125f);  // powers of two: exact
+  // The pool kernel's output stage computes it as OnnxMultiplier over the denominator.
+  for (int64_t n : {1, 7, 49, 64, 196}) {
+    EXPECT_EQ(OnnxMultiplier(0.05f, 1.f, OnnxGlobalPoolDenominator(0.03f, n)), OnnxGlobalPoolMultiplier(0.05f, 0.03f, n));
+  }
 }
 
 }  // namespace
