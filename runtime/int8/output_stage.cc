@@ -47,16 +47,20 @@ __attribute__((target("avx2"))) inline void StoreLowBytes8(__m256i q, uint8_t* o
 struct OnnxRow {
   float ma, mb, flo, fhi;
   int32_t zp;
+  float divisor;  // 1 (no division) or s_y (dequantize_then_quantize)
 };
 
 __attribute__((target("avx2"))) int64_t OnnxRowAvx2(const OnnxRow& r, const int32_t* a, int32_t bias, const uint8_t* b,
                                                      bool b_signed, int32_t b_zp, int64_t n, uint8_t* out) {
   const __m256i vbias = _mm256_set1_epi32(bias), vbzp = _mm256_set1_epi32(b_zp), vzp = _mm256_set1_epi32(r.zp);
   const __m256 ma = _mm256_set1_ps(r.ma), mb = _mm256_set1_ps(r.mb), lo = _mm256_set1_ps(r.flo), hi = _mm256_set1_ps(r.fhi);
+  const __m256 div = _mm256_set1_ps(r.divisor);
+  const bool divide = r.divisor != 1.f;
   int64_t i = 0;
   if (b == nullptr) {
     for (; i + 8 <= n; i += 8) {
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadA8(a + i, vbias)), ma);
+      if (divide) f = _mm256_div_ps(f, div);
       f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
       StoreLowBytes8(_mm256_add_epi32(_mm256_cvtps_epi32(f), vzp), out + i);
     }
@@ -64,7 +68,9 @@ __attribute__((target("avx2"))) int64_t OnnxRowAvx2(const OnnxRow& r, const int3
     for (; i + 8 <= n; i += 8) {
       const __m256 fa = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadA8(a + i, vbias)), ma);
       const __m256 fb = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadB8(b + i, b_signed, vbzp)), mb);
-      const __m256 f = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(fa, fb), lo), hi);
+      __m256 f = _mm256_add_ps(fa, fb);
+      if (divide) f = _mm256_div_ps(f, div);
+      f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
       StoreLowBytes8(_mm256_add_epi32(_mm256_cvtps_epi32(f), vzp), out + i);
     }
   }
@@ -74,13 +80,16 @@ __attribute__((target("avx2"))) int64_t OnnxRowAvx2(const OnnxRow& r, const int3
 // OnnxRowAvx2 over whole channels-last pixels: one channel per lane (per-lane multipliers
 // and biases) for the channels' groups of 8; returns how many channels of each pixel it
 // wrote (channels rounded down to 8), the caller finishing the rest.
-__attribute__((target("avx2"))) int64_t OnnxPixelsAvx2(const float* ma, bool ma_per_tensor, float mb, float flo,
-                                                        float fhi, int32_t zp, const int32_t* a, const int32_t* bias,
+__attribute__((target("avx2"))) int64_t OnnxPixelsAvx2(const float* ma, bool ma_per_tensor, float mb, float divisor,
+                                                        float flo, float fhi, int32_t zp, const int32_t* a,
+                                                        const int32_t* bias,
                                                         const uint8_t* b, bool b_signed, int32_t b_zp, int64_t channels,
                                                         int64_t pixels, uint8_t* out) {
   const int64_t whole = channels & ~int64_t{7};
   const __m256i vbzp = _mm256_set1_epi32(b_zp), vzp = _mm256_set1_epi32(zp);
   const __m256 vmb = _mm256_set1_ps(mb), lo = _mm256_set1_ps(flo), hi = _mm256_set1_ps(fhi);
+  const __m256 div = _mm256_set1_ps(divisor);
+  const bool divide = divisor != 1.f;
   for (int64_t p = 0; p < pixels; ++p) {
     const int64_t base = p * channels;
     for (int64_t j = 0; j < whole; j += 8) {
@@ -89,6 +98,7 @@ __attribute__((target("avx2"))) int64_t OnnxPixelsAvx2(const float* ma, bool ma_
       const __m256 vma = ma_per_tensor ? _mm256_set1_ps(ma[0]) : _mm256_loadu_ps(ma + j);
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(va), vma);
       if (b != nullptr) f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(LoadB8(b + base + j, b_signed, vbzp)), vmb));
+      if (divide) f = _mm256_div_ps(f, div);
       f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
       StoreLowBytes8(_mm256_add_epi32(_mm256_cvtps_epi32(f), vzp), out + base + j);
     }
@@ -105,6 +115,8 @@ __attribute__((target("avx512f"))) int64_t OnnxRowAvx512(const OnnxRow& r, const
                                                           uint8_t* out) {
   const __m512i vbias = _mm512_set1_epi32(bias), vbzp = _mm512_set1_epi32(b_zp), vzp = _mm512_set1_epi32(r.zp);
   const __m512 ma = _mm512_set1_ps(r.ma), mb = _mm512_set1_ps(r.mb), lo = _mm512_set1_ps(r.flo), hi = _mm512_set1_ps(r.fhi);
+  const __m512 div = _mm512_set1_ps(r.divisor);
+  const bool divide = r.divisor != 1.f;
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m512i va = _mm512_add_epi32(_mm512_loadu_si512(a + i), vbias);
@@ -114,6 +126,7 @@ __attribute__((target("avx512f"))) int64_t OnnxRowAvx512(const OnnxRow& r, const
       const __m512i vb = _mm512_sub_epi32(b_signed ? _mm512_cvtepi8_epi32(bv) : _mm512_cvtepu8_epi32(bv), vbzp);
       f = _mm512_add_ps(f, _mm512_mul_ps(_mm512_cvtepi32_ps(vb), mb));
     }
+    if (divide) f = _mm512_div_ps(f, div);
     f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
     const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vzp);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(q));
@@ -124,11 +137,13 @@ __attribute__((target("avx512f"))) int64_t OnnxRowAvx512(const OnnxRow& r, const
 // OnnxRowAvx512 over whole channels-last pixels: one channel per lane (per-lane multipliers
 // and biases), the last group of each pixel's channels masked.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void OnnxPixelsAvx512(
-    const float* ma, bool ma_per_tensor, float mb, float flo, float fhi, int32_t zp, const int32_t* a,
+    const float* ma, bool ma_per_tensor, float mb, float divisor, float flo, float fhi, int32_t zp, const int32_t* a,
     const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t channels, int64_t pixels,
     uint8_t* out) {
   const __m512i vbzp = _mm512_set1_epi32(b_zp), vzp = _mm512_set1_epi32(zp);
   const __m512 vmb = _mm512_set1_ps(mb), lo = _mm512_set1_ps(flo), hi = _mm512_set1_ps(fhi);
+  const __m512 div = _mm512_set1_ps(divisor);
+  const bool divide = divisor != 1.f;
   for (int64_t p = 0; p < pixels; ++p) {
     const int64_t base = p * channels;
     for (int64_t j = 0; j < channels; j += 16) {
@@ -143,6 +158,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void OnnxPixelsAvx512(
         const __m512i vb = _mm512_sub_epi32(b_signed ? _mm512_cvtepi8_epi32(bv) : _mm512_cvtepu8_epi32(bv), vbzp);
         f = _mm512_add_ps(f, _mm512_mul_ps(_mm512_cvtepi32_ps(vb), vmb));
       }
+      if (divide) f = _mm512_div_ps(f, div);
       f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
       const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vzp);
       _mm512_mask_cvtepi32_storeu_epi8(out + base + j, m, q);
@@ -265,11 +281,11 @@ int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, c
     return 0;
   }
   if (isa == RequantizeIsa::kAvx512) {
-    OnnxPixelsAvx512(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, flo_, fhi_, zp_, a, bias, b, b_signed, b_zp,
+    OnnxPixelsAvx512(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, divisor_, flo_, fhi_, zp_, a, bias, b, b_signed, b_zp,
                      channels, pixels, out);
     return pixels;
   }
-  const int64_t whole = OnnxPixelsAvx2(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, flo_, fhi_, zp_, a, bias, b,
+  const int64_t whole = OnnxPixelsAvx2(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, divisor_, flo_, fhi_, zp_, a, bias, b,
                                        b_signed, b_zp, channels, pixels, out);
   if (whole < channels) {  // each pixel's last channels, as QuantizeChannels
     for (int64_t p = 0; p < pixels; ++p) {
@@ -290,7 +306,7 @@ int64_t OutputStage::QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8
   if (isa == RequantizeIsa::kScalar || output_type_ == ir::DataType::kFloat32) return 0;
   const size_t i = onnx_a_.size() == 1 ? 0 : static_cast<size_t>(c);
   if (mode_ == numerics::RequantizeMode::kOnnx) {
-    const OnnxRow r{onnx_a_[i], onnx_b_, flo_, fhi_, zp_};
+    const OnnxRow r{onnx_a_[i], onnx_b_, flo_, fhi_, zp_, divisor_};
     int64_t done = 0;
     if (isa == RequantizeIsa::kAvx512) done = OnnxRowAvx512(r, a, bias, b, b_signed, b_zp, n, out);
     if (n - done >= 8) {
@@ -351,8 +367,12 @@ absl::StatusOr<OutputStage> OutputStage::Create(const OutputStageSpec& spec) {
       s.fixed_a_.push_back(*m);
     }
   }
+  if (spec.dequantize_then_quantize && spec.mode == numerics::RequantizeMode::kOnnx) {
+    s.onnx_a_ = s.dequant_a_;  // d_a[c] = float32(s_x * s_w[c])
+    s.divisor_ = spec.output_scale;
+  }
   if (spec.has_b) {
-    s.onnx_b_ = spec.b.input_scale / spec.output_scale;
+    s.onnx_b_ = s.divisor_ == 1.f ? spec.b.input_scale / spec.output_scale : spec.b.input_scale;
     if (spec.mode == numerics::RequantizeMode::kFixed) {
       absl::StatusOr<numerics::FixedMultiplier> m =
           numerics::QuantizeMultiplier(static_cast<double>(spec.b.input_scale) / spec.output_scale * extra);

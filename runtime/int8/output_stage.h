@@ -18,6 +18,18 @@
 //                                                   m_b = float32(s_r / s_y)
 //     q  = round_half_to_even(clamp(f, lo - zp, hi - zp)) + zp
 //
+// Mode kOnnx with dequantize_then_quantize (the integer-head form of a unit, written by
+// quant/integer_heads.h as ConvInteger -> Add bias -> DequantizeLinear -> [Add DQ(residual)]
+// -> [Relu | Clip] -> QuantizeLinear, which onnxruntime runs op by op in exactly these
+// float32 operations):
+//     f  = float32(a) * d_a[c]                     d_a[c] = float32(s_x * s_w[c]) (the bias scale)
+//     f += float32(b) * s_r                         two-term only; a separate multiply and add
+//     f  = f / s_y                                  float32 division (QuantizeLinear)
+//     q  = round_half_to_even(clamp(f, lo - zp, hi - zp)) + zp
+//   The clamp after the division equals Relu/Clip before it (division by s_y > 0 and
+//   rounding are monotonic, and the bounds are QuantizeLinear of the real bounds). The plain
+//   kOnnx form above is this one with d_a = m_a, s_r = m_b and a division by exactly 1.
+//
 // Mode kFixed (integer only at run time; numerics::MultiplyByQuantizedMultiplier is the
 // gemmlowp / TFLite product with a Q31 multiplier and shift):
 //   one term:   q = clamp(MultiplyByQuantizedMultiplier(a, M(m_a[c])) + zp, lo, hi)
@@ -93,6 +105,9 @@ struct OutputStageSpec {
   // Activation bounds in real units (lowest()/max() when absent).
   float act_min = std::numeric_limits<float>::lowest();
   float act_max = std::numeric_limits<float>::max();
+  // kOnnx, quantized output: dequantize both terms, add, divide by the output scale (the
+  // integer-head form above) instead of one multiplier per term. Ignored in kFixed.
+  bool dequantize_then_quantize = false;
 };
 
 class OutputStage {
@@ -111,7 +126,7 @@ class OutputStage {
   int32_t Quantize(int32_t a, int64_t c) const {
     const int64_t i = onnx_a_.size() == 1 ? 0 : c;
     if (mode_ == numerics::RequantizeMode::kOnnx) {
-      const float f = numerics::ClampLikeMlas(static_cast<float>(a) * onnx_a_[i], flo_, fhi_);
+      const float f = numerics::ClampLikeMlas(static_cast<float>(a) * onnx_a_[i] / divisor_, flo_, fhi_);
       return numerics::RoundHalfToEven(f) + zp_;
     }
     const int64_t q = int64_t{numerics::MultiplyByQuantizedMultiplier(a, fixed_a_[i])} + zp_;
@@ -120,7 +135,7 @@ class OutputStage {
   int32_t Quantize(int32_t a, int32_t b, int64_t c) const {
     const int64_t i = onnx_a_.size() == 1 ? 0 : c;
     if (mode_ == numerics::RequantizeMode::kOnnx) {
-      const float f = static_cast<float>(a) * onnx_a_[i] + static_cast<float>(b) * onnx_b_;
+      const float f = (static_cast<float>(a) * onnx_a_[i] + static_cast<float>(b) * onnx_b_) / divisor_;
       return numerics::RoundHalfToEven(numerics::ClampLikeMlas(f, flo_, fhi_)) + zp_;
     }
     int64_t t = int64_t{numerics::MultiplyByQuantizedMultiplier(a, fixed_a_[i])} +
@@ -163,10 +178,10 @@ class OutputStage {
       }
     } else if (mode_ == numerics::RequantizeMode::kOnnx && a_stride == 1) {
       const float m = onnx_a_[onnx_a_.size() == 1 ? 0 : c];
-      const float lo = flo_, hi = fhi_;
+      const float lo = flo_, hi = fhi_, divisor = divisor_;
       const int32_t zp = zp_;
       for (int64_t i = 0; i < n; ++i) {
-        float f = static_cast<float>(a[i] + bias) * m;
+        float f = static_cast<float>(a[i] + bias) * m / divisor;
         f = f > lo ? f : lo;  // numerics::ClampLikeMlas
         f = f < hi ? f : hi;
         out[i] = static_cast<T>(numerics::RoundHalfToEven(f) + zp);
@@ -236,6 +251,7 @@ class OutputStage {
   float flo_ = 0, fhi_ = 0;  // lo - zp, hi - zp
   std::vector<float> onnx_a_;
   float onnx_b_ = 0;
+  float divisor_ = 1.f;  // s_y with dequantize_then_quantize, else exactly 1 (x / 1 == x)
   std::vector<numerics::FixedMultiplier> fixed_a_;
   numerics::FixedMultiplier fixed_b_;
   std::vector<float> dequant_a_;

@@ -29,6 +29,7 @@ struct Case {
   bool two_term;
   bool residual_signed;
   bool per_channel;
+  bool dequantize = false;  // dequantize_then_quantize (kOnnx)
 };
 
 template <typename T, typename B>
@@ -38,6 +39,7 @@ void CheckCase(const Case& cs, std::mt19937& rng, int* compared) {
   std::uniform_int_distribution<int> act(0, 3);
   OutputStageSpec spec;
   spec.mode = cs.mode;
+  spec.dequantize_then_quantize = cs.dequantize;
   spec.output_type = cs.out_type;
   spec.output_scale = std::exp2(log_scale(rng) / 4);
   spec.output_zero_point = zp_dist(rng);
@@ -145,17 +147,64 @@ TEST(OutputStageTest, VectorRowsMatchScalar) {
     for (auto mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
       for (bool two : {false, true}) {
         for (bool pc : {false, true}) {
-          Case cs{mode, ir::DataType::kInt8, two, true, pc};
-          CheckCase<int8_t, int8_t>(cs, rng, &compared);
-          cs.out_type = ir::DataType::kUint8;
-          cs.residual_signed = false;
-          CheckCase<uint8_t, uint8_t>(cs, rng, &compared);
-          CheckCase<uint8_t, int8_t>(cs, rng, &compared);
+          for (bool dequantize : {false, true}) {
+            if (dequantize && mode == numerics::RequantizeMode::kFixed) continue;  // kFixed ignores it
+            Case cs{mode, ir::DataType::kInt8, two, true, pc, dequantize};
+            CheckCase<int8_t, int8_t>(cs, rng, &compared);
+            cs.out_type = ir::DataType::kUint8;
+            cs.residual_signed = false;
+            CheckCase<uint8_t, uint8_t>(cs, rng, &compared);
+            CheckCase<uint8_t, int8_t>(cs, rng, &compared);
+          }
         }
       }
     }
   }
-  EXPECT_GT(compared, 4000);  // of 9600 stages
+  EXPECT_GT(compared, 6000);  // of 14400 stages
+}
+
+// The integer-head form (quant/integer_heads.h) as onnxruntime runs it op by op, computed by
+// hand in float32 for s_x = 0.05, s_w = 0.02, s_r = 0.1, s_y = 0.3, UINT8 output zero point 128:
+//   d_a = fl(0.05 * 0.02) = 0.001, m_a = fl(d_a / 0.3) = 0.0033333334, m_b = fl(0.1 / 0.3) = 0.3333333
+//   a = -2250:        fl(-2250 * 0.001) / 0.3 = -2.25 / 0.3 = -7.4999995 -> -7 -> 121
+//                     (one multiplier: -2250 * m_a = -7.5, a tie -> -8 -> 120)
+//   a = -1450, b = 7: fl(fl(-1.45) + fl(0.7)) / 0.3 = -2.5 (a tie) -> -2 -> 126
+//                     (multipliers: fl(-4.8333335 + 2.3333333) = -2.5000002 -> -3 -> 125)
+TEST(OutputStageTest, DequantizeThenQuantizeRoundsAsTheIntegerHeadForm) {
+  for (bool dequantize : {false, true}) {
+    OutputStageSpec spec;
+    spec.output_type = ir::DataType::kUint8;
+    spec.output_scale = 0.3f;
+    spec.output_zero_point = 128;
+    spec.a.input_scale = 0.05f;
+    spec.a.weight_scales = {0.02f};
+    spec.has_b = true;
+    spec.b.input_scale = 0.1f;
+    spec.dequantize_then_quantize = dequantize;
+    absl::StatusOr<OutputStage> stage = OutputStage::Create(spec);
+    ASSERT_TRUE(stage.ok());
+    // 19 lanes: a whole AVX-512 group, an AVX2 group and a scalar tail all see both cases.
+    std::vector<int32_t> a(19, -2250);
+    std::vector<uint8_t> b(19, 128);  // b - zp = 0
+    for (size_t i = 1; i < a.size(); i += 2) {
+      a[i] = -1450;
+      b[i] = 135;  // b - zp = 7
+    }
+    for (RequantizeIsa isa : {RequantizeIsa::kScalar, RequantizeIsa::kAvx2, RequantizeIsa::kAvx512}) {
+      if (static_cast<int>(isa) > static_cast<int>(MaxRequantizeIsa())) continue;
+      IsaGuard guard;
+      SetRequantizeIsa(isa);
+      std::vector<uint8_t> row(a.size()), pixels(a.size());
+      stage->QuantizeRow(a.data(), 1, 0, b.data(), 128, 0, static_cast<int64_t>(a.size()), row.data());
+      stage->QuantizePixels(a.data(), static_cast<const int32_t*>(nullptr), b.data(), 128, 1,
+                            static_cast<int64_t>(a.size()), pixels.data());
+      for (size_t i = 0; i < a.size(); ++i) {
+        const int expected = i % 2 == 0 ? (dequantize ? 121 : 120) : (dequantize ? 126 : 125);
+        EXPECT_EQ(row[i], expected) << "row isa " << static_cast<int>(isa) << " i " << i;
+        EXPECT_EQ(pixels[i], expected) << "pixels isa " << static_cast<int>(isa) << " i " << i;
+      }
+    }
+  }
 }
 
 TEST(OutputStageTest, ExactTiesAndSaturation) {
