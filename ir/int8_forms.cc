@@ -21,6 +21,10 @@ bool KeepsInputQuantization(const Node& n) { return IsAnyOf(n, kKeepsInputQuanti
 
 bool IsAveragePool(const Node& n) { return IsAnyOf(n, kAveragePoolOps); }
 
+bool IsClamp(const Node& n) { return IsAnyOf(n, kClampOps); }
+
+bool IsConcat(const Node& n) { return IsAnyOf(n, kConcatOps); }
+
 bool HasInt8Form(const Node& n) {
   if (IsUnit(n) || KeepsInputQuantization(n) || IsAveragePool(n)) return true;
   if (Is(n, "Add")) {
@@ -29,11 +33,11 @@ bool HasInt8Form(const Node& n) {
     }
     return true;
   }
-  return UnitBaseOpOf(n).has_value() || IsAnyOf(n, {"Relu", "Clip", "Concat"});
+  return UnitBaseOpOf(n).has_value() || IsClamp(n) || IsConcat(n);
 }
 
 bool IsInt8PassThrough(const Node& n) {
-  return KeepsInputQuantization(n) || IsAveragePool(n) || IsAnyOf(n, {"Relu", "Clip", "Concat", "Add"});
+  return KeepsInputQuantization(n) || IsAveragePool(n) || IsClamp(n) || IsConcat(n) || Is(n, "Add");
 }
 
 }  // namespace qfuse::ir

@@ -19,6 +19,14 @@ bool KeepsInputQuantization(const Node& n);
 inline constexpr const char* kAveragePoolOps[] = {"GlobalAveragePool", "AveragePool"};
 bool IsAveragePool(const Node& n);
 
+// Clamps: int8 in and out, the activation's bounds applied to the quantized values.
+inline constexpr const char* kClampOps[] = {"Relu", "Clip"};
+bool IsClamp(const Node& n);
+
+// Concatenation: int8 inputs requantized to the output's parameters.
+inline constexpr const char* kConcatOps[] = {"Concat"};
+bool IsConcat(const Node& n);
+
 // Ops with an int8 form: quantized units, Conv, ConvTranspose, Gemm, MatMul, Add of two
 // activations (an Add of a constant runs float), Relu, Clip, the average pools, Concat and
 // the data-movement ops. The rest run in float between DequantizeLinear and QuantizeLinear.
