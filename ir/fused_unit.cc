@@ -197,9 +197,7 @@ AttributeMap BaseOpAttributes(const Node& node) {
   return attrs;
 }
 
-namespace {
-
-absl::Status ExpandUnit(Graph* graph, Node* unit) {
+absl::StatusOr<Node*> ExpandUnit(Graph* graph, Node* unit) {
   QFUSE_ASSIGN_OR_RETURN(UnitSpec spec, ReadUnitSpec(*unit));
   const std::string base = unit->name();
   Value* out = unit->output(0);
@@ -273,14 +271,12 @@ absl::Status ExpandUnit(Graph* graph, Node* unit) {
   QFUSE_RETURN_IF_ERROR(graph->RenameNode(op, base));  // the base op keeps the unit's name
   QFUSE_RETURN_IF_ERROR(graph->RenameValue(current, out_name));
   current->mutable_type() = out_type;
-  return absl::OkStatus();
+  return op;
 }
-
-}  // namespace
 
 absl::Status ExpandUnits(Graph* graph) {
   for (Node* node : graph->nodes()) {
-    if (IsUnit(*node)) QFUSE_RETURN_IF_ERROR(ExpandUnit(graph, node));
+    if (IsUnit(*node)) QFUSE_RETURN_IF_ERROR(ExpandUnit(graph, node).status());
   }
   return absl::OkStatus();
 }

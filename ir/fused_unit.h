@@ -134,6 +134,8 @@ AttributeMap BaseOpAttributes(const Node& node);
 // LeakyRelu), keeping the unit's output value and name. HardSwish is written as itself;
 // export below opset 14 rewrites it (ir/opset_forms.h).
 absl::Status ExpandUnits(Graph* graph);
+// ExpandUnits for one unit node; returns the base op node, which takes the unit's name.
+absl::StatusOr<Node*> ExpandUnit(Graph* graph, Node* unit);
 
 }  // namespace qfuse::ir
 

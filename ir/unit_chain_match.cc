@@ -23,14 +23,17 @@ std::vector<NodeId> UnitChain::Nodes() const {
   return nodes;
 }
 
-std::optional<UnitChain> MatchUnitChain(const Node& base, const UnitChainOptions& options) {
-  const std::optional<UnitBaseOp> op = UnitBaseOpOf(base);
-  if (!op.has_value() || base.output(0) == nullptr) return std::nullopt;
+namespace {
+
+// The chain from `base` (a base op, or the last node of an integer head) on; MatMul's bias
+// Add only when `bias_allowed`.
+std::optional<UnitChain> MatchFrom(const Node& base, UnitBaseOp op, bool bias_allowed, const UnitChainOptions& options) {
+  if (base.output(0) == nullptr) return std::nullopt;
   UnitChain m;
   m.base = base.id();
   const Value* current = base.output(0);
   const Node* next = SoleReader(*current);
-  if (options.matmul_bias && BiasFollowsBase(*op) && IsAdd(next)) {
+  if (bias_allowed && options.matmul_bias && BiasFollowsBase(op) && IsAdd(next)) {
     const int bias_index = next->input(0) == current ? 1 : 0;
     const Value* bias = next->input(bias_index);
     if (bias != nullptr && options.matmul_bias(base, *bias)) {
@@ -54,8 +57,20 @@ std::optional<UnitChain> MatchUnitChain(const Node& base, const UnitChainOptions
     for (const Node* n : act->nodes) m.activation.push_back(n->id());
     m.spec = act->spec;
   }
-  m.spec.base_op = *op;
+  m.spec.base_op = op;
   return m;
+}
+
+}  // namespace
+
+std::optional<UnitChain> MatchUnitChain(const Node& base, const UnitChainOptions& options) {
+  const std::optional<UnitBaseOp> op = UnitBaseOpOf(base);
+  if (!op.has_value()) return std::nullopt;
+  return MatchFrom(base, *op, /*bias_allowed=*/true, options);
+}
+
+std::optional<UnitChain> MatchUnitChainAfter(const Node& head, UnitBaseOp op, const UnitChainOptions& options) {
+  return MatchFrom(head, op, /*bias_allowed=*/false, options);
 }
 
 const Value* UnitChainOutput(const Graph& graph, const UnitChain& chain) {

@@ -48,6 +48,12 @@ struct UnitChain {
 // (ir::UnitBaseOpOf). The chain may be the base op alone.
 std::optional<UnitChain> MatchUnitChain(const Node& base, const UnitChainOptions& options);
 
+// The same chain for a base op written as several nodes ending in `head` (the integer-head
+// form ConvInteger -> [Add bias] -> DequantizeLinear, quant/integer_heads.h): the chain
+// continues from head's output (a residual, then an activation); chain.base is `head`,
+// chain.spec.base_op is `op`, and MatMul's bias Add is not looked for.
+std::optional<UnitChain> MatchUnitChainAfter(const Node& head, UnitBaseOp op, const UnitChainOptions& options);
+
 // The value the chain computes: the output of its last node.
 const Value* UnitChainOutput(const Graph& graph, const UnitChain& chain);
 

@@ -15,6 +15,7 @@
 #include "ir/int8_forms.h"
 #include "numerics/requantize.h"
 #include "numerics/threshold_scale.h"
+#include "quant/integer_heads.h"
 #include "quant/placement_check.h"
 #include "quant/weight_quantizer.h"
 
@@ -138,7 +139,7 @@ class Converter {
           if (out == nullptr) continue;
           for (const ir::Use& use : out->uses()) int8_reader = int8_reader || RunsInt8(use.node);
         }
-        const bool clamp_of_float = (Is(*node, "Relu") || Is(*node, "Clip")) && node->input(0) != nullptr &&
+        const bool clamp_of_float = ir::IsClamp(*node) && node->input(0) != nullptr &&
                                     !RunsInt8(node->input(0)->producer());
         if (!int8_reader || clamp_of_float) {
           float_pass_throughs_.insert(node);
@@ -153,7 +154,7 @@ class Converter {
   // of uint8: the clamp is absorbed) into one QLinearAdd.
   void MarkAbsorbedClamps(const std::vector<Node*>& order) {
     for (Node* node : order) {
-      if (!(Is(*node, "Relu") || Is(*node, "Clip")) || !RunsInt8(node) || node->input(0) == nullptr) continue;
+      if (!ir::IsClamp(*node) || !RunsInt8(node) || node->input(0) == nullptr) continue;
       const Value* sum = node->input(0);
       const Node* add = sum->producer();
       if (add != nullptr && Is(*add, "Add") && RunsInt8(add) && sum->uses().size() == 1 && !sum->is_graph_output()) {
@@ -422,6 +423,9 @@ ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& cho
   if (options.activation_type != ActivationType::kInt8 || options.target == DeployTarget::kTensorRt) {
     options.int8_as_uint8 = false;
   }
+  // The integer-head form is target qfuse's (onnxruntime's and TensorRT's placements are their own).
+  if (!chosen.integer_heads) options.integer_heads = true;
+  if (options.target != DeployTarget::kQfuse) options.integer_heads = false;
   return options;
 }
 
@@ -440,6 +444,12 @@ absl::StatusOr<ConversionStats> ConvertToQdq(ir::Model* model, const calib::Cali
   }
   Converter converter(model, table, options);
   QFUSE_ASSIGN_OR_RETURN(ConversionStats stats, converter.Run());
+  if (options.integer_heads) {
+    if (options.target != DeployTarget::kQfuse) {
+      return absl::InvalidArgumentError("integer heads are a form of target qfuse only");
+    }
+    QFUSE_ASSIGN_OR_RETURN(stats.integer_heads, WriteIntegerHeads(model->graph.get()));
+  }
   model->graph->RemoveUnusedConstants();
   // Per-axis DequantizeLinear and the canonical operator forms need opset 13.
   model->opset = std::max<int64_t>(model->opset, ir::kPerChannelQdqOpset);

@@ -55,6 +55,10 @@ struct ConvertOptions {
   // zero point 0, while onnxruntime's x86 QLinearConv, which takes uint8 activations only,
   // runs every quantized Conv (its int8-to-uint8 rewrite skips a Q read by two nodes).
   bool int8_as_uint8 = false;
+  // Conv units with a residual or an activation, reading UINT8-stored activations, are written
+  // in the integer-head form (quant/integer_heads.h), which onnxruntime runs with qfuse's exact
+  // arithmetic instead of a float32 convolution.
+  bool integer_heads = false;
   std::set<std::string> keep_float;    // node names left in float
   // A layer whose bias does not fit beside its worst-case accumulation gets wider weight scales
   // on the offending channels (weight_quantizer.h); when that costs more than this many dB of a
@@ -68,13 +72,14 @@ struct UserChoices {
   bool activation_type = false;
   bool reduce_range = false;
   bool int8_as_uint8 = false;
+  bool integer_heads = false;
 };
 
 // `options` with `options.target`'s defaults for every field the user did not choose:
 // onnxruntime takes uint8 activations (a Relu/Clip before a QuantizeLinear with zero point 0 is
 // absorbed) and 7-bit weights (exact on x86 without VNNI); qfuse and tensorrt keep int8
 // activations and 8-bit weights; qfuse stores its int8 activations as uint8 + 128
-// (int8_as_uint8), tensorrt as INT8 with zero point 0.
+// (int8_as_uint8) and writes integer heads, tensorrt stores INT8 with zero point 0.
 ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& chosen);
 
 struct ConversionStats {
@@ -83,6 +88,7 @@ struct ConversionStats {
   int64_t widened_bias_channels = 0;  // weight scales raised so the int32 bias fits
   int64_t float_ops = 0;              // ops left in float between DQ and Q
   int64_t bias_float_layers = 0;      // layers kept float because their bias could not fit
+  int64_t integer_heads = 0;          // units written in the integer-head form
   // One line per layer whose weight scales were widened for its bias, or that was kept float.
   std::vector<std::string> notes;
 };

@@ -47,6 +47,11 @@ inline constexpr char kQLinearConcatOp[] = "QLinearConcat";
 
 // Requantization mode of every integer node: "onnx" or "fixed".
 inline constexpr char kRequantizeModeAttr[] = "qfuse_requantize";
+// QLinearUnit, int 1: the unit was lowered from the integer-head form (quant/integer_heads.h).
+// w's scales are then the accumulator's dequantization scales d_a[c] = s_x * s_w[c] (x's
+// scale is in them and x's own is not read), and mode onnx requantizes as that form computes:
+// dequantize, add the residual, divide by s_y (output_stage.h).
+inline constexpr char kDequantizedEpilogueAttr[] = "qfuse_dequantized_epilogue";
 
 const char* RequantizeModeName(numerics::RequantizeMode mode);
 absl::StatusOr<numerics::RequantizeMode> ReadRequantizeMode(const ir::Node& node);

@@ -181,6 +181,157 @@ class UnitPattern : public ir::rewrite::Pattern<UnitMatch> {
   ir::UnitChainOptions chain_options_;
 };
 
+// (a') The integer-head form of a Conv unit (quant/integer_heads.h):
+//   ConvInteger(x, w, zp_x, zp_w) -> [Add(int32 bias [M, 1, ...])] -> DequantizeLinear(d_a)
+//   -> [Add residual] -> [activation] -> sink
+// => QLinearUnit with w - 128 re-centred to INT8 (uint8 weights), its scales d_a, and
+// kDequantizedEpilogueAttr: the output stage computes what the form computes.
+struct IntegerHeadMatch {
+  Group group;
+  NodeId conv = ir::kNoNode;
+  NodeId bias_add = ir::kNoNode;  // or kNoNode
+  int bias_index = 0;
+  DqOperand acc;                  // the DequantizeLinear of the int32 accumulator
+  std::optional<DqOperand> residual;
+  ir::UnitSpec spec;
+};
+
+// The one element of a constant, or nullopt.
+std::optional<int64_t> ScalarConstant(const Value* v, DataType dtype) {
+  if (v == nullptr || !v->is_constant() || v->initializer()->dtype() != dtype || v->initializer()->num_elements() != 1) {
+    return std::nullopt;
+  }
+  const ir::Tensor& t = *v->initializer();
+  return dtype == DataType::kUint8 ? int64_t{t.data<uint8_t>()[0]} : int64_t{t.data<int8_t>()[0]};
+}
+
+class IntegerHeadPattern : public ir::rewrite::Pattern<IntegerHeadMatch> {
+ public:
+  explicit IntegerHeadPattern(const Replacer& replacer) : replacer_(replacer) {
+    chain_options_.residual = [](const Value& residual, const Value&, const Value&) {
+      return MatchDqActivation(&residual).has_value();
+    };
+  }
+
+ protected:
+  std::optional<IntegerHeadMatch> Match(const Graph& graph, const Node& conv) const override {
+    const Value* x = conv.input(0);
+    const Value* w = conv.input(1);
+    if (x == nullptr || x->is_constant() || w == nullptr || !w->is_constant() || conv.output(0) == nullptr) {
+      return std::nullopt;
+    }
+    const DataType xt = x->type().dtype, wt = w->initializer()->dtype();
+    if ((xt != DataType::kUint8 && xt != DataType::kInt8) || (wt != DataType::kUint8 && wt != DataType::kInt8)) {
+      return std::nullopt;
+    }
+    const std::optional<int64_t> x_zp = conv.input(2) == nullptr ? 0 : ScalarConstant(conv.input(2), xt);
+    const std::optional<int64_t> w_zp = conv.input(3) == nullptr ? 0 : ScalarConstant(conv.input(3), wt);
+    if (!x_zp.has_value() || !w_zp.has_value()) return std::nullopt;
+    if (x->type().quant.has_value() &&
+        (x->type().quant->zero_points.size() != 1 || x->type().quant->zero_points[0] != *x_zp)) {
+      return std::nullopt;
+    }
+    const ir::Tensor& wd = *w->initializer();
+    if (!CheckIntegerUnitForm(ir::UnitBaseOp::kConv, conv.attrs(), wd.rank()).ok()) return std::nullopt;
+    const int64_t channels = wd.dims()[0];
+    IntegerHeadMatch m;
+    m.conv = conv.id();
+    const Value* current = conv.output(0);
+    if (current->uses().size() != 1 || current->is_graph_output()) return std::nullopt;
+    const Node* next = current->uses()[0].node;
+    if (Is(next, "Add") && next->inputs().size() == 2) {
+      const int bias_index = next->input(0) == current ? 1 : 0;
+      const Value* bias = next->input(bias_index);
+      // [M, 1, ..., 1]: one value per output channel, broadcast over the spatial dims.
+      if (bias == nullptr || !bias->is_constant() || bias->initializer()->dtype() != DataType::kInt32 ||
+          bias->initializer()->rank() != wd.rank() - 1 || bias->initializer()->dims()[0] != channels ||
+          bias->initializer()->num_elements() != channels) {
+        return std::nullopt;
+      }
+      m.bias_add = next->id();
+      m.bias_index = bias_index;
+      current = next->output(0);
+      if (current->uses().size() != 1 || current->is_graph_output()) return std::nullopt;
+      next = current->uses()[0].node;
+    }
+    if (!Is(next, "DequantizeLinear") || next->output(0) == nullptr) return std::nullopt;
+    std::optional<DqOperand> acc = MatchDqAccumulator(next->output(0));
+    if (!acc.has_value()) return std::nullopt;
+    if (acc->params.scales.size() > 1 &&
+        (static_cast<int64_t>(acc->params.scales.size()) != channels || acc->params.axis != 1)) {
+      return std::nullopt;
+    }
+    m.acc = *acc;
+    std::optional<ir::UnitChain> chain = ir::MatchUnitChainAfter(*next, ir::UnitBaseOp::kConv, chain_options_);
+    if (!chain.has_value()) return std::nullopt;
+    const Value* y = ir::UnitChainOutput(graph, *chain);
+    std::optional<Sink> sink = MatchQuantizeSink(*y);
+    if (!sink.has_value()) sink = MatchOutputSink(*y);
+    if (!sink.has_value()) return std::nullopt;
+    std::vector<NodeId> nodes = chain->Nodes();  // the DequantizeLinear first
+    nodes.insert(nodes.begin(), m.bias_add);
+    if (m.bias_add == ir::kNoNode) nodes.erase(nodes.begin());
+    nodes.insert(nodes.begin(), conv.id());
+    m.group = Group{{nodes.rbegin(), nodes.rend()}, *sink, conv.id()};
+    m.spec = chain->spec;
+    if (chain->residual_add != ir::kNoNode) {
+      m.residual = MatchDqActivation(graph.FindNode(chain->residual_add)->input(chain->residual_index));
+      if (!ir::ResidualShapeFits(*DequantizeInput(graph, *m.residual), *y)) return std::nullopt;
+    }
+    return m;
+  }
+
+  absl::Status Rewrite(Graph* graph, const IntegerHeadMatch& m) const override {
+    Node* conv = graph->FindNode(m.conv);
+    Value* x = conv->input(0);
+    const ir::Tensor& w = *conv->input(1)->initializer();
+    const int64_t channels = w.dims()[0];
+    const bool w_unsigned = w.dtype() == DataType::kUint8;
+    const int64_t x_zp = conv->input(2) == nullptr ? 0 : *ScalarConstant(conv->input(2), x->type().dtype);
+    int64_t w_zp = conv->input(3) == nullptr ? 0 : *ScalarConstant(conv->input(3), w.dtype());
+    // uint8 weights re-centred by 128 (w - zp unchanged), so the kernels read INT8.
+    ir::Tensor w8(DataType::kInt8, w.dims());
+    for (int64_t i = 0; i < w.num_elements(); ++i) {
+      w8.data<int8_t>()[i] = static_cast<int8_t>(w_unsigned ? int32_t{w.data<uint8_t>()[i]} - 128 : w.data<int8_t>()[i]);
+    }
+    if (w_unsigned) w_zp -= 128;
+    QuantParams wq;
+    wq.scales = m.acc.params.scales;
+    if (wq.scales.size() > 1) wq.axis = 0;
+    wq.zero_points.assign(wq.scales.size(), w_zp);
+    const std::string base = conv->name();
+    QFUSE_ASSIGN_OR_RETURN(Value * wv, graph->AddConstant(graph->UniqueValueName(base + "_w_int8"), std::move(w8)));
+    wv->mutable_type().quant = wq;
+    Value* bias = nullptr;
+    if (m.bias_add != ir::kNoNode) {
+      ir::Tensor b = *graph->FindNode(m.bias_add)->input(m.bias_index)->initializer();
+      QFUSE_RETURN_IF_ERROR(b.SetDims({channels}));
+      QFUSE_ASSIGN_OR_RETURN(bias, graph->AddConstant(graph->UniqueValueName(base + "_bias_int32"), std::move(b)));
+    }
+    // x's scale is in d_a and not read; its zero point is the ConvInteger's (a DequantizeLinear
+    // reader of x, when there is one, gives the params it must agree with).
+    if (!x->type().quant.has_value()) {
+      QuantParams xq{{1.f}, {x_zp}, std::nullopt};
+      for (const ir::Use& use : x->uses()) {
+        if (!Is(use.node, "DequantizeLinear")) continue;
+        if (std::optional<DqOperand> d = MatchDqActivation(use.node->output(0)); d.has_value()) xq = d->params;
+      }
+      x->mutable_type().quant = xq;
+    }
+    ir::AttributeMap attrs = conv->attrs();
+    ir::WriteUnitSpec(m.spec, &attrs);
+    attrs.Set(kDequantizedEpilogueAttr, int64_t{1});
+    std::vector<Value*> inputs = {x, wv};
+    if (bias != nullptr || m.residual.has_value()) inputs.push_back(bias);
+    if (m.residual.has_value()) inputs.push_back(QuantizedInput(graph, *m.residual));
+    return replacer_.Replace(graph, m.group, kQLinearUnitOp, inputs, std::move(attrs));
+  }
+
+ private:
+  const Replacer& replacer_;
+  ir::UnitChainOptions chain_options_;
+};
+
 // The integer op of a single-op group: (b), (c), (e), (f).
 struct IntegerOp {
   const char* op_type;
@@ -340,6 +491,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   LoweringStats stats;
   const Replacer replacer(options, &stats);
   const UnitPattern unit(replacer);
+  const IntegerHeadPattern integer_head(replacer);
   const SingleOpPattern add(replacer, MatchAdd);
   const SingleOpPattern clamp(replacer, MatchClamp);
   const PassThroughPattern pass_through(replacer);
@@ -351,13 +503,14 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   table.Add({ir::UnitBaseOpName(ir::UnitBaseOp::kConv), ir::UnitBaseOpName(ir::UnitBaseOp::kGemm),
              ir::UnitBaseOpName(ir::UnitBaseOp::kMatMul)},
             &unit);
+  table.Add({"ConvInteger"}, &integer_head);
   table.Add({"Add"}, &add);
-  table.Add({"Relu", "Clip"}, &clamp);
+  table.Add(Ops(ir::kClampOps), &clamp);
   table.Add(Ops(ir::kKeepsInputQuantizationOps), &pass_through);
   table.Add(Ops(ir::kAveragePoolOps), &average_pool);
-  table.Add({"Concat"}, &concat);
+  table.Add(Ops(ir::kConcatOps), &concat);
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
-  stats.units = rewrites[&unit];
+  stats.units = rewrites[&unit] + rewrites[&integer_head];
   stats.adds = rewrites[&add];
   stats.clamps = rewrites[&clamp];
   stats.pass_through = rewrites[&pass_through];

@@ -86,6 +86,23 @@ std::optional<DqOperand> MatchDqConstant(const Value* v, DataType dtype) {
   return DqOperand{dq->id(), *p};
 }
 
+std::optional<DqOperand> MatchDqAccumulator(const Value* v) {
+  const Node* dq = DequantizeOf(v);
+  if (dq == nullptr) return std::nullopt;
+  const Value* acc = dq->input(0);
+  if (acc == nullptr || acc->is_constant() || acc->type().dtype != DataType::kInt32) return std::nullopt;
+  std::optional<QuantParams> p = ReadQdqParams(*dq, DataType::kInt32);
+  if (!p.has_value()) return std::nullopt;
+  for (int64_t zp : p->zero_points) {
+    if (zp != 0) return std::nullopt;
+  }
+  if (p->axis.has_value() && *p->axis < 0) {
+    if (!acc->type().shape.rank_known) return std::nullopt;
+    *p->axis += static_cast<int64_t>(acc->type().shape.dims.size());
+  }
+  return DqOperand{dq->id(), *p};
+}
+
 ir::Value* QuantizedInput(ir::Graph* graph, const DqOperand& operand) {
   Value* v = graph->FindNode(operand.dq)->input(0);
   v->mutable_type().quant = operand.params;

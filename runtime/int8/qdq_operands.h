@@ -25,6 +25,10 @@ std::optional<DqOperand> MatchDqActivation(const ir::Value* v);
 // A constant of `dtype` (INT8 weights, INT32 bias), per tensor or per axis.
 std::optional<DqOperand> MatchDqConstant(const ir::Value* v, ir::DataType dtype);
 
+// An INT32 value computed by the graph (the integer-head form's accumulator plus bias) behind
+// DequantizeLinear with constant scales, per tensor or per axis, and zero point 0.
+std::optional<DqOperand> MatchDqAccumulator(const ir::Value* v);
+
 // The value `operand`'s DequantizeLinear reads, with the operand's QuantParams written into
 // its type: what an integer op reads in place of the dequantized float.
 ir::Value* QuantizedInput(ir::Graph* graph, const DqOperand& operand);

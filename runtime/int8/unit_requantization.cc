@@ -71,7 +71,9 @@ absl::StatusOr<UnitRequantization> ReadUnitRequantization(const ir::Node& node) 
     stage.output_scale = y.scale;
     stage.output_zero_point = y.zero_point;
   }
-  stage.a.input_scale = u.x.scale;
+  QFUSE_ASSIGN_OR_RETURN(const int64_t dequantized_epilogue, node.attrs().GetInt(kDequantizedEpilogueAttr, 0));
+  stage.dequantize_then_quantize = dequantized_epilogue != 0;
+  stage.a.input_scale = stage.dequantize_then_quantize ? 1.f : u.x.scale;  // w's scales are s_x * s_w[c] then
   stage.a.weight_scales = wq.scales;
   if (u.residual.has_value()) {
     stage.has_b = true;

@@ -49,6 +49,10 @@ ABSL_FLAG(bool, int8_as_uint8, true,
           "store int8 activations as UINT8 with zero point 128 (the same grid and outputs), so onnxruntime's x86 "
           "QLinearConv (uint8 activations only) runs every quantized Conv; default: true for target qfuse "
           "(tensorrt: always INT8, zero point 0)");
+ABSL_FLAG(bool, integer_heads, true,
+          "target qfuse: write Conv units with a residual or activation as ConvInteger -> bias -> "
+          "DequantizeLinear -> ... (quant/integer_heads.h), which onnxruntime runs with qfuse's exact arithmetic; "
+          "false: DequantizeLinear -> Conv (onnxruntime runs those convolutions in float)");
 ABSL_FLAG(std::string, activation_type, "", "alias of --activation_dtype (onnxruntime.quantization's name)");
 ABSL_FLAG(std::string, weight_type, "QInt8", "weights are int8: QInt8 / int8 (onnxruntime.quantization's name)");
 ABSL_FLAG(std::string, target, "qfuse",
@@ -123,6 +127,8 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   c.user_choices.activation_type = IsFlagSet(FLAGS_activation_type) || IsFlagSet(FLAGS_activation_dtype);
   c.convert.int8_as_uint8 = absl::GetFlag(FLAGS_int8_as_uint8);
   c.user_choices.int8_as_uint8 = IsFlagSet(FLAGS_int8_as_uint8);
+  c.convert.integer_heads = absl::GetFlag(FLAGS_integer_heads);
+  c.user_choices.integer_heads = IsFlagSet(FLAGS_integer_heads);
   const std::string weight_type = absl::GetFlag(FLAGS_weight_type);
   if (weight_type != "QInt8" && weight_type != "int8") {
     return absl::InvalidArgumentError(absl::StrCat("--weight_type: '", weight_type, "': weights are int8 (QInt8)"));

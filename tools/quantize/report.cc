@@ -54,6 +54,7 @@ Json ConfigJson(const pipeline::QuantizeResult& result, const pipeline::Quantize
   c["reduce_range"] = config.convert.reduce_range;
   c["activation_type"] = ActivationTypeName(config.convert.activation_type);
   c["int8_as_uint8"] = config.convert.int8_as_uint8;
+  c["integer_heads"] = config.convert.integer_heads;
   c["keep_float"] = keep_float;
   c["levels"] = levels;
   c["calibration_table"] = config.calibration_table.empty() ? Json(nullptr) : Json(config.calibration_table);
@@ -105,6 +106,7 @@ Json LevelJson(const pipeline::LevelResult& level) {
   j["target"] = quant::DeployTargetName(level.target);
   j["activation_type"] = ActivationTypeName(level.convert.activation_type);
   j["int8_as_uint8"] = level.convert.int8_as_uint8;  // int8 grid stored as uint8 + 128
+  j["integer_heads"] = level.conversion.integer_heads;  // units written as ConvInteger -> ... (count)
   j["reduce_range"] = level.convert.reduce_range;
   j["model_file"] = Basename(level.model_file);
   j["table_file"] = Basename(level.table_file);
