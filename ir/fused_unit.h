@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "ir/graph.h"
+#include "ir/logistic.h"
 
 namespace qfuse::ir {
 
@@ -102,13 +103,8 @@ absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node);
 
 // The unit's activation of one float value (the formulas above; float32 arithmetic, the
 // same expressions as the float Relu/Clip/HardSwish/HardSigmoid/Sigmoid/LeakyRelu kernels;
-// the sigmoid is split by sign so exp never overflows).
+// the sigmoid is onnxruntime's, ir/logistic.h).
 inline float ApplyUnitActivation(const UnitSpec& spec, float v) {
-  const auto sigmoid = [](float x) {
-    if (x >= 0.f) return 1.f / (1.f + std::exp(-x));
-    const float e = std::exp(x);
-    return e / (1.f + e);
-  };
   switch (spec.activation) {
     case UnitActivation::kNone: return v;
     case UnitActivation::kRelu: return v > 0.f ? v : 0.f;
@@ -116,8 +112,8 @@ inline float ApplyUnitActivation(const UnitSpec& spec, float v) {
     case UnitActivation::kClip: return std::min(std::max(v, spec.clip_min), spec.clip_max);
     case UnitActivation::kHardSwish: return v * std::max(0.f, std::min(1.f, v / 6.f + 0.5f));
     case UnitActivation::kHardSigmoid: return std::max(0.f, std::min(1.f, spec.alpha * v + spec.beta));
-    case UnitActivation::kSigmoid: return sigmoid(v);
-    case UnitActivation::kSilu: return v * sigmoid(v);
+    case UnitActivation::kSigmoid: return Logistic(v);
+    case UnitActivation::kSilu: return v * Logistic(v);
     case UnitActivation::kLeakyRelu: return v < 0.f ? spec.alpha * v : v;
   }
   return v;

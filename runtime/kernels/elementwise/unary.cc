@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ir/logistic.h"
 #include "runtime/kernels/elementwise/broadcast.h"
 #include "runtime/kernels/elementwise/dispatch.h"
 #include "runtime/kernels/elementwise/elementwise.h"
@@ -39,6 +40,10 @@ void RunMath(const ThreadPool& pool, const UnaryParams& p, const T* x, T* y, int
     case UnaryOp::kRelu: return Apply(pool, x, y, n, [](T v) { return v > T(0) ? v : T(0); });
     case UnaryOp::kLeakyRelu: return Apply(pool, x, y, n, [alpha](T v) { return v < T(0) ? alpha * v : v; });
     case UnaryOp::kSigmoid:
+      if constexpr (std::is_same_v<T, float>) {  // onnxruntime's float32 logistic, ir/logistic.h
+        return ParallelElements(pool, n,
+                                [&](int64_t begin, int64_t end) { ir::LogisticRow(x + begin, y + begin, end - begin); });
+      }
       return Apply(pool, x, y, n, [](T v) {
         // Split by sign so exp never overflows.
         if (v >= T(0)) return T(1) / (T(1) + std::exp(-v));
