@@ -29,7 +29,11 @@ bool IsConcat(const Node& n);
 
 // Ops with an int8 form: quantized units, Conv, ConvTranspose, Gemm, MatMul, Add of two
 // activations (an Add of a constant runs float), Relu, Clip, the average pools, Concat and
-// the data-movement ops. The rest run in float between DequantizeLinear and QuantizeLinear.
+// the data-movement ops. The rest run in float between DequantizeLinear and QuantizeLinear,
+// but for a Mul of two activations that the converter leaves between Q/DQ because both its
+// neighbours are int8 (a squeeze-excitation scale between two units): onnxruntime fuses that
+// into QLinearMul, so the lowering does too (runtime/int8/int8_ops.h). Mul has no int8 form
+// of its own: one next to a float op (x * Sigmoid(x)) gets no Q/DQ pair.
 bool HasInt8Form(const Node& n);
 
 // Ops with an int8 form that compute nothing worth an integer kernel on their own (Relu, Clip,

@@ -52,6 +52,17 @@
 //   QuantizeLinear in float (fl(fl(a sA) + fl(b sB)) / sC): the two round differently on
 //   ties, and matching onnxruntime is what this mode is for.
 //
+// QLinearMul, mode kOnnx (onnxruntime's x86 QLinearMul: MlasQLinearMulKernel's SSE2 path in
+// mlas/lib/qlmul.cpp, which every x86 CPU runs), on the raw stored values A and B:
+//     p = (A - zA) * (B - zB)                          exact (int32)
+//     r = float32(sA * sB) / sC                        the product first, then one division
+//     f = float32(p) * r + float32(zC)                 a multiply, then an add: the zero point
+//                                                      is added BEFORE rounding, in float32
+//     q = saturate(round_half_to_even(f))              (cvtps2dq: |f| >= 2^31 or NaN -> qmin)
+//   The operands commute (p and r do), so onnxruntime's "scalar B" case is the same formula.
+//   Adding zC before rounding differs from round(f - zC) + zC where f is within an ulp of 128's
+//   scale of a tie (fl(2.5000002 + 128) = 130.5 -> 130, round(2.5000002) + 128 = 131).
+//
 // QLinearGlobalAveragePool, mode kOnnx (onnxruntime MlasQLinearGlobalAveragePoolNchw): the
 //   sum over N pixels, minus N * zp_x, requantized by the multiplier sx / (sy * N) (float32,
 //   the product first), as Requantize above.
@@ -147,6 +158,21 @@ inline int32_t OnnxQLinearAdd(int32_t a, int32_t b, const OnnxAddMultipliers& m,
   const float c = scalar_a ? std::fma(fb, m.rb, std::fma(fa, m.ra, m.fixed))
                            : std::fma(fa, m.ra, std::fma(fb, m.rb, m.fixed));
   return RoundHalfToEven(ClampLikeMlas(c, static_cast<float>(qmin), static_cast<float>(qmax)));
+}
+
+// QLinearMul's ratio float32(sA * sB) / sC and one output (see the header comment).
+inline float OnnxQLinearMulRatio(float scale_a, float scale_b, float scale_c) {
+  const float product = scale_a * scale_b;
+  return product / scale_c;
+}
+inline int32_t OnnxQLinearMul(int32_t a, int32_t zero_point_a, int32_t b, int32_t zero_point_b, float ratio,
+                              int32_t zero_point_c, int32_t qmin, int32_t qmax) {
+  const int32_t p = (a - zero_point_a) * (b - zero_point_b);
+  const float scaled = static_cast<float>(p) * ratio;
+  const float f = scaled + static_cast<float>(zero_point_c);
+  const int32_t r = f >= 2147483648.f || !(f >= -2147483648.f) ? std::numeric_limits<int32_t>::min()
+                                                                 : RoundHalfToEven(f);
+  return r < qmin ? qmin : (r > qmax ? qmax : r);
 }
 
 // QLinearGlobalAveragePool's multiplier over `count` pixels: input_scale / (output_scale *

@@ -78,6 +78,7 @@ KernelRegistry* BuildRegistry() {
   const std::string q = std::string(ir::kQfuseDomain) + ".";
   r->Register(q + int8::kQLinearUnitOp, onednn::CreateIntegerUnitKernel);  // else int8::CreateQLinearUnitKernel
   r->Register(q + int8::kQLinearAddOp, int8::CreateQLinearAddKernel);
+  r->Register(q + int8::kQLinearMulOp, int8::CreateQLinearMulKernel);
   r->Register(q + int8::kQLinearClampOp, int8::CreateQLinearClampKernel);
   r->Register(q + int8::kQLinearAveragePoolOp, int8::CreateQLinearAveragePoolKernel);
   r->Register(q + int8::kQLinearGlobalAveragePoolOp, int8::CreateQLinearAveragePoolKernel);

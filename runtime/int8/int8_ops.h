@@ -31,6 +31,12 @@ inline constexpr char kQLinearUnitOp[] = "QLinearUnit";
 // QLinearAdd(a, b) -> y, numpy broadcasting: onnxruntime's QLinearAdd (numerics/requantize.h)
 // in mode onnx, the two-term stage of a - zp_a and b - zp_b in mode fixed.
 inline constexpr char kQLinearAddOp[] = "QLinearAdd";
+// QLinearMul(a, b) -> y, numpy broadcasting: onnxruntime's QLinearMul (numerics/requantize.h)
+// in mode onnx, the output stage of (a - zp_a)(b - zp_b) at scale s_a * s_b in mode fixed. A
+// Mul has no int8 form of its own (ir/int8_forms.h): the lowering takes one that the QDQ graph
+// has between DequantizeLinear inputs and a QuantizeLinear (a squeeze-excitation scale between
+// two units), as onnxruntime's QDQ fusion does.
+inline constexpr char kQLinearMulOp[] = "QLinearMul";
 // QLinearClamp(x) -> y: Relu / Clip between requantizations: y = stage(x - zp_x) with
 // float attributes "min" and "max" as activation bounds.
 inline constexpr char kQLinearClampOp[] = "QLinearClamp";
@@ -58,6 +64,7 @@ absl::StatusOr<numerics::RequantizeMode> ReadRequantizeMode(const ir::Node& node
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearUnitKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAddKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearMulKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node);

@@ -348,6 +348,15 @@ std::optional<IntegerOp> MatchAdd(const Node& add) {
   return IntegerOp{kQLinearAddOp, {*a, *b}, {}};
 }
 
+// (b') Mul(DQ(a), DQ(b)), any shapes => QLinearMul (int8_ops.h: a Mul the converter left
+// between int8 neighbours).
+std::optional<IntegerOp> MatchMul(const Node& mul) {
+  std::optional<DqOperand> a = MatchDqActivation(mul.input(0));
+  std::optional<DqOperand> b = MatchDqActivation(mul.input(1));
+  if (!a.has_value() || !b.has_value()) return std::nullopt;
+  return IntegerOp{kQLinearMulOp, {*a, *b}, {}};
+}
+
 // (c) Relu | Clip(DQ(x)) => QLinearClamp with the activation's clamp bounds.
 std::optional<IntegerOp> MatchClamp(const Node& op) {
   std::optional<DqOperand> x = MatchDqActivation(op.input(0));
@@ -493,6 +502,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const UnitPattern unit(replacer);
   const IntegerHeadPattern integer_head(replacer);
   const SingleOpPattern add(replacer, MatchAdd);
+  const SingleOpPattern mul(replacer, MatchMul);
   const SingleOpPattern clamp(replacer, MatchClamp);
   const PassThroughPattern pass_through(replacer);
   const SingleOpPattern average_pool(replacer, MatchAveragePool);
@@ -505,6 +515,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
             &unit);
   table.Add({"ConvInteger"}, &integer_head);
   table.Add({"Add"}, &add);
+  table.Add({"Mul"}, &mul);
   table.Add(Ops(ir::kClampOps), &clamp);
   table.Add(Ops(ir::kKeepsInputQuantizationOps), &pass_through);
   table.Add(Ops(ir::kAveragePoolOps), &average_pool);
@@ -512,6 +523,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
   stats.units = rewrites[&unit] + rewrites[&integer_head];
   stats.adds = rewrites[&add];
+  stats.muls = rewrites[&mul];
   stats.clamps = rewrites[&clamp];
   stats.pass_through = rewrites[&pass_through];
   stats.average_pools = rewrites[&average_pool];

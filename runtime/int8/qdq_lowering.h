@@ -8,7 +8,10 @@
 //       -> [activation] -> Q (or float graph output)                       => QLinearUnit
 //       (activation: any form of ir::MatchUnitActivation, e.g. Relu, Clip, HardSwish,
 //       Sigmoid + Mul as SiLU, HardSigmoid + Mul as HardSwish, Sigmoid, LeakyRelu)
+//   (a') ConvInteger -> [Add int32 bias] -> DequantizeLinear -> [Add DQ(r)] -> [activation]
+//       -> Q, the integer-head form of quant/integer_heads.h                 => QLinearUnit
 //   (b) Add(DQ(a), DQ(b)) -> Q, any broadcastable shapes                     => QLinearAdd
+//   (b') Mul(DQ(a), DQ(b)) -> Q, any broadcastable shapes                    => QLinearMul
 //   (c) Relu | Clip(DQ(x)) -> Q                                              => QLinearClamp
 //   (d) MaxPool | Reshape | Flatten | Transpose | Squeeze | Unsqueeze | Identity
 //       (DQ(x)) -> Q with Q's params equal to x's                            => the op on int8
@@ -39,6 +42,7 @@ struct LoweringOptions {
 struct LoweringStats {
   int64_t units = 0;           // (a)
   int64_t adds = 0;            // (b)
+  int64_t muls = 0;            // (b')
   int64_t clamps = 0;          // (c)
   int64_t pass_through = 0;    // (d)
   int64_t average_pools = 0;   // (e)

@@ -1,4 +1,4 @@
-// QLinearAdd, QLinearClamp, QLinearAveragePool, QLinearGlobalAveragePool and
+// QLinearAdd, QLinearMul, QLinearClamp, QLinearAveragePool, QLinearGlobalAveragePool and
 // QLinearConcat (runtime/int8/int8_ops.h), elementwise over per-tensor int8/uint8 values.
 #include <algorithm>
 #include <array>
@@ -89,8 +89,13 @@ std::array<uint8_t, 256> ByteTable(numerics::RequantizeMode mode, const Activati
   return table;
 }
 
-class QLinearAddKernel : public Kernel {
+// QLinearAdd and QLinearMul: two int8/uint8 inputs, numpy broadcasting, one 64 KiB table of
+// output bytes.
+enum class BinaryOp { kAdd, kMul };
+
+class QLinearBinaryKernel : public Kernel {
  public:
+  explicit QLinearBinaryKernel(BinaryOp op) : op_(op) {}
   bool elementwise() const override { return true; }
   absl::Status Prepare(const ir::Node& node) {
     QFUSE_ASSIGN_OR_RETURN(mode_, ReadRequantizeMode(node));
@@ -102,13 +107,20 @@ class QLinearAddKernel : public Kernel {
     spec.output_type = y_.type;
     spec.output_scale = y_.scale;
     spec.output_zero_point = y_.zero_point;
-    spec.a.input_scale = a_.scale;
-    spec.has_b = true;
-    spec.b.input_scale = b_.scale;
+    if (op_ == BinaryOp::kAdd) {
+      spec.a.input_scale = a_.scale;
+      spec.has_b = true;
+      spec.b.input_scale = b_.scale;
+    } else {  // one term: the product (a - zp_a)(b - zp_b) at scale s_a * s_b
+      spec.a.input_scale = a_.scale;
+      spec.a.weight_scales = {b_.scale};
+    }
     QFUSE_ASSIGN_OR_RETURN(stage_, OutputStage::Create(spec));
     table_ = BuildTable(/*scalar_a=*/false);
-    // Only onnxruntime's formula depends on the operand order.
-    if (mode_ == numerics::RequantizeMode::kOnnx) scalar_a_table_ = BuildTable(/*scalar_a=*/true);
+    // Only onnxruntime's Add formula depends on the operand order.
+    if (op_ == BinaryOp::kAdd && mode_ == numerics::RequantizeMode::kOnnx) {
+      scalar_a_table_ = BuildTable(/*scalar_a=*/true);
+    }
     return absl::OkStatus();
   }
 
@@ -150,25 +162,34 @@ class QLinearAddKernel : public Kernel {
  private:
   // table[(raw byte of a) << 8 | raw byte of b] = the output byte. Both inputs are bytes, so a
   // 64 KiB table gives the same bytes as the arithmetic per element: kOnnx is onnxruntime's
-  // QLinearAdd (numerics::OnnxQLinearAdd), kFixed the two-term output stage.
+  // QLinearAdd / QLinearMul (numerics::OnnxQLinearAdd / OnnxQLinearMul), kFixed the output stage
+  // of the two terms (Add) or of the product (Mul).
   std::vector<uint8_t> BuildTable(bool scalar_a) const {
     std::vector<uint8_t> table(1 << 16);
     const numerics::OnnxAddMultipliers m =
         numerics::OnnxQLinearAddMultipliers(a_.scale, a_.zero_point, b_.scale, b_.zero_point, y_.scale, y_.zero_point);
+    const float mul_ratio = numerics::OnnxQLinearMulRatio(a_.scale, b_.scale, y_.scale);
     const int32_t qmin = y_.type == DataType::kInt8 ? -128 : 0, qmax = y_.type == DataType::kInt8 ? 127 : 255;
     for (int ra = 0; ra < 256; ++ra) {
       for (int rb = 0; rb < 256; ++rb) {
         const int32_t av = a_.type == DataType::kInt8 ? static_cast<int8_t>(ra) : ra;
         const int32_t bv = b_.type == DataType::kInt8 ? static_cast<int8_t>(rb) : rb;
-        const int32_t q = mode_ == numerics::RequantizeMode::kOnnx
-                              ? numerics::OnnxQLinearAdd(av, bv, m, scalar_a, qmin, qmax)
-                              : stage_.Quantize(av - a_.zero_point, bv - b_.zero_point, 0);
+        int32_t q;
+        if (op_ == BinaryOp::kMul) {
+          q = mode_ == numerics::RequantizeMode::kOnnx
+                  ? numerics::OnnxQLinearMul(av, a_.zero_point, bv, b_.zero_point, mul_ratio, y_.zero_point, qmin, qmax)
+                  : stage_.Quantize((av - a_.zero_point) * (bv - b_.zero_point), 0);
+        } else {
+          q = mode_ == numerics::RequantizeMode::kOnnx ? numerics::OnnxQLinearAdd(av, bv, m, scalar_a, qmin, qmax)
+                                                       : stage_.Quantize(av - a_.zero_point, bv - b_.zero_point, 0);
+        }
         table[(ra << 8) | rb] = static_cast<uint8_t>(q);
       }
     }
     return table;
   }
 
+  BinaryOp op_;
   numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
   ActivationQuant a_, b_, y_;
   OutputStage stage_;
@@ -426,7 +447,10 @@ absl::StatusOr<numerics::RequantizeMode> ReadRequantizeMode(const ir::Node& node
 }
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAddKernel(const ir::Node& node) {
-  return Make<QLinearAddKernel>(node);
+  return Make<QLinearBinaryKernel>(node, BinaryOp::kAdd);
+}
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearMulKernel(const ir::Node& node) {
+  return Make<QLinearBinaryKernel>(node, BinaryOp::kMul);
 }
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node) {
   return Make<QLinearClampKernel>(node);

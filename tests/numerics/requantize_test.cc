@@ -316,6 +316,20 @@ TEST(AccumulatorBoundTest, StatesTheBound) {
 
 // onnxruntime's QLinearAdd on hand-computed ties. sA = 0.1, sB = 0.2, sC = 0.4 give rA = 0.25
 // and rB = 0.5 exactly (0.4f == 4 * 0.1f), so c = A / 4 + B / 2 is exact.
+// onnxruntime's QLinearMul adds the output zero point before rounding: sA = sB = 0.01, sC =
+// 0.05, r = 0.0019999999; (2 - 128)(3 - 128) = 15750, fl(15750 r) = 31.499998, + 128 = 159.5
+// (float32), a tie -> 160 (rounding first would give 31 + 128 = 159).
+TEST(OnnxQLinearMulTest, ZeroPointIsAddedBeforeRounding) {
+  const float r = OnnxQLinearMulRatio(0.01f, 0.01f, 0.05f);
+  EXPECT_EQ(r, 0.0019999999f);
+  EXPECT_EQ(OnnxQLinearMul(2, 128, 3, 128, r, 128, 0, 255), 160);
+  EXPECT_EQ(OnnxQLinearMul(3, 128, 2, 128, r, 128, 0, 255), 160);   // the operands commute
+  EXPECT_EQ(OnnxQLinearMul(0, 128, 255, 128, r, 128, 0, 255), 95);  // fl(-16256 r) + 128 = 95.48801
+  EXPECT_EQ(OnnxQLinearMul(0, 128, 0, 128, 1.f, 128, 0, 255), 255);  // 16384 + 128 saturates
+  // cvtps2dq gives INT32_MIN beyond 2^31 (onnxruntime then saturates that to qmin).
+  EXPECT_EQ(OnnxQLinearMul(0, 128, 0, 128, 1e30f, 128, 0, 255), 0);
+}
+
 TEST(OnnxQLinearAddTest, TiesRoundHalfToEvenAndSaturate) {
   const OnnxAddMultipliers m = OnnxQLinearAddMultipliers(0.1f, 0, 0.2f, 0, 0.4f, 0);
   EXPECT_EQ(m.ra, 0.25f);

@@ -177,7 +177,8 @@ void ExpectLoweredEqualsOpByOp(const ir::Graph& graph, bool residual, std::mt199
 
 TEST(IntegerHeadsTest, LoweredUnitEqualsTheFormRunOpByOp) {
   std::mt19937 rng(9);
-  for (ir::UnitActivation act : {ir::UnitActivation::kRelu, ir::UnitActivation::kRelu6, ir::UnitActivation::kNone}) {
+  for (ir::UnitActivation act : {ir::UnitActivation::kRelu, ir::UnitActivation::kRelu6, ir::UnitActivation::kNone,
+                                 ir::UnitActivation::kSilu, ir::UnitActivation::kSigmoid, ir::UnitActivation::kHardSwish}) {
     for (bool residual : {false, true}) {
       if (act == ir::UnitActivation::kNone && !residual) continue;  // not rewritten
       for (bool bias : {false, true}) {

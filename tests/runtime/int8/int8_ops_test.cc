@@ -284,6 +284,28 @@ TEST(Int8OpsTest, BroadcastAddFollowsOnnxRuntimesOperandOrder) {
   }
 }
 
+// A Mul of two quantized activations (a squeeze-excitation scale between two units) is
+// onnxruntime's QLinearMul: with sA = sB = 0.01, sC = 0.05 and zero point 100, r =
+// fl(fl(0.01 * 0.01) / 0.05) = 0.0019999999 and A = -126, B = 125 give p = -15750,
+// fl(-15750 r) = -31.499998 and fl(-31.499998 + 100) = 68.5, a tie -> 68, where rounding
+// before adding the zero point would give -31 + 100 = 69 (requantize_test has the same rule at
+// zero point 128). Broadcast along a run of the other operand too, in either order.
+TEST(Int8OpsTest, MulIsOnnxRuntimesQLinearMul) {
+  for (const bool a_is_scalar : {false, true}) {
+    QdqGraph b;
+    const std::vector<int64_t> a_dims = a_is_scalar ? std::vector<int64_t>{1} : std::vector<int64_t>{2};
+    Value* a = b.Input("a", a_dims, 0.01f, 0);
+    Value* c = b.Input("c", {2}, 0.01f, 0);
+    b.Output(b.Op("Mul", {a, c}, {2}), 0.05f, 100);
+    const std::vector<NamedTensor> in = {
+        a_is_scalar ? Int8("a", {1}, {-126}) : Int8("a", {2}, {-126, 10}), Int8("c", {2}, {125, 125})};
+    QFUSE_ASSERT_OK_AND_ASSIGN(Result integer, RunGraph(b.graph(), in, true, kOnnx));
+    EXPECT_EQ(integer.ops.at("QLinearMul"), 1);
+    // 10 * 125 = 1250: fl(1250 r) = 2.4999998, fl(102.4999998) = 102.5, a tie -> 102.
+    EXPECT_EQ(integer.values, (std::vector<int>{68, a_is_scalar ? 68 : 102})) << "a is scalar: " << a_is_scalar;
+  }
+}
+
 TEST(Int8OpsTest, AccumulatorOverflowIsRefusedNamingTheNode) {
   // K = 140000 products of |x| <= 128 and |w| = 127 can exceed 2^31 - 1.
   const int64_t k = 140000;
