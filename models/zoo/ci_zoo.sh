@@ -15,13 +15,14 @@ runs=out/zoo-quick-runs
 bash models/zoo/make_zoo.sh --quick --out "$zoo" >/dev/null
 bash tools/ort/setup.sh
 bazel build //tools:quantize //tools:run >/dev/null 2>&1 || bazel build //tools:quantize //tools:run
-# The CI bound is cosine >= 0.99 between onnxruntime and qfuse: a wrong scale, zero point or
-# layout lands far below it. The zoo's own bar (0.999, docs/zoo.md) is not a stable CI check on
-# the random-init MobileNetV3-small, whose int8 output is itself at ~0 dB SQNR: float rounding
-# differences between the two runtimes (onnxruntime runs a unit's conv in float) are amplified
-# there, and it measured 0.9978 at `full` on this machine.
+# The CI bound is the zoo's own bar, cosine >= 0.999 between onnxruntime and qfuse on every
+# qfuse- and onnxruntime-target file at every level (tensorrt files only have to run). Both
+# runtimes compute the same integer arithmetic there (the integer-head form of quant/
+# integer_heads.h at `full`), so the logits are equal bit for bit but for a float Softmax at the
+# end; even the random-init MobileNetV3-small, whose int8 output is at ~0 dB SQNR and amplifies
+# any difference, measured cosine 1 (max |diff| 0) on 2026-11-25.
 rc=0
-/usr/bin/python3 models/zoo/run_zoo.py --zoo "$zoo" --out "$runs" --min_cosine 0.99 --targets=all || rc=1
+/usr/bin/python3 models/zoo/run_zoo.py --zoo "$zoo" --out "$runs" --min_cosine 0.999 --targets=all || rc=1
 for sample in resnet_small mobilenetv2_small; do
   out="out/ci-samples/$sample"
   bazel-bin/tools/quantize/quantize --model="models/$sample/model.onnx" --target=onnxruntime --fusion=full \
