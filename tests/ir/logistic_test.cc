@@ -6,21 +6,17 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "gtest/gtest.h"
 
 namespace qfuse::ir {
 namespace {
 
-uint32_t Bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  return u;
-}
+uint32_t Bits(float f) { return absl::bit_cast<uint32_t>(f); }
 
 TEST(LogisticTest, FixedPointsAndNaN) {
   EXPECT_EQ(Logistic(0.f), 0.5f);  // p = 0 exactly
