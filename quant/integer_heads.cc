@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
+#include "runtime/int8/qdq_operands.h"
 
 namespace qfuse::quant {
 namespace {
@@ -19,53 +20,44 @@ using ir::Value;
 
 bool Is(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 
-// The DequantizeLinear producing `v` when its data is of `dtype` (constant or not, as asked)
-// and its scale and zero point are constants; nullptr otherwise.
-const Node* DequantizeOf(const Value* v, DataType dtype, bool constant) {
-  if (v == nullptr || !Is(v->producer(), "DequantizeLinear")) return nullptr;
-  const Node* dq = v->producer();
-  const Value* data = dq->input(0);
-  if (data == nullptr || data->type().dtype != dtype || data->is_constant() != constant) return nullptr;
-  for (int i = 1; i <= 2; ++i) {
-    if (dq->input(i) == nullptr || !dq->input(i)->is_constant()) return nullptr;
-  }
-  return dq;
-}
-
-// The parts of a unit the integer head is written from, when it qualifies.
+// The operands of a unit the integer head is written from (runtime/int8/qdq_operands.h), when
+// it qualifies.
 struct HeadOperands {
-  const Node* x_dq = nullptr;  // UINT8 activation, per tensor
-  const Node* w_dq = nullptr;  // INT8 constant weights, zero points 0
-  const Node* b_dq = nullptr;  // INT32 constant bias [M], or nullptr
+  runtime::int8::DqOperand x;                    // a UINT8 activation, per tensor
+  runtime::int8::DqOperand w;                    // INT8 constant weights, zero points 0
+  std::optional<runtime::int8::DqOperand> bias;  // INT32 constant [M]
 };
 
-std::optional<HeadOperands> Qualifies(const Node& unit) {
+std::optional<HeadOperands> Qualifies(const Graph& graph, const Node& unit) {
+  using runtime::int8::MatchDqActivation;
+  using runtime::int8::MatchDqConstant;
   absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(unit);
   if (!spec.ok() || spec->base_op != ir::UnitBaseOp::kConv) return std::nullopt;
   const Value* residual = unit.input(ir::kUnitResidual);
   if (residual == nullptr && spec->activation == ir::UnitActivation::kNone) return std::nullopt;  // QLinearConv does it
-  if (residual != nullptr && DequantizeOf(residual, DataType::kUint8, false) == nullptr &&
-      DequantizeOf(residual, DataType::kInt8, false) == nullptr) {
-    return std::nullopt;
-  }
+  if (residual != nullptr && !MatchDqActivation(residual).has_value()) return std::nullopt;
   const Value* y = unit.output(0);
   if (y == nullptr || y->is_graph_output() || y->uses().size() != 1 || !Is(y->uses()[0].node, "QuantizeLinear")) {
     return std::nullopt;
   }
-  HeadOperands h;
-  h.x_dq = DequantizeOf(unit.input(ir::kUnitX), DataType::kUint8, false);
-  h.w_dq = DequantizeOf(unit.input(ir::kUnitW), DataType::kInt8, true);
-  if (h.x_dq == nullptr || h.w_dq == nullptr || h.x_dq->input(1)->initializer()->num_elements() != 1) {
+  std::optional<runtime::int8::DqOperand> x = MatchDqActivation(unit.input(ir::kUnitX));
+  std::optional<runtime::int8::DqOperand> w = MatchDqConstant(unit.input(ir::kUnitW), DataType::kInt8);
+  if (!x.has_value() || !w.has_value() ||
+      runtime::int8::DequantizeInput(graph, *x)->type().dtype != DataType::kUint8) {  // ConvInteger reads UINT8
     return std::nullopt;
   }
-  const Tensor& w = *h.w_dq->input(0)->initializer();
-  if (w.rank() < 3) return std::nullopt;
-  for (int8_t zp : h.w_dq->input(2)->initializer()->values<int8_t>()) {
+  const Tensor& wt = *runtime::int8::DequantizeInput(graph, *w)->initializer();
+  if (wt.rank() < 3 || (w->params.scales.size() > 1 && w->params.axis != 0)) return std::nullopt;
+  for (int64_t zp : w->params.zero_points) {
     if (zp != 0) return std::nullopt;
   }
+  HeadOperands h{*x, *w, std::nullopt};
   if (unit.input(ir::kUnitBias) != nullptr) {
-    h.b_dq = DequantizeOf(unit.input(ir::kUnitBias), DataType::kInt32, true);
-    if (h.b_dq == nullptr || h.b_dq->input(0)->initializer()->num_elements() != w.dims()[0]) return std::nullopt;
+    h.bias = MatchDqConstant(unit.input(ir::kUnitBias), DataType::kInt32);
+    if (!h.bias.has_value() ||
+        runtime::int8::DequantizeInput(graph, *h.bias)->initializer()->num_elements() != wt.dims()[0]) {
+      return std::nullopt;
+    }
   }
   return h;
 }
@@ -74,7 +66,8 @@ std::optional<HeadOperands> Qualifies(const Node& unit) {
 absl::Status WriteHead(Graph* graph, Node* conv, const HeadOperands& h) {
   const std::string name = conv->name();
   auto fresh = [&](const std::string& suffix) { return graph->UniqueValueName(absl::StrCat(name, suffix)); };
-  const Tensor& w = *h.w_dq->input(0)->initializer();
+  const Node* x_dq = graph->FindNode(h.x.dq);
+  const Tensor& w = *runtime::int8::DequantizeInput(*graph, h.w)->initializer();
   const int64_t channels = w.dims()[0];
   Tensor w_u8(DataType::kUint8, w.dims());
   for (int64_t i = 0; i < w.num_elements(); ++i) {
@@ -85,12 +78,12 @@ absl::Status WriteHead(Graph* graph, Node* conv, const HeadOperands& h) {
   const Value* acc_float = conv->output(0);
   QFUSE_ASSIGN_OR_RETURN(Node * integer,
                          graph->AddNode("ConvInteger", name + "_integer",
-                                        {h.x_dq->input(0), w_value, h.x_dq->input(2), w_zp}, {fresh("_acc")},
+                                        {x_dq->input(0), w_value, x_dq->input(2), w_zp}, {fresh("_acc")},
                                         conv->attrs()));
   Value* acc = integer->output(0);
   acc->mutable_type() = ir::TensorType{DataType::kInt32, acc_float->type().shape, {}};
-  if (h.b_dq != nullptr) {
-    Tensor bias = *h.b_dq->input(0)->initializer();
+  if (h.bias.has_value()) {
+    Tensor bias = *runtime::int8::DequantizeInput(*graph, *h.bias)->initializer();
     std::vector<int64_t> dims(w.rank() - 1, 1);  // [M, 1, ...]: per channel, broadcast over pixels
     dims[0] = channels;
     QFUSE_RETURN_IF_ERROR(bias.SetDims(dims));
@@ -100,21 +93,25 @@ absl::Status WriteHead(Graph* graph, Node* conv, const HeadOperands& h) {
     acc = add->output(0);
   }
   // d_a[c] = float32(s_x * s_w[c]): the runtime's dequantization scale of the accumulator.
-  const float s_x = h.x_dq->input(1)->initializer()->values<float>()[0];
-  const Tensor& s_w = *h.w_dq->input(1)->initializer();
-  Tensor scales(DataType::kFloat32, s_w.dims());
-  for (int64_t c = 0; c < s_w.num_elements(); ++c) scales.data<float>()[c] = s_x * s_w.values<float>()[c];
+  const std::vector<float>& s_w = h.w.params.scales;
+  std::vector<float> scales;
+  for (float s : s_w) scales.push_back(h.x.params.scales[0] * s);
+  const bool per_channel = scales.size() > 1;
   ir::AttributeMap attrs;
-  if (s_w.num_elements() > 1) attrs.Set("axis", int64_t{1});
-  QFUSE_ASSIGN_OR_RETURN(Value * scale_value, graph->AddConstant(fresh("_acc_scale"), std::move(scales)));
+  if (per_channel) attrs.Set("axis", int64_t{1});
+  QFUSE_ASSIGN_OR_RETURN(
+      Value * scale_value,
+      graph->AddConstant(fresh("_acc_scale"),
+                         per_channel ? Tensor::FromVector<float>({static_cast<int64_t>(scales.size())}, scales)
+                                     : Tensor::Scalar<float>(scales[0])));
   QFUSE_ASSIGN_OR_RETURN(Node * dq, graph->AddNode("DequantizeLinear", name + "_dequantize", {acc, scale_value},
                                                    {fresh("_dequantized")}, attrs));
   dq->output(0)->mutable_type() = acc_float->type();
   graph->ReplaceAllUsesWith(conv->output(0), dq->output(0));
   QFUSE_RETURN_IF_ERROR(graph->RemoveNode(conv));
   // The DequantizeLinear nodes only the float Conv read.
-  for (const Node* operand : {h.x_dq, h.w_dq, h.b_dq}) {
-    Node* n = operand == nullptr ? nullptr : graph->FindNode(operand->id());
+  for (ir::NodeId id : {h.x.dq, h.w.dq, h.bias.has_value() ? h.bias->dq : ir::kNoNode}) {
+    Node* n = id == ir::kNoNode ? nullptr : graph->FindNode(id);
     if (n != nullptr && n->output(0)->uses().empty() && !n->output(0)->is_graph_output()) {
       QFUSE_RETURN_IF_ERROR(graph->RemoveNode(n));
     }
@@ -131,7 +128,7 @@ absl::StatusOr<int64_t> WriteIntegerHeads(Graph* graph) {
   }
   int64_t written = 0;
   for (Node* unit : units) {
-    const std::optional<HeadOperands> h = Qualifies(*unit);
+    const std::optional<HeadOperands> h = Qualifies(*graph, *unit);
     if (!h.has_value()) continue;
     QFUSE_ASSIGN_OR_RETURN(Node * conv, ir::ExpandUnit(graph, unit));
     QFUSE_RETURN_IF_ERROR(WriteHead(graph, conv, *h));

@@ -126,7 +126,7 @@ class OutputStage {
   int32_t Quantize(int32_t a, int64_t c) const {
     const int64_t i = onnx_a_.size() == 1 ? 0 : c;
     if (mode_ == numerics::RequantizeMode::kOnnx) {
-      const float f = numerics::ClampLikeMlas(static_cast<float>(a) * onnx_a_[i] / divisor_, flo_, fhi_);
+      const float f = numerics::ClampLikeMlas(Divided(static_cast<float>(a) * onnx_a_[i]), flo_, fhi_);
       return numerics::RoundHalfToEven(f) + zp_;
     }
     const int64_t q = int64_t{numerics::MultiplyByQuantizedMultiplier(a, fixed_a_[i])} + zp_;
@@ -135,7 +135,7 @@ class OutputStage {
   int32_t Quantize(int32_t a, int32_t b, int64_t c) const {
     const int64_t i = onnx_a_.size() == 1 ? 0 : c;
     if (mode_ == numerics::RequantizeMode::kOnnx) {
-      const float f = (static_cast<float>(a) * onnx_a_[i] + static_cast<float>(b) * onnx_b_) / divisor_;
+      const float f = Divided(static_cast<float>(a) * onnx_a_[i] + static_cast<float>(b) * onnx_b_);
       return numerics::RoundHalfToEven(numerics::ClampLikeMlas(f, flo_, fhi_)) + zp_;
     }
     int64_t t = int64_t{numerics::MultiplyByQuantizedMultiplier(a, fixed_a_[i])} +
@@ -179,9 +179,11 @@ class OutputStage {
     } else if (mode_ == numerics::RequantizeMode::kOnnx && a_stride == 1) {
       const float m = onnx_a_[onnx_a_.size() == 1 ? 0 : c];
       const float lo = flo_, hi = fhi_, divisor = divisor_;
+      const bool divide = divisor != 1.f;
       const int32_t zp = zp_;
       for (int64_t i = 0; i < n; ++i) {
-        float f = static_cast<float>(a[i] + bias) * m / divisor;
+        float f = static_cast<float>(a[i] + bias) * m;
+        if (divide) f /= divisor;
         f = f > lo ? f : lo;  // numerics::ClampLikeMlas
         f = f < hi ? f : hi;
         out[i] = static_cast<T>(numerics::RoundHalfToEven(f) + zp);
@@ -234,6 +236,9 @@ class OutputStage {
   }
 
  private:
+  // f / divisor_, skipping the division (exactly the identity) in the plain form.
+  float Divided(float f) const { return divisor_ == 1.f ? f : f / divisor_; }
+
   // Vectorised QuantizeRow over a prefix of the row (a_stride 1; b == nullptr for one
   // term); returns how many elements it wrote (0 at RequantizeIsa::kScalar).
   int64_t QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t c,

@@ -129,7 +129,7 @@ TEST(IntegerHeadsTest, ResidualReluUnitBecomesTheIntegerHead) {
   for (int64_t c = 0; c < kCout; ++c) EXPECT_EQ(scales.values<float>()[c], 0.05f * (0.02f * static_cast<float>(c + 1)));
 }
 
-TEST(IntegerHeadsTest, PlainUnitsAndFloatOutputsKeepTheQdqForm) {
+TEST(IntegerHeadsTest, PlainUnitsKeepTheQdqForm) {
   std::mt19937 rng(8);
   UnitGraph plain(ir::UnitActivation::kNone, /*residual=*/false, /*bias=*/true, rng);  // QLinearConv runs it
   QFUSE_ASSERT_OK_AND_ASSIGN(int64_t written, WriteIntegerHeads(&plain.graph()));
