@@ -25,7 +25,11 @@ async function check(model) {
   const dir = path.dirname(model);
   const x = readNpy(path.join(dir, 'eval.npy'));
   const ref = readNpy(path.join(dir, 'fp32_eval.npy'));
-  const session = await ort.InferenceSession.create(model, {intraOpNumThreads: 2, interOpNumThreads: 1});
+  // session.x64quantprecision=1: on x86 without VNNI (AVX2, AVX-512 without VNNI) onnxruntime's default
+  // u8 x s8 GEMM (vpmaddubsw) saturates int16 pair sums with 8-bit weights; this option makes it
+  // run u8 x u8 instead, exactly (onnxruntime_session_options_config_keys.h). No effect with VNNI.
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: 2, interOpNumThreads: 1, extra: {session: {x64quantprecision: '1'}}});
   const n = x.shape[0];
   const per = x.data.length / n;
   const batch = 16;

@@ -29,8 +29,12 @@ async function main() {
   const [n, h, w] = images.dims;
   const classes = qfuse.length / n;
   if (!Number.isInteger(classes)) throw new Error(`${logitsPath}: ${qfuse.length} floats for ${n} images`);
+  // session.x64quantprecision=1: on x86 without VNNI (AVX2, AVX-512 without VNNI) onnxruntime's default
+  // u8 x s8 GEMM (vpmaddubsw) saturates int16 pair sums with 8-bit weights; this option makes it
+  // run u8 x u8 instead, exactly (onnxruntime_session_options_config_keys.h). No effect with VNNI.
   const session = await ort.InferenceSession.create(modelPath, {
-    intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all'});
+    intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
+    extra: {session: {x64quantprecision: '1'}}});
   const inputName = session.inputNames[0];
   const batch = 500;
   const ortLogits = new Float32Array(n * classes);
