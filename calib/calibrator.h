@@ -16,6 +16,7 @@ namespace qfuse::calib {
 
 struct CalibrateOptions {
   ThresholdOptions threshold;
+  UnsignedGrid unsigned_grid = UnsignedGrid::kNone;
   int64_t num_samples = 512;  // taken from the start of the dataset, in order
   int64_t batch_size = 32;
   int num_threads = 2;

@@ -17,6 +17,19 @@ enum class CalibrationMethod { kEntropy, kPercentile, kMse, kMax, kAuto };
 absl::StatusOr<CalibrationMethod> ParseCalibrationMethod(absl::string_view name);
 absl::string_view CalibrationMethodName(CalibrationMethod method);
 
+// Which tensors the converter stores on the unsigned grid (256 levels of [0, T]: uint8, zero
+// point 0) rather than the symmetric one (levels -127..127 of [-T, T]). Their threshold
+// search uses kUnsignedGridBins levels (CalibrateOptions::unsigned_grid); the others use
+// ThresholdOptions::num_quantized_bins.
+enum class UnsignedGrid {
+  kNone,                       // every tensor symmetric (int8 activations, target tensorrt)
+  kNonNegativeByConstruction,  // ir::NonNegativeValues of the graph (target qfuse)
+  kObservedNonNegative,        // observed min >= 0 on the calibration data (uint8 activations)
+};
+
+// Quantized levels of |x| on the unsigned grid (levels 0..255).
+inline constexpr int kUnsignedGridBins = 256;
+
 struct ThresholdOptions {
   CalibrationMethod method = CalibrationMethod::kAuto;
   // kPercentile: share of all |x| (in percent, in (0, 100]) that must lie at or below T.

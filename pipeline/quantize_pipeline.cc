@@ -84,8 +84,8 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
     QFUSE_ASSIGN_OR_RETURN(auto calib_data, OpenCalibrationData(config, *model.graph, config.calib_samples));
     calib::CalibrateOptions options;
     options.threshold = config.threshold;
-    // uint8 spends 256 levels on a non-negative tensor: its threshold search keeps 256 bins.
-    if (convert.activation_type == quant::ActivationType::kUint8) options.threshold.num_quantized_bins = 256;
+    // Tensors on the unsigned grid spend 256 levels on [0, T]: their threshold search keeps 256.
+    options.unsigned_grid = quant::UnsignedGridOf(convert);
     options.num_samples = config.calib_samples;
     options.num_threads = config.threads;
     options.show_progress = config.show_progress;

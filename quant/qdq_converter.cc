@@ -13,6 +13,7 @@
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
 #include "ir/int8_forms.h"
+#include "ir/value_sign.h"
 #include "numerics/requantize.h"
 #include "numerics/threshold_scale.h"
 #include "quant/integer_heads.h"
@@ -75,6 +76,9 @@ class Converter {
       for (const Value* out : node->outputs()) {
         if (out != nullptr) shape_derived_.insert(out);
       }
+    }
+    if (options_.int8_as_uint8 && options_.unsigned_non_negative) {
+      QFUSE_ASSIGN_OR_RETURN(non_negative_, ir::NonNegativeValues(graph_));
     }
     MarkFloatPassThroughs(order);
     if (options_.target == DeployTarget::kOnnxRuntime) MarkAbsorbedClamps(order);
@@ -200,7 +204,10 @@ class Converter {
     }
     // An all-zero tensor (threshold 0) gets scale 1: every value quantizes to exactly 0.
     QuantParams params;
-    if (options_.activation_type == ActivationType::kInt8) {
+    if (options_.activation_type == ActivationType::kInt8 && non_negative_.contains(&v)) {
+      params.scales = {range->threshold > 0 ? numerics::ScaleOfThreshold(range->threshold, numerics::kUint8Max) : 1.f};
+      params.zero_points = {0};
+    } else if (options_.activation_type == ActivationType::kInt8) {
       params.scales = {range->threshold > 0 ? range->scale : 1.f};  // the table's scale, bit for bit
       params.zero_points = {options_.int8_as_uint8 ? 128 : 0};
     } else if (range->min >= 0) {
@@ -247,6 +254,7 @@ class Converter {
     params_[dq->output(0)] = params;
     dequantized_[v] = dq->output(0);
     ++stats_.quantized_activations;
+    if (uint8 && params.zero_points[0] == 0) ++stats_.unsigned_activations;
     return dq->output(0);
   }
 
@@ -410,6 +418,7 @@ class Converter {
   absl::flat_hash_set<const Node*> float_nodes_;  // kept float because their bias could not fit
   absl::flat_hash_set<const Node*> float_pass_throughs_;  // see MarkFloatPassThroughs
   absl::flat_hash_set<const Node*> absorbed_clamps_;      // see MarkAbsorbedClamps
+  absl::flat_hash_set<const Value*> non_negative_;        // unsigned grid (unsigned_non_negative)
 };
 
 }  // namespace
@@ -423,10 +432,18 @@ ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& cho
   if (options.activation_type != ActivationType::kInt8 || options.target == DeployTarget::kTensorRt) {
     options.int8_as_uint8 = false;
   }
+  if (!chosen.unsigned_non_negative) options.unsigned_non_negative = options.int8_as_uint8;
+  if (!options.int8_as_uint8) options.unsigned_non_negative = false;
   // The integer-head form is target qfuse's (onnxruntime's and TensorRT's placements are their own).
   if (!chosen.integer_heads) options.integer_heads = true;
   if (options.target != DeployTarget::kQfuse) options.integer_heads = false;
   return options;
+}
+
+calib::UnsignedGrid UnsignedGridOf(const ConvertOptions& options) {
+  if (options.activation_type == ActivationType::kUint8) return calib::UnsignedGrid::kObservedNonNegative;
+  if (options.int8_as_uint8 && options.unsigned_non_negative) return calib::UnsignedGrid::kNonNegativeByConstruction;
+  return calib::UnsignedGrid::kNone;
 }
 
 absl::StatusOr<ConversionStats> ConvertToQdq(ir::Model* model, const calib::CalibrationTable& table,

@@ -35,6 +35,7 @@
 
 #include "absl/status/statusor.h"
 #include "calib/calibration_table.h"
+#include "calib/thresholds.h"
 #include "ir/model.h"
 #include "quant/deploy_target.h"
 
@@ -55,6 +56,12 @@ struct ConvertOptions {
   // zero point 0, while onnxruntime's x86 QLinearConv, which takes uint8 activations only,
   // runs every quantized Conv (its int8-to-uint8 rewrite skips a Q read by two nodes).
   bool int8_as_uint8 = false;
+  // int8_as_uint8 only: values non-negative by construction (ir/value_sign.h: Relu/Relu6/Sigmoid
+  // outputs and what pools, moves or concatenates them) get the unsigned grid instead, zero
+  // point 0 and scale T / 255: twice the levels for the same range, where the symmetric grid
+  // would leave its negative half unused. Calibration must search their thresholds over 256
+  // levels (UnsignedGridOf).
+  bool unsigned_non_negative = false;
   // Conv units with a residual or an activation, reading UINT8-stored activations, are written
   // in the integer-head form (quant/integer_heads.h), which onnxruntime runs with qfuse's exact
   // arithmetic instead of a float32 convolution.
@@ -72,6 +79,7 @@ struct UserChoices {
   bool activation_type = false;
   bool reduce_range = false;
   bool int8_as_uint8 = false;
+  bool unsigned_non_negative = false;
   bool integer_heads = false;
 };
 
@@ -79,8 +87,14 @@ struct UserChoices {
 // onnxruntime takes uint8 activations (a Relu/Clip before a QuantizeLinear with zero point 0 is
 // absorbed) and 7-bit weights (exact on x86 without VNNI); qfuse and tensorrt keep int8
 // activations and 8-bit weights; qfuse stores its int8 activations as uint8 + 128
-// (int8_as_uint8) and writes integer heads, tensorrt stores INT8 with zero point 0.
+// (int8_as_uint8), puts non-negative values on the unsigned grid and writes integer heads,
+// tensorrt stores INT8 with zero point 0.
 ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& chosen);
+
+// The calibration grid rule that matches `options`' activation parameters: uint8 activations
+// take the unsigned grid where the observed minimum is >= 0, unsigned_non_negative where the
+// value is non-negative by construction, else none.
+calib::UnsignedGrid UnsignedGridOf(const ConvertOptions& options);
 
 struct ConversionStats {
   int64_t quantized_activations = 0;  // Q/DQ pairs inserted
@@ -89,6 +103,7 @@ struct ConversionStats {
   int64_t float_ops = 0;              // ops left in float between DQ and Q
   int64_t bias_float_layers = 0;      // layers kept float because their bias could not fit
   int64_t integer_heads = 0;          // units written in the integer-head form
+  int64_t unsigned_activations = 0;   // activation Q/DQ pairs on the unsigned grid (zero point 0)
   // One line per layer whose weight scales were widened for its bias, or that was kept float.
   std::vector<std::string> notes;
 };

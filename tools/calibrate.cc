@@ -18,6 +18,8 @@
 #include "calib/calibrator.h"
 #include "fusion/pipeline.h"
 #include "ir/onnx_import.h"
+#include "quant/deploy_target.h"
+#include "quant/qdq_converter.h"
 #include "tools/data_flags.h"
 #include "tools/flag_util.h"
 #include "tools/tool_main.h"
@@ -36,6 +38,9 @@ ABSL_FLAG(std::string, method, "auto", "auto, entropy, percentile, mse or max");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(std::string, fusion, "full", "fusion level the table is made for: full, bn or none");
 ABSL_FLAG(int, threads, 2, "runtime threads");
+ABSL_FLAG(std::string, target, "qfuse",
+          "deploy target the table is for (qfuse, onnxruntime, tensorrt): its unit forms and its activation grid "
+          "(which tensors search their threshold over 256 unsigned levels) with the target's default options");
 ABSL_FLAG(std::string, output, "", "table to write (.json: JSON, else TensorRT cache); empty: none");
 
 namespace qfuse::tools {
@@ -45,7 +50,13 @@ absl::Status Main() {
   const std::string path = ResolveUserPath(absl::GetFlag(FLAGS_model));
   QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(path));
   QFUSE_ASSIGN_OR_RETURN(fusion::FusionLevel level, fusion::ParseFusionLevel(absl::GetFlag(FLAGS_fusion)));
-  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
+  QFUSE_ASSIGN_OR_RETURN(quant::DeployTarget target, quant::ParseDeployTarget(absl::GetFlag(FLAGS_target)));
+  quant::ConvertOptions convert;
+  convert.target = target;
+  convert = quant::WithTargetDefaults(convert, quant::UserChoices());
+  fusion::PipelineOptions fusion_options;
+  fusion_options.unit_forms = quant::UnitFormsFor(target);
+  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level, fusion_options).status());
   QFUSE_ASSIGN_OR_RETURN(const std::vector<std::string> values, GetFlagOrAlias(FLAGS_calib_data, FLAGS_data));
   QFUSE_ASSIGN_OR_RETURN(const int64_t samples, GetFlagOrAlias(FLAGS_calib_samples, FLAGS_samples));
   if (samples <= 0) return absl::InvalidArgumentError("--calib_samples must be positive");
@@ -55,6 +66,7 @@ absl::Status Main() {
   calib::CalibrateOptions options;
   QFUSE_ASSIGN_OR_RETURN(options.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   options.threshold.percentile = absl::GetFlag(FLAGS_percentile);
+  options.unsigned_grid = quant::UnsignedGridOf(convert);
   options.num_samples = samples;
   QFUSE_ASSIGN_OR_RETURN(options.batch_size, GetFlagOrAlias(FLAGS_batch_size, FLAGS_batch));
   options.num_threads = absl::GetFlag(FLAGS_threads);

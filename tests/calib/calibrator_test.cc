@@ -9,6 +9,7 @@
 #include "fusion/pipeline.h"
 #include "gtest/gtest.h"
 #include "ir/onnx_import.h"
+#include "ir/value_sign.h"
 #include "tests/data/dataset_fixtures.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/status_matchers.h"
@@ -80,6 +81,41 @@ CalibrateOptions EightSamplesInBatchesOfFour() {
   options.batch_size = 4;
   options.show_progress = false;
   return options;
+}
+
+// The unsigned grid searches 256 levels on exactly the tensors it covers: every other
+// threshold is the symmetric search's, bit for bit, and most covered ones move (MSE weighs
+// rounding against clipping, and twice the levels halve the rounding).
+TEST(CalibratorTest, UnsignedGridSearchesOnlyItsTensorsOver256Levels) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
+  QFUSE_ASSERT_OK(fusion::Fuse(&model, fusion::FusionLevel::kNone).status());
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(*model.graph, 32));
+  CalibrateOptions options;
+  options.num_samples = 32;
+  options.show_progress = false;
+  options.threshold.method = CalibrationMethod::kMse;
+  QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun symmetric, Calibrate(*model.graph, *data, options));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto non_negative, ir::NonNegativeValues(*model.graph));
+  for (UnsignedGrid grid : {UnsignedGrid::kNonNegativeByConstruction, UnsignedGrid::kObservedNonNegative}) {
+    options.unsigned_grid = grid;
+    QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun run, Calibrate(*model.graph, *data, options));
+    int covered = 0, moved = 0;
+    for (const TensorRange& r : run.table.tensors) {
+      const TensorRange* s = symmetric.table.Find(r.name);
+      ASSERT_NE(s, nullptr) << r.name;
+      const bool is_covered = grid == UnsignedGrid::kObservedNonNegative
+                                  ? r.min >= 0
+                                  : non_negative.contains(model.graph->FindValue(r.name));
+      if (!is_covered) {
+        EXPECT_EQ(r.threshold, s->threshold) << r.name;
+        continue;
+      }
+      ++covered;
+      moved += r.threshold != s->threshold;
+    }
+    EXPECT_GT(covered, 5);
+    EXPECT_GT(2 * moved, covered);
+  }
 }
 
 TEST(CalibratorTest, NanInAnActivationNamesTensorAndSamples) {

@@ -7,6 +7,8 @@
 
 #include "gtest/gtest.h"
 #include "ir/fused_unit.h"
+#include "ir/int8_forms.h"
+#include "numerics/threshold_scale.h"
 #include "quant/placement_check.h"
 #include "quant/qdq_converter.h"
 #include "runtime/executor.h"
@@ -21,9 +23,7 @@ absl::StatusOr<testing::QuantizedSample> QuantizeFor(DeployTarget target, fusion
                                                      UserChoices chosen = {}, ConvertOptions options = {}) {
   options.target = target;
   options = WithTargetDefaults(options, chosen);
-  calib::ThresholdOptions threshold;
-  if (options.activation_type == ActivationType::kUint8) threshold.num_quantized_bins = 256;
-  return testing::QuantizeSampleWith("resnet_small", level, threshold, options);
+  return testing::QuantizeSampleWith("resnet_small", level, calib::ThresholdOptions(), options);
 }
 
 bool Is(const ir::Node* n, const char* op) { return n != nullptr && n->op_type() == op; }
@@ -141,7 +141,13 @@ TEST(DeployTargetTest, TensorRtRefusesUint8Activations) {
 // float outputs of the two files are equal bit for bit.
 TEST(DeployTargetTest, QfuseStoresInt8AsUint8WithTheSameValues) {
   for (fusion::FusionLevel level : {fusion::FusionLevel::kFull, fusion::FusionLevel::kBn}) {
-    QFUSE_ASSERT_OK_AND_ASSIGN(testing::QuantizedSample as_u8, QuantizeFor(DeployTarget::kQfuse, level));
+    // The symmetric grid everywhere (no unsigned grid for non-negative values): the same values.
+    UserChoices symmetric;
+    symmetric.unsigned_non_negative = true;
+    ConvertOptions no_unsigned;
+    no_unsigned.unsigned_non_negative = false;
+    QFUSE_ASSERT_OK_AND_ASSIGN(testing::QuantizedSample as_u8,
+                               QuantizeFor(DeployTarget::kQfuse, level, symmetric, no_unsigned));
     UserChoices chosen;
     chosen.int8_as_uint8 = true;
     ConvertOptions s8;
@@ -176,6 +182,53 @@ TEST(DeployTargetTest, QfuseStoresInt8AsUint8WithTheSameValues) {
       ASSERT_EQ(a.size(), b.size());
       for (size_t k = 0; k < a.size(); ++k) ASSERT_EQ(a[k], b[k]) << fusion::FusionLevelName(level) << " " << k;
     }
+  }
+}
+
+// By default target qfuse puts the values that are non-negative by construction (the Relu
+// outputs and the pools of them) on the unsigned grid: zero point 0 and the scale T / 255 of
+// the threshold the calibration chose over 256 levels; every other activation keeps the
+// symmetric grid (zero point 128, the table's T / 127).
+TEST(DeployTargetTest, QfuseNonNegativeValuesTakeTheUnsignedGrid) {
+  for (fusion::FusionLevel level : {fusion::FusionLevel::kFull, fusion::FusionLevel::kNone}) {
+    QFUSE_ASSERT_OK_AND_ASSIGN(testing::QuantizedSample q, QuantizeFor(DeployTarget::kQfuse, level));
+    int unsigned_count = 0, symmetric_count = 0;
+    for (const ir::Node* n : q.model.graph->nodes()) {
+      if (n->op_type() != "QuantizeLinear" || n->input(0)->is_constant()) continue;
+      const ir::Value* x = n->input(0);
+      const float scale = n->input(1)->initializer()->values<float>()[0];
+      const uint8_t zero_point = n->input(2)->initializer()->values<uint8_t>()[0];
+      // Through a MaxPool, Reshape or average pool (and the Q/DQ before it) a value is what its
+      // input is; its scale is then derived from the input's, not from its own table entry.
+      const ir::Value* source = x;
+      auto passes_through = [](const ir::Node* p) {
+        return p != nullptr && (ir::KeepsInputQuantization(*p) || ir::IsAveragePool(*p) ||
+                                p->op_type() == "DequantizeLinear" || p->op_type() == "QuantizeLinear");
+      };
+      while (passes_through(source->producer())) source = source->producer()->input(0);
+      const ir::Node* producer = source->producer();
+      bool relu_output = producer != nullptr && producer->op_type() == "Relu";
+      if (producer != nullptr && ir::IsUnit(*producer)) {
+        QFUSE_ASSERT_OK_AND_ASSIGN(ir::UnitSpec spec, ir::ReadUnitSpec(*producer));
+        relu_output = spec.activation == ir::UnitActivation::kRelu;
+      }
+      const calib::TensorRange* range = source == x ? q.table.Find(x->name()) : nullptr;
+      if (zero_point == 0) {
+        ++unsigned_count;
+        EXPECT_TRUE(relu_output) << n->name();
+        if (range != nullptr) {
+          EXPECT_EQ(scale, numerics::ScaleOfThreshold(range->threshold, numerics::kUint8Max)) << n->name();
+        }
+      } else {
+        ++symmetric_count;
+        EXPECT_EQ(zero_point, 128) << n->name();
+        if (range != nullptr) EXPECT_EQ(scale, range->scale) << n->name();
+        EXPECT_FALSE(relu_output) << n->name() << " is non-negative by construction";
+      }
+    }
+    EXPECT_EQ(q.stats.unsigned_activations, unsigned_count);
+    EXPECT_GT(unsigned_count, 3);
+    EXPECT_GT(symmetric_count, 0);  // the graph input and the logits
   }
 }
 

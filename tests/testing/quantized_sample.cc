@@ -22,6 +22,7 @@ absl::StatusOr<QuantizedSample> QuantizeSampleWith(const std::string& name, fusi
   calibrate.num_samples = 64;
   calibrate.show_progress = false;
   calibrate.threshold = threshold;
+  calibrate.unsigned_grid = quant::UnsignedGridOf(convert);
   QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*q.model.graph, *data, calibrate));
   q.table = run.table;
   QFUSE_ASSIGN_OR_RETURN(q.stats, quant::ConvertToQdq(&q.model, q.table, convert));

@@ -49,6 +49,10 @@ ABSL_FLAG(bool, int8_as_uint8, true,
           "store int8 activations as UINT8 with zero point 128 (the same grid and outputs), so onnxruntime's x86 "
           "QLinearConv (uint8 activations only) runs every quantized Conv; default: true for target qfuse "
           "(tensorrt: always INT8, zero point 0)");
+ABSL_FLAG(bool, unsigned_non_negative, true,
+          "with --int8_as_uint8: values non-negative by construction (Relu/Relu6/Sigmoid outputs and what pools, "
+          "moves or concatenates them) get the unsigned grid, zero point 0 and scale T / 255 (twice the levels); "
+          "false: every activation on the symmetric grid");
 ABSL_FLAG(bool, integer_heads, true,
           "target qfuse: write Conv units with a residual or activation as ConvInteger -> bias -> "
           "DequantizeLinear -> ... (quant/integer_heads.h), which onnxruntime runs with qfuse's exact arithmetic; "
@@ -127,6 +131,8 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   c.user_choices.activation_type = IsFlagSet(FLAGS_activation_type) || IsFlagSet(FLAGS_activation_dtype);
   c.convert.int8_as_uint8 = absl::GetFlag(FLAGS_int8_as_uint8);
   c.user_choices.int8_as_uint8 = IsFlagSet(FLAGS_int8_as_uint8);
+  c.convert.unsigned_non_negative = absl::GetFlag(FLAGS_unsigned_non_negative);
+  c.user_choices.unsigned_non_negative = IsFlagSet(FLAGS_unsigned_non_negative);
   c.convert.integer_heads = absl::GetFlag(FLAGS_integer_heads);
   c.user_choices.integer_heads = IsFlagSet(FLAGS_integer_heads);
   const std::string weight_type = absl::GetFlag(FLAGS_weight_type);

@@ -106,6 +106,7 @@ Json LevelJson(const pipeline::LevelResult& level) {
   j["target"] = quant::DeployTargetName(level.target);
   j["activation_type"] = ActivationTypeName(level.convert.activation_type);
   j["int8_as_uint8"] = level.convert.int8_as_uint8;  // int8 grid stored as uint8 + 128
+  j["unsigned_activations"] = level.conversion.unsigned_activations;  // zero point 0, T / 255
   j["integer_heads"] = level.conversion.integer_heads;  // units written as ConvInteger -> ... (count)
   j["reduce_range"] = level.convert.reduce_range;
   j["model_file"] = Basename(level.model_file);
