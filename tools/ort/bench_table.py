@@ -8,6 +8,8 @@ onnxruntime fp32 and int8 (same files; measured without cap), then the target ra
   7-bit speed-up  qfuse fp32 / qfuse int8 full with --reduce_range --activation_dtype=uint8
                   (7-bit weights, uint8 activations; same target, informational)
   vs ORT int8     ORT int8 bn / qfuse int8 bn        target >= 1.2
+  vs ORT exact    ORT int8 bn with session.x64quantprecision=1 (exact u8 x u8 kernels) / qfuse int8 bn
+                  (informational: the same as the above on VNNI machines)
   fp32 vs ORT     qfuse fp32 / ORT fp32              target <= 1.2
 """
 import csv
@@ -23,8 +25,8 @@ def main(path):
     ort = {(m, b): v for (cap, m, b), v in ms.items() if cap == "none"}
     print("| ISA cap | model | batch | qfuse fp32 | qfuse int8 full | qfuse int8 bn | ORT fp32 | ORT int8 full |"
           " ORT int8 bn | int8 speed-up (target) | vs ORT int8 bn (>= 1.2) | fp32 / ORT fp32 (<= 1.2) |"
-          " qfuse int8 full 7-bit w, u8 act | 7-bit speed-up |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|")
+          " qfuse int8 full 7-bit w, u8 act | 7-bit speed-up | ORT int8 bn exact | vs ORT exact |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---:|")
     met = defaultdict(lambda: [0, 0])
 
     def mark(name, ok):
@@ -46,7 +48,9 @@ def main(path):
               f" | {vs_ort:.2f} {mark('vs ORT int8', vs_ort >= 1.2)}"
               f" | {fp32_ratio:.2f} {mark('fp32 vs ORT', fp32_ratio <= 1.2)} |" +
               (f" {t['qfuse_int8_full_rr']:.3f} | {fp32 / t['qfuse_int8_full_rr']:.2f} |"
-               if "qfuse_int8_full_rr" in t else " - | - |"))
+               if "qfuse_int8_full_rr" in t else " - | - |") +
+              (f" {o['ort_int8_bn_exact']:.3f} | {o['ort_int8_bn_exact'] / bn:.2f} |"
+               if "ort_int8_bn_exact" in o else " - | - |"))
         if "qfuse_int8_full_rr" in t:
             mark("7-bit int8 speed-up (informational)", fp32 / t["qfuse_int8_full_rr"] >= speed_target)
     print()

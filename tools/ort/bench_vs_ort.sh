@@ -8,7 +8,8 @@
 # and bn (integer kernels), qfuse int8 of level full with 7-bit weights and uint8 activations
 # (--reduce_range --activation_dtype=uint8: oneDNN's exact vpmaddubsw convolutions on AVX2),
 # onnxruntime fp32 (graph optimisation 'all') and onnxruntime on the same int8 files (full
-# and bn). Samples: batch 1 and 64; zoo models (224x224, dynamic axes) batch 1 and 16, which
+# and bn; bn also with its exact u8 x u8 kernels, session.x64quantprecision=1, which differ from
+# the default only on x86 without VNNI, where the default saturates with 8-bit weights). Samples: batch 1 and 64; zoo models (224x224, dynamic axes) batch 1 and 16, which
 # keeps the script near 10 minutes. Int8 files are written by
 # //tools:quantize into out/bench/<name>/ when missing (zoo models: the zoo's own
 # calibration set, models/zoo/make_zoo.sh; skipped when the zoo was not made).
@@ -74,6 +75,8 @@ for entry in "${models[@]}"; do
         node tools/ort/ort_bench.js "out/bench/$name/model_int8_$level.onnx" --threads=2 --runs="$runs" \
           --batches="$batches" "${dims_flag[@]}" | tee /dev/stderr | record "$cap" "$name" "ort_int8_$level"
       done
+      node tools/ort/ort_bench.js "out/bench/$name/model_int8_bn.onnx" --threads=2 --runs="$runs" --exact \
+        --batches="$batches" "${dims_flag[@]}" | tee /dev/stderr | record "$cap" "$name" ort_int8_bn_exact
     fi
   done
 done 2>&1
