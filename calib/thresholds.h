@@ -23,7 +23,8 @@ absl::string_view CalibrationMethodName(CalibrationMethod method);
 // ThresholdOptions::num_quantized_bins.
 enum class UnsignedGrid {
   kNone,                       // every tensor symmetric (int8 activations, target tensorrt)
-  kNonNegativeByConstruction,  // ir::NonNegativeValues of the graph (target qfuse)
+  kNonNegativeByConstruction,  // ir::NonNegativeValues of the graph
+  kBoundedBelowByConstruction,  // every value with an ir::LowerBounds bound (target qfuse)
   kObservedNonNegative,        // observed min >= 0 on the calibration data (uint8 activations)
 };
 

@@ -1,5 +1,7 @@
 #include "ir/value_sign.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/types/span.h"
@@ -20,99 +22,143 @@ bool IsAnyOf(const Node& n, absl::Span<const char* const> ops) {
 
 // Ops whose every output element is >= 0 (or NaN) whatever their input.
 constexpr const char* kNonNegativeOps[] = {"Softmax", "Abs", "Exp", "Softplus", "Sqrt"};
-// Ops whose outputs hold only values of input 0, averages of them (with zero padding) or sums
-// of them: non-negative when input 0 is.
+// Ops whose outputs hold only values of input 0 or averages of them (with zero padding): their
+// lower bound is input 0's (a bound is <= 0, so a zero pad keeps it).
 constexpr const char* kFollowsInputOps[] = {
-    "GlobalAveragePool", "AveragePool", "GlobalMaxPool", "Slice",     "Split",     "Gather",    "Tile",
-    "Expand",            "DepthToSpace", "SpaceToDepth", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum",
-    "Dropout"};
-// Non-negative when every data operand is.
-constexpr const char* kAllOperandsOps[] = {"Concat", "Add", "Mul", "Min"};
+    "GlobalAveragePool", "AveragePool", "GlobalMaxPool", "Slice",      "Split",     "Gather",   "Tile",
+    "Expand",            "DepthToSpace", "SpaceToDepth", "ReduceMax", "ReduceMin", "ReduceMean", "Dropout"};
 
-bool ConstantIsNonNegative(const Value& v) {
+// The smallest element of a FLOAT constant (nullopt: not one, empty, or NaN).
+std::optional<float> ConstantMin(const Value& v) {
   const Tensor* t = v.initializer();
-  if (t == nullptr || t->dtype() != DataType::kFloat32) return false;
+  if (t == nullptr || t->dtype() != DataType::kFloat32 || t->num_elements() == 0) return std::nullopt;
+  float lo = 0.f;
+  bool first = true;
   for (float x : t->values<float>()) {
-    if (!(x >= 0.f)) return false;
+    if (x != x) return std::nullopt;
+    lo = first ? x : std::min(lo, x);
+    first = false;
   }
-  return true;
+  return lo;
 }
 
-class SignPass {
+class BoundPass {
  public:
-  bool NonNegative(const Value* v) const {
-    return v != nullptr && (set_.contains(v) || (v->is_constant() && ConstantIsNonNegative(*v)));
+  std::optional<float> Bound(const Value* v) const {
+    if (v == nullptr) return std::nullopt;
+    if (v->is_constant()) {
+      std::optional<float> lo = ConstantMin(*v);
+      if (lo.has_value()) return std::min(*lo, 0.f);
+      return std::nullopt;
+    }
+    auto it = bounds_.find(v);
+    if (it == bounds_.end()) return std::nullopt;
+    return it->second;
   }
 
-  absl::StatusOr<bool> OutputsNonNegative(const Node& n) const {
+  absl::StatusOr<std::optional<float>> OutputBound(const Node& n) const {
     if (IsUnit(n)) {
       QFUSE_ASSIGN_OR_RETURN(UnitSpec spec, ReadUnitSpec(n));
-      return IsNonNegativeActivation(spec);
+      return ActivationLowerBound(spec);
     }
-    if (std::optional<UnitSpec> spec = UnitActivationOf(n)) return IsNonNegativeActivation(*spec);
-    if (IsAnyOf(n, kNonNegativeOps)) return true;
-    if (KeepsInputQuantization(n) || IsAnyOf(n, kFollowsInputOps)) return NonNegative(n.input(0));
+    if (std::optional<UnitSpec> spec = UnitActivationOf(n)) return ActivationLowerBound(*spec);
+    if (IsAnyOf(n, kNonNegativeOps)) return std::optional<float>(0.f);
+    if (KeepsInputQuantization(n) || IsAnyOf(n, kFollowsInputOps)) return Bound(n.input(0));
+    if (IsAnyOf(n, {"ReduceSum"})) {  // a sum of many values >= L < 0 has no bound
+      std::optional<float> lo = Bound(n.input(0));
+      if (lo.has_value() && *lo >= 0.f) return lo;
+      return std::optional<float>();
+    }
     if (IsAnyOf(n, {"Resize", "Upsample"})) {
       QFUSE_ASSIGN_OR_RETURN(std::string mode, n.attrs().GetString("mode", "nearest"));
-      return mode != "cubic" && NonNegative(n.input(0));
+      if (mode == "cubic") return std::optional<float>();
+      return Bound(n.input(0));
     }
     if (IsAnyOf(n, {"Pad"})) {
+      std::optional<float> lo = Bound(n.input(0));
       QFUSE_ASSIGN_OR_RETURN(std::string mode, n.attrs().GetString("mode", "constant"));
-      if (mode != "constant") return NonNegative(n.input(0));
+      if (mode != "constant" || !lo.has_value()) return lo;
       // The pad value: input 2 (opset >= 11) or attribute "value" (before), 0 when absent.
       QFUSE_ASSIGN_OR_RETURN(float value, n.attrs().GetFloat("value", 0.f));
-      const Value* pad_value = n.input(2);
-      const bool pad_ok = pad_value == nullptr ? value >= 0.f : ConstantIsNonNegative(*pad_value);
-      return pad_ok && NonNegative(n.input(0));
+      std::optional<float> pad = n.input(2) == nullptr ? std::optional<float>(std::min(value, 0.f)) : Bound(n.input(2));
+      if (!pad.has_value()) return std::optional<float>();
+      return std::optional<float>(std::min(*lo, *pad));
     }
-    if (IsAnyOf(n, kAllOperandsOps)) {
-      if (n.inputs().empty()) return false;
+    if (IsAnyOf(n, {"Concat", "Min", "Add"})) {  // the least bound (Concat, Min) or their sum (Add)
+      if (n.inputs().empty()) return std::optional<float>();
+      float lo = 0.f;
       for (const Value* in : n.inputs()) {
-        if (!NonNegative(in)) return false;
+        std::optional<float> b = Bound(in);
+        if (!b.has_value()) return std::optional<float>();
+        lo = IsAnyOf(n, {"Add"}) ? lo + *b : std::min(lo, *b);
       }
-      return true;
+      return std::optional<float>(lo);
     }
-    if (IsAnyOf(n, {"Max"})) {
+    if (IsAnyOf(n, {"Mul"})) {  // non-negative times non-negative only
       for (const Value* in : n.inputs()) {
-        if (NonNegative(in)) return true;
+        std::optional<float> b = Bound(in);
+        if (!b.has_value() || *b < 0.f) return std::optional<float>();
       }
+      return std::optional<float>(0.f);
     }
-    return false;
+    if (IsAnyOf(n, {"Max"})) {  // the largest bound of the bounded operands
+      std::optional<float> lo;
+      for (const Value* in : n.inputs()) {
+        std::optional<float> b = Bound(in);
+        if (b.has_value()) lo = lo.has_value() ? std::max(*lo, *b) : *b;
+      }
+      return lo;
+    }
+    return std::optional<float>();
   }
 
-  absl::StatusOr<absl::flat_hash_set<const Value*>> Run(const Graph& graph) {
+  absl::StatusOr<ValueLowerBounds> Run(const Graph& graph) {
     QFUSE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
     for (const Node* n : order) {
-      QFUSE_ASSIGN_OR_RETURN(bool non_negative, OutputsNonNegative(*n));
-      if (!non_negative) continue;
-      // Dropout's mask and the like are not data: only float outputs count.
+      QFUSE_ASSIGN_OR_RETURN(std::optional<float> lo, OutputBound(*n));
+      if (!lo.has_value()) continue;
+      // Dropout's mask and the like are not data: only Split has several data outputs.
       const size_t outputs = IsAnyOf(*n, {"Split"}) ? n->outputs().size() : 1;
       for (size_t i = 0; i < outputs && i < n->outputs().size(); ++i) {
-        if (n->output(i) != nullptr) set_.insert(n->output(i));
+        if (n->output(i) != nullptr) bounds_[n->output(i)] = *lo;
       }
     }
-    return std::move(set_);
+    return std::move(bounds_);
   }
 
  private:
-  absl::flat_hash_set<const Value*> set_;
+  ValueLowerBounds bounds_;
 };
 
 }  // namespace
 
-bool IsNonNegativeActivation(const UnitSpec& spec) {
+std::optional<float> ActivationLowerBound(const UnitSpec& spec) {
   switch (spec.activation) {
     case UnitActivation::kRelu:
     case UnitActivation::kHardSigmoid:
-    case UnitActivation::kSigmoid: return true;
+    case UnitActivation::kSigmoid: return 0.f;
     case UnitActivation::kRelu6:
-    case UnitActivation::kClip: return spec.clip_min >= 0.f;
-    default: return false;
+    case UnitActivation::kClip: return std::min(spec.clip_min, 0.f);
+    case UnitActivation::kHardSwish: return kHardSwishMin;
+    case UnitActivation::kSilu: return kSiluMin;
+    default: return std::nullopt;
   }
 }
 
+bool IsNonNegativeActivation(const UnitSpec& spec) {
+  std::optional<float> lo = ActivationLowerBound(spec);
+  return lo.has_value() && *lo >= 0.f;
+}
+
+absl::StatusOr<ValueLowerBounds> LowerBounds(const Graph& graph) { return BoundPass().Run(graph); }
+
 absl::StatusOr<absl::flat_hash_set<const Value*>> NonNegativeValues(const Graph& graph) {
-  return SignPass().Run(graph);
+  QFUSE_ASSIGN_OR_RETURN(ValueLowerBounds bounds, LowerBounds(graph));
+  absl::flat_hash_set<const Value*> set;
+  for (const auto& [v, lo] : bounds) {
+    if (lo >= 0.f) set.insert(v);
+  }
+  return set;
 }
 
 }  // namespace qfuse::ir

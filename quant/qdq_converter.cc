@@ -78,7 +78,14 @@ class Converter {
       }
     }
     if (options_.int8_as_uint8 && options_.unsigned_non_negative) {
-      QFUSE_ASSIGN_OR_RETURN(non_negative_, ir::NonNegativeValues(graph_));
+      QFUSE_ASSIGN_OR_RETURN(lower_bounds_, ir::LowerBounds(graph_));
+      if (!options_.bounded_below) {  // the non-negative values only
+        ir::ValueLowerBounds non_negative;
+        for (const auto& [value, lo] : lower_bounds_) {
+          if (lo >= 0.f) non_negative[value] = lo;
+        }
+        lower_bounds_ = std::move(non_negative);
+      }
     }
     MarkFloatPassThroughs(order);
     if (options_.target == DeployTarget::kOnnxRuntime) MarkAbsorbedClamps(order);
@@ -204,8 +211,15 @@ class Converter {
     }
     // An all-zero tensor (threshold 0) gets scale 1: every value quantizes to exactly 0.
     QuantParams params;
-    if (options_.activation_type == ActivationType::kInt8 && non_negative_.contains(&v)) {
-      params.scales = {range->threshold > 0 ? numerics::ScaleOfThreshold(range->threshold, numerics::kUint8Max) : 1.f};
+    auto bound = lower_bounds_.find(&v);
+    if (options_.activation_type == ActivationType::kInt8 && bound != lower_bounds_.end() && range->threshold > 0) {
+      // [lo, T] on 256 levels, lo = max(L, -T) <= 0: zero point 0 and T / 255 when L = 0.
+      const float lo = std::max(bound->second, -range->threshold);
+      const float scale = numerics::ScaleOfThreshold(range->threshold - lo, numerics::kUint8Max);
+      params.scales = {scale};
+      params.zero_points = {static_cast<int32_t>(std::min(255.f, std::nearbyint(-lo / scale)))};
+    } else if (options_.activation_type == ActivationType::kInt8 && bound != lower_bounds_.end()) {
+      params.scales = {1.f};  // an all-zero tensor: exact at any scale
       params.zero_points = {0};
     } else if (options_.activation_type == ActivationType::kInt8) {
       params.scales = {range->threshold > 0 ? range->scale : 1.f};  // the table's scale, bit for bit
@@ -254,7 +268,7 @@ class Converter {
     params_[dq->output(0)] = params;
     dequantized_[v] = dq->output(0);
     ++stats_.quantized_activations;
-    if (uint8 && params.zero_points[0] == 0) ++stats_.unsigned_activations;
+    if (uint8 && params.zero_points[0] != 128) ++stats_.unsigned_activations;
     return dq->output(0);
   }
 
@@ -418,7 +432,7 @@ class Converter {
   absl::flat_hash_set<const Node*> float_nodes_;  // kept float because their bias could not fit
   absl::flat_hash_set<const Node*> float_pass_throughs_;  // see MarkFloatPassThroughs
   absl::flat_hash_set<const Node*> absorbed_clamps_;      // see MarkAbsorbedClamps
-  absl::flat_hash_set<const Value*> non_negative_;        // unsigned grid (unsigned_non_negative)
+  ir::ValueLowerBounds lower_bounds_;  // values on a uint8 grid of [max(L, -T), T] (unsigned_non_negative)
 };
 
 }  // namespace
@@ -434,6 +448,9 @@ ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& cho
   }
   if (!chosen.unsigned_non_negative) options.unsigned_non_negative = options.int8_as_uint8;
   if (!options.int8_as_uint8) options.unsigned_non_negative = false;
+  // Off unless chosen: onnxruntime and qfuse differ by rounding on such files (docs/zoo.md).
+  if (!chosen.bounded_below) options.bounded_below = false;
+  if (!options.unsigned_non_negative) options.bounded_below = false;
   // The integer-head form is target qfuse's (onnxruntime's and TensorRT's placements are their own).
   if (!chosen.integer_heads) options.integer_heads = true;
   if (options.target != DeployTarget::kQfuse) options.integer_heads = false;
@@ -442,7 +459,10 @@ ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& cho
 
 calib::UnsignedGrid UnsignedGridOf(const ConvertOptions& options) {
   if (options.activation_type == ActivationType::kUint8) return calib::UnsignedGrid::kObservedNonNegative;
-  if (options.int8_as_uint8 && options.unsigned_non_negative) return calib::UnsignedGrid::kNonNegativeByConstruction;
+  if (options.int8_as_uint8 && options.unsigned_non_negative) {
+    return options.bounded_below ? calib::UnsignedGrid::kBoundedBelowByConstruction
+                                 : calib::UnsignedGrid::kNonNegativeByConstruction;
+  }
   return calib::UnsignedGrid::kNone;
 }
 

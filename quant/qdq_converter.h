@@ -62,6 +62,12 @@ struct ConvertOptions {
   // would leave its negative half unused. Calibration must search their thresholds over 256
   // levels (UnsignedGridOf).
   bool unsigned_non_negative = false;
+  // With unsigned_non_negative: values bounded below by construction at L < 0 (HardSwish
+  // >= -0.376, SiLU >= -0.279, and what moves, pools or concatenates them; ir/value_sign.h)
+  // get a uint8 grid of [max(L, -T), T]: scale (T - lo) / 255, zero point round(-lo / scale).
+  // Off by default (WithTargetDefaults): onnxruntime's outputs on such files differ from qfuse's
+  // by rounding on MobileNetV3-large (docs/zoo.md), cause not yet found.
+  bool bounded_below = false;
   // Conv units with a residual or an activation, reading UINT8-stored activations, are written
   // in the integer-head form (quant/integer_heads.h), which onnxruntime runs with qfuse's exact
   // arithmetic instead of a float32 convolution.
@@ -80,6 +86,7 @@ struct UserChoices {
   bool reduce_range = false;
   bool int8_as_uint8 = false;
   bool unsigned_non_negative = false;
+  bool bounded_below = false;
   bool integer_heads = false;
 };
 
@@ -103,7 +110,7 @@ struct ConversionStats {
   int64_t float_ops = 0;              // ops left in float between DQ and Q
   int64_t bias_float_layers = 0;      // layers kept float because their bias could not fit
   int64_t integer_heads = 0;          // units written in the integer-head form
-  int64_t unsigned_activations = 0;   // activation Q/DQ pairs on the unsigned grid (zero point 0)
+  int64_t unsigned_activations = 0;   // activation Q/DQ pairs on a bounded grid (zero point not 128)
   // One line per layer whose weight scales were widened for its bias, or that was kept float.
   std::vector<std::string> notes;
 };

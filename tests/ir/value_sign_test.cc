@@ -1,6 +1,8 @@
-// NonNegativeValues (ir/value_sign.h): the rules on hand-picked nodes, and on the two sample
-// models (fused, float) every value it names has no negative element when the model runs on
-// random inputs in [-3, 3], while values it leaves out do go negative.
+// NonNegativeValues and LowerBounds (ir/value_sign.h): the rules on hand-picked nodes; on the
+// two sample models (fused, float) every value named non-negative has no negative element when
+// the model runs on random inputs in [-3, 3], while values left out do go negative; and a
+// HardSwish/SiLU graph run on inputs in [-6, 6] stays above each bound and comes within 0.01
+// of it (the bounds are tight, not just safe).
 #include "ir/value_sign.h"
 
 #include <algorithm>
@@ -63,6 +65,64 @@ TEST(ValueSignTest, UnitsByTheirActivation) {
   EXPECT_TRUE(IsNonNegativeActivation(ClipSpec(0.f, 6.f)));
   EXPECT_TRUE(IsNonNegativeActivation(ClipSpec(0.5f, 2.f)));
   EXPECT_FALSE(IsNonNegativeActivation(ClipSpec(-0.5f, 2.f)));
+}
+
+TEST(ValueSignTest, LowerBoundsOfBoundedActivationsAndWhatCombinesThem) {
+  testing::GraphBuilder b;
+  Value* x = b.Input("x", {64, 1, 8, 8});
+  Value* hswish = b.Op("HardSwish", {x}, "hswish");
+  Value* sigmoid = b.Op("Sigmoid", {x}, "sigmoid");
+  Value* silu = b.Op("Mul", {x, sigmoid}, "silu");  // not an activation node: Mul of x and a bounded value
+  Value* relu = b.Op("Relu", {x}, "relu");
+  Value* clip = b.Op("Clip", {x, b.Floats("lo", {}, {-1.f}), b.Floats("hi", {}, {1.f})}, "clip");
+  Value* concat = b.Op("Concat", {hswish, relu}, "concat", {}, testing::GraphBuilder::Attrs({{"axis", int64_t{1}}}));
+  Value* sum = b.Op("Add", {hswish, clip}, "sum");
+  Value* pooled = b.Op("GlobalAveragePool", {hswish}, "pooled");
+  Value* reduced = b.Op("ReduceSum", {hswish}, "reduced");
+  Value* maxed = b.Op("Max", {x, hswish}, "maxed");
+  for (Value* v : {hswish, concat, sum, pooled, clip, maxed}) b.Output(v);
+  QFUSE_ASSERT_OK_AND_ASSIGN(ValueLowerBounds bounds, LowerBounds(b.graph()));
+  auto bound = [&](Value* v) -> std::optional<float> {
+    auto it = bounds.find(v);
+    return it == bounds.end() ? std::nullopt : std::optional<float>(it->second);
+  };
+  EXPECT_EQ(bound(hswish), kHardSwishMin);
+  EXPECT_EQ(bound(relu), 0.f);
+  EXPECT_EQ(bound(clip), -1.f);
+  EXPECT_EQ(bound(concat), kHardSwishMin);
+  EXPECT_EQ(bound(sum), kHardSwishMin - 1.f);
+  EXPECT_EQ(bound(pooled), kHardSwishMin);
+  EXPECT_EQ(bound(maxed), kHardSwishMin);
+  EXPECT_FALSE(bound(x).has_value());
+  EXPECT_FALSE(bound(silu).has_value());     // x * Sigmoid(x) as two nodes: x is unbounded
+  EXPECT_FALSE(bound(reduced).has_value());  // a sum of many negatives
+  UnitSpec silu_spec{UnitBaseOp::kConv, UnitActivation::kSilu};
+  EXPECT_EQ(ActivationLowerBound(silu_spec), kSiluMin);
+
+  // Run on inputs in [-6, 6]: every element is above its bound, and the least comes within 0.01.
+  runtime::RandomInputOptions random;
+  random.low = -6.f;
+  random.high = 6.f;
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto inputs, runtime::RandomInputs(b.graph(), random));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto executor, runtime::Executor::Create(b.graph()));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<runtime::NamedTensor> outputs, executor->Run(inputs));
+  for (const runtime::NamedTensor& out : outputs) {
+    const float lo = *bound(b.graph().FindValue(out.name));
+    float min = 1e9f;
+    for (float f : out.tensor.values<float>()) min = std::min(min, f);
+    EXPECT_GE(min, lo) << out.name;
+    if (out.name != "pooled") {
+      EXPECT_LT(min, lo + 0.01f) << out.name;  // a mean does not reach its inputs' least value
+    }
+  }
+  // SiLU's bound, on a dense sweep through its minimum at -1.2785 with the runtime's logistic.
+  float silu_min = 0.f;
+  for (int i = 0; i <= 20000; ++i) {
+    const float v = -3.f + 2.f * static_cast<float>(i) / 20000.f;
+    silu_min = std::min(silu_min, ApplyUnitActivation(silu_spec, v));
+  }
+  EXPECT_GE(silu_min, kSiluMin);
+  EXPECT_LT(silu_min, kSiluMin + 0.001f);
 }
 
 // Runs the fused float model with every value as an output: the named ones have min >= 0.

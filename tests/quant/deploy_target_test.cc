@@ -222,7 +222,9 @@ TEST(DeployTargetTest, QfuseNonNegativeValuesTakeTheUnsignedGrid) {
       } else {
         ++symmetric_count;
         EXPECT_EQ(zero_point, 128) << n->name();
-        if (range != nullptr) EXPECT_EQ(scale, range->scale) << n->name();
+        if (range != nullptr) {
+          EXPECT_EQ(scale, range->scale) << n->name();
+        }
         EXPECT_FALSE(relu_output) << n->name() << " is non-negative by construction";
       }
     }

@@ -53,6 +53,10 @@ ABSL_FLAG(bool, unsigned_non_negative, true,
           "with --int8_as_uint8: values non-negative by construction (Relu/Relu6/Sigmoid outputs and what pools, "
           "moves or concatenates them) get the unsigned grid, zero point 0 and scale T / 255 (twice the levels); "
           "false: every activation on the symmetric grid");
+ABSL_FLAG(bool, bounded_below, false,
+          "with --unsigned_non_negative: values bounded below by construction at L < 0 (HardSwish, SiLU outputs) get "
+          "a uint8 grid of [max(L, -T), T] (zero point round(-lo / scale)); more accurate on HardSwish/SiLU nets, but "
+          "onnxruntime's outputs then differ from qfuse's by rounding (docs/zoo.md); default false");
 ABSL_FLAG(bool, integer_heads, true,
           "target qfuse: write Conv units with a residual or activation as ConvInteger -> bias -> "
           "DequantizeLinear -> ... (quant/integer_heads.h), which onnxruntime runs with qfuse's exact arithmetic; "
@@ -133,6 +137,8 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   c.user_choices.int8_as_uint8 = IsFlagSet(FLAGS_int8_as_uint8);
   c.convert.unsigned_non_negative = absl::GetFlag(FLAGS_unsigned_non_negative);
   c.user_choices.unsigned_non_negative = IsFlagSet(FLAGS_unsigned_non_negative);
+  c.convert.bounded_below = absl::GetFlag(FLAGS_bounded_below);
+  c.user_choices.bounded_below = IsFlagSet(FLAGS_bounded_below);
   c.convert.integer_heads = absl::GetFlag(FLAGS_integer_heads);
   c.user_choices.integer_heads = IsFlagSet(FLAGS_integer_heads);
   const std::string weight_type = absl::GetFlag(FLAGS_weight_type);
