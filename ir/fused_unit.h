@@ -46,10 +46,15 @@ inline bool BiasFollowsBase(UnitBaseOp op) { return op == UnitBaseOp::kMatMul; }
 // ConvTranspose, whose weights have no such axis.
 absl::StatusOr<int64_t> WeightOutputChannelAxis(UnitBaseOp op, const AttributeMap& attrs);
 
+// HardSwish's alpha, 1/6 rounded to float32 (ONNX HardSwish-14's function body).
+inline constexpr float kHardSwishAlpha = 1.f / 6.f;
+
 // The activation of a unit. kRelu6 is exactly Clip(0, 6); any other constant bounds are
 // kClip. The clamp kinds (kNone..kClip) are a clamp of the pre-activation value; the others
 // are non-linear:
-//   kHardSwish    x * max(0, min(1, x / 6 + 1/2))       (ONNX HardSwish)
+//   kHardSwish    x * max(0, min(1, x * fl(1/6) + 1/2)) (ONNX HardSwish: its function body is
+//                 HardSigmoid(alpha 1/6, beta 1/2) times x, as onnxruntime computes it: a float32
+//                 product with fl(1/6), then the sum; x / 6 rounds differently for some x)
 //   kHardSigmoid  max(0, min(1, alpha * x + beta))      (ONNX HardSigmoid; defaults 0.2, 0.5)
 //   kSigmoid      1 / (1 + exp(-x))
 //   kSilu         x * sigmoid(x)                        (torch exports Sigmoid + Mul)
@@ -110,7 +115,7 @@ inline float ApplyUnitActivation(const UnitSpec& spec, float v) {
     case UnitActivation::kRelu: return v > 0.f ? v : 0.f;
     case UnitActivation::kRelu6:
     case UnitActivation::kClip: return std::min(std::max(v, spec.clip_min), spec.clip_max);
-    case UnitActivation::kHardSwish: return v * std::max(0.f, std::min(1.f, v / 6.f + 0.5f));
+    case UnitActivation::kHardSwish: return v * std::max(0.f, std::min(1.f, v * kHardSwishAlpha + 0.5f));
     case UnitActivation::kHardSigmoid: return std::max(0.f, std::min(1.f, spec.alpha * v + spec.beta));
     case UnitActivation::kSigmoid: return Logistic(v);
     case UnitActivation::kSilu: return v * Logistic(v);

@@ -448,8 +448,7 @@ ConvertOptions WithTargetDefaults(ConvertOptions options, const UserChoices& cho
   }
   if (!chosen.unsigned_non_negative) options.unsigned_non_negative = options.int8_as_uint8;
   if (!options.int8_as_uint8) options.unsigned_non_negative = false;
-  // Off unless chosen: onnxruntime and qfuse differ by rounding on such files (docs/zoo.md).
-  if (!chosen.bounded_below) options.bounded_below = false;
+  if (!chosen.bounded_below) options.bounded_below = options.unsigned_non_negative;
   if (!options.unsigned_non_negative) options.bounded_below = false;
   // The integer-head form is target qfuse's (onnxruntime's and TensorRT's placements are their own).
   if (!chosen.integer_heads) options.integer_heads = true;

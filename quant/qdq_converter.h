@@ -65,8 +65,6 @@ struct ConvertOptions {
   // With unsigned_non_negative: values bounded below by construction at L < 0 (HardSwish
   // >= -0.376, SiLU >= -0.279, and what moves, pools or concatenates them; ir/value_sign.h)
   // get a uint8 grid of [max(L, -T), T]: scale (T - lo) / 255, zero point round(-lo / scale).
-  // Off by default (WithTargetDefaults): onnxruntime's outputs on such files differ from qfuse's
-  // by rounding on MobileNetV3-large (docs/zoo.md), cause not yet found.
   bool bounded_below = false;
   // Conv units with a residual or an activation, reading UINT8-stored activations, are written
   // in the integer-head form (quant/integer_heads.h), which onnxruntime runs with qfuse's exact

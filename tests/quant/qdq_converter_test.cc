@@ -276,6 +276,52 @@ TEST(QdqConverterTest, AveragePoolsTakeTheirInputScale) {
   EXPECT_EQ(scale.at("flat"), scale.at("gap"));  // Flatten keeps it
 }
 
+// Target qfuse's grids: a HardSwish output (>= -0.376 by construction) gets [max(-0.376, -T), T]
+// on 256 levels, a Relu output [0, T] (zero point 0, T / 255), the graph input the symmetric
+// grid (zero point 128, the table's T / 127); with --bounded_below=false the HardSwish output
+// is symmetric too. Hand-computed from the table's thresholds.
+TEST(QdqConverterTest, TargetQfuseGridsFollowTheLowerBounds) {
+  for (bool bounded_below : {true, false}) {
+    testing::GraphBuilder b;
+    ir::Value* x = b.Input("x", {1, 2, 4, 4});
+    ir::Value* c = b.Op("Conv", {x, b.Random("w", {2, 2, 1, 1})}, "c", {1, 2, 4, 4});
+    ir::Value* hswish = b.Op("HardSwish", {c}, "hswish", {1, 2, 4, 4});
+    ir::Value* c2 = b.Op("Conv", {hswish, b.Random("w2", {2, 2, 1, 1})}, "c2", {1, 2, 4, 4});
+    ir::Value* relu = b.Op("Relu", {c2}, "relu", {1, 2, 4, 4});
+    b.Output(b.Op("Conv", {relu, b.Random("w3", {2, 2, 1, 1})}, "y", {1, 2, 4, 4}));
+    calib::CalibrationTable table;
+    table.tensors = {{"hswish", 3.f, 3.f / 127, -0.37f, 3.f}, {"relu", 4.f, 4.f / 127, 0.f, 4.f},
+                     {"x", 2.f, 2.f / 127, -2.f, 2.f}, {"y", 2.f, 2.f / 127, -2.f, 2.f}};
+    ConvertOptions options;
+    UserChoices chosen;
+    options.bounded_below = bounded_below;
+    chosen.bounded_below = true;
+    options = WithTargetDefaults(options, chosen);
+    ASSERT_TRUE(options.int8_as_uint8 && options.unsigned_non_negative);
+    QFUSE_ASSERT_OK(fusion::Fuse(&b.model(), fusion::FusionLevel::kFull).status());
+    QFUSE_ASSERT_OK_AND_ASSIGN(ConversionStats stats, ConvertToQdq(&b.model(), table, options));
+    std::map<std::string, std::pair<float, int>> grid;  // quantized value -> scale, zero point
+    for (const ir::Node* n : b.graph().nodes()) {
+      if (n->op_type() != "QuantizeLinear") continue;
+      grid[n->input(0)->name()] = {n->input(1)->initializer()->data<float>()[0],
+                                   n->input(2)->initializer()->data<uint8_t>()[0]};
+    }
+    ASSERT_EQ(grid.count("hswish"), 1u);
+    ASSERT_EQ(grid.count("relu"), 1u);
+    EXPECT_EQ(grid.at("x"), std::make_pair(2.f / 127, 128));
+    EXPECT_EQ(grid.at("relu"), std::make_pair(4.f / 255, 0));
+    if (bounded_below) {
+      const float scale = (3.f + 0.376f) / 255;  // 0.0132392...
+      EXPECT_FLOAT_EQ(grid.at("hswish").first, scale);
+      EXPECT_EQ(grid.at("hswish").second, 28);  // round(0.376 / 0.0132392) = round(28.40)
+      EXPECT_EQ(stats.unsigned_activations, 2);
+    } else {
+      EXPECT_EQ(grid.at("hswish"), std::make_pair(3.f / 127, 128));
+      EXPECT_EQ(stats.unsigned_activations, 1);
+    }
+  }
+}
+
 // An opset-9 export computes Upsample scales at run time: Cast(Shape) -> Div -> Concat. Those
 // FLOAT values are shape arithmetic, not activations: quantizing them to int8 turned a scale of
 // 2 into 1.875 and a 16x16 map into 15x15 (LR-ASPP at opset 9). They stay float.

@@ -53,10 +53,9 @@ ABSL_FLAG(bool, unsigned_non_negative, true,
           "with --int8_as_uint8: values non-negative by construction (Relu/Relu6/Sigmoid outputs and what pools, "
           "moves or concatenates them) get the unsigned grid, zero point 0 and scale T / 255 (twice the levels); "
           "false: every activation on the symmetric grid");
-ABSL_FLAG(bool, bounded_below, false,
+ABSL_FLAG(bool, bounded_below, true,
           "with --unsigned_non_negative: values bounded below by construction at L < 0 (HardSwish, SiLU outputs) get "
-          "a uint8 grid of [max(L, -T), T] (zero point round(-lo / scale)); more accurate on HardSwish/SiLU nets, but "
-          "onnxruntime's outputs then differ from qfuse's by rounding (docs/zoo.md); default false");
+          "a uint8 grid of [max(L, -T), T] (zero point round(-lo / scale)); false: those keep the symmetric grid");
 ABSL_FLAG(bool, integer_heads, true,
           "target qfuse: write Conv units with a residual or activation as ConvInteger -> bias -> "
           "DequantizeLinear -> ... (quant/integer_heads.h), which onnxruntime runs with qfuse's exact arithmetic; "

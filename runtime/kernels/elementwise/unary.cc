@@ -54,7 +54,12 @@ void RunMath(const ThreadPool& pool, const UnaryParams& p, const T* x, T* y, int
       return Apply(pool, x, y, n,
                    [alpha, beta](T v) { return std::max(T(0), std::min(T(1), alpha * v + beta)); });
     case UnaryOp::kHardSwish:
-      return Apply(pool, x, y, n, [](T v) { return v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5))); });
+      // ONNX's function body, HardSigmoid(alpha 1/6, beta 1/2) * x, as onnxruntime computes it: a
+      // product with 1/6 rounded to T, then the sum (ir/fused_unit.h's kHardSwishAlpha for float).
+      return Apply(pool, x, y, n, [](T v) {
+        const T alpha = T(1) / T(6);
+        return v * std::max(T(0), std::min(T(1), v * alpha + T(0.5)));
+      });
     case UnaryOp::kTanh: return Apply(pool, x, y, n, [](T v) { return std::tanh(v); });
     case UnaryOp::kErf: return Apply(pool, x, y, n, [](T v) { return std::erf(v); });
     case UnaryOp::kExp: return Apply(pool, x, y, n, [](T v) { return std::exp(v); });
