@@ -104,8 +104,17 @@ class BatchNormKernel : public Kernel {
       BatchStatistics(ctx, x, spatial, &batch_mean, &batch_var);
     }
     for (int64_t ch = 0; ch < c; ++ch) {
-      const double mean = p_.training_mode ? batch_mean[ch] : in_mean[ch];
-      const double var = p_.training_mode ? batch_var[ch] : in_var[ch];
+      if (!p_.training_mode) {
+        // onnxruntime's float32 steps (batch_norm.h): inv_std = 1 / sqrt(var + epsilon),
+        // a = inv_std * scale, b = B - mean * a, so a quantized value read after a float BN
+        // rounds to the same integer in both runtimes.
+        const float inv_std = 1.f / std::sqrt(in_var[ch] + p_.epsilon);
+        a[ch] = inv_std * scale[ch];
+        b[ch] = bias[ch] - in_mean[ch] * a[ch];
+        continue;
+      }
+      const double mean = batch_mean[ch];
+      const double var = batch_var[ch];
       const double inv_std = 1.0 / std::sqrt(var + p_.epsilon);
       a[ch] = static_cast<float>(scale[ch] * inv_std);
       b[ch] = static_cast<float>(bias[ch] - mean * scale[ch] * inv_std);

@@ -1,5 +1,6 @@
 // BatchNormalization, InstanceNormalization, LayerNormalization and LRN against
 // hand-computed values.
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -43,6 +44,38 @@ TEST(BatchNormTest, DefaultEpsilonIsApplied) {
 }
 
 // Batch statistics over N and spatial: mean 4, population variance 5.
+// Inference is onnxruntime's float32 sequence bit for bit: inv_std = 1 / sqrt(var + eps),
+// a = inv_std * scale, b = B - mean * a, y = x * a + b. Values with awkward float statistics
+// (var 0.11, mean 0.7, scale 1.3), where the same formula in double rounded to float gives
+// another a and b.
+TEST(BatchNormTest, InferenceIsOnnxruntimesFloatSteps) {
+  const float scale = 1.3f, bias = -0.2f, mean = 0.7f, var = 0.11f, eps = 1e-5f;
+  std::vector<float> xs;
+  for (int i = 0; i < 4096; ++i) xs.push_back(-4.f + 8.f * static_cast<float>(i) / 4096.f + 1e-4f);
+  QFUSE_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> y,
+      RunNode("BatchNormalization",
+              {{"x", Floats({1, 1, 4096}, xs)},
+               {"scale", Floats({1}, {scale}), true},
+               {"bias", Floats({1}, {bias}), true},
+               {"mean", Floats({1}, {mean}), true},
+               {"var", Floats({1}, {var}), true}},
+              Attrs({{"epsilon", eps}})));
+  const float inv_std = 1.f / std::sqrt(var + eps);
+  const float a = inv_std * scale;
+  const float b = bias - mean * a;
+  const double a_double = scale / std::sqrt(static_cast<double>(var) + eps);
+  const float a_rounded = static_cast<float>(a_double);
+  const float b_rounded = static_cast<float>(bias - mean * a_double);
+  EXPECT_NE(a_rounded, a);  // the double-rounded constants differ here: the check below can fail
+  int double_differs = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    ASSERT_EQ(y[0].values<float>()[i], xs[i] * a + b) << xs[i];
+    double_differs += xs[i] * a_rounded + b_rounded != xs[i] * a + b;
+  }
+  EXPECT_GT(double_differs, 0);
+}
+
 TEST(BatchNormTest, TrainingModeUsesBatchStatistics) {
   QFUSE_ASSERT_OK_AND_ASSIGN(
       std::vector<Tensor> y,
