@@ -130,9 +130,10 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
   if (!options.saturate_residuals) {
     for (const ir::Value* v : ResidualValues(graph)) residuals.insert(v);
   }
-  ir::ValueLowerBounds bounded;  // by construction, for the two rules that use it
-  if (options.unsigned_grid == UnsignedGrid::kNonNegativeByConstruction ||
-      options.unsigned_grid == UnsignedGrid::kBoundedBelowByConstruction) {
+  ir::ValueLowerBounds bounded;  // the values the grid rule covers by construction
+  if (options.unsigned_grid == UnsignedGrid::kNonNegativeByConstruction) {
+    QFUSE_ASSIGN_OR_RETURN(bounded, ir::NonNegativeValues(graph));
+  } else if (options.unsigned_grid == UnsignedGrid::kBoundedBelowByConstruction) {
     QFUSE_ASSIGN_OR_RETURN(bounded, ir::LowerBounds(graph));
   }
   // Threshold searches are independent per tensor: run them on the executor's threads.
@@ -143,11 +144,8 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
     for (int64_t i = begin; i < end; ++i) {
       ThresholdOptions threshold_options = options.threshold;
       if (residuals.contains(entries[i].first)) threshold_options.method = CalibrationMethod::kMax;
-      const auto bound = bounded.find(entries[i].first);
       const bool unsigned_grid =
-          (options.unsigned_grid == UnsignedGrid::kNonNegativeByConstruction && bound != bounded.end() &&
-           bound->second >= 0.f) ||
-          (options.unsigned_grid == UnsignedGrid::kBoundedBelowByConstruction && bound != bounded.end()) ||
+          bounded.contains(entries[i].first) ||
           (options.unsigned_grid == UnsignedGrid::kObservedNonNegative && entries[i].second->min() >= 0);
       if (unsigned_grid) threshold_options.num_quantized_bins = kUnsignedGridBins;
       choices[i] = ChooseThreshold(*entries[i].second, threshold_options);

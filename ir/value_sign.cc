@@ -152,13 +152,13 @@ bool IsNonNegativeActivation(const UnitSpec& spec) {
 
 absl::StatusOr<ValueLowerBounds> LowerBounds(const Graph& graph) { return BoundPass().Run(graph); }
 
-absl::StatusOr<absl::flat_hash_set<const Value*>> NonNegativeValues(const Graph& graph) {
+absl::StatusOr<ValueLowerBounds> NonNegativeValues(const Graph& graph) {
   QFUSE_ASSIGN_OR_RETURN(ValueLowerBounds bounds, LowerBounds(graph));
-  absl::flat_hash_set<const Value*> set;
+  ValueLowerBounds non_negative;
   for (const auto& [v, lo] : bounds) {
-    if (lo >= 0.f) set.insert(v);
+    if (lo >= 0.f) non_negative[v] = lo;
   }
-  return set;
+  return non_negative;
 }
 
 }  // namespace qfuse::ir

@@ -9,7 +9,6 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "ir/fused_unit.h"
 #include "ir/graph.h"
@@ -46,8 +45,8 @@ using ValueLowerBounds = absl::flat_hash_map<const Value*, float>;
 // Graph inputs are never bounded (the data decides).
 absl::StatusOr<ValueLowerBounds> LowerBounds(const Graph& graph);
 
-// The values whose LowerBounds bound is 0.
-absl::StatusOr<absl::flat_hash_set<const Value*>> NonNegativeValues(const Graph& graph);
+// The LowerBounds entries whose bound is 0 (the non-negative values).
+absl::StatusOr<ValueLowerBounds> NonNegativeValues(const Graph& graph);
 
 }  // namespace qfuse::ir
 

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 constexpr char kQuantizeDoc[] = R"doc(quantize(model_path, calibration_data, *, method='auto', fusion='full',
          target='qfuse', per_channel=True, reduce_range=None, activation_type=None,
-         int8_as_uint8=None, unsigned_non_negative=None, integer_heads=None, keep_float=(), nodes_to_exclude=None, calib_samples=None,
+         int8_as_uint8=None, unsigned_non_negative=None, bounded_below=None, integer_heads=None, keep_float=(), nodes_to_exclude=None, calib_samples=None,
          analysis_samples=0, output=None) -> dict
 
 Quantizes a float ONNX model to an int8 QDQ ONNX model, as `bazel run //tools:quantize` does.
@@ -55,6 +55,9 @@ int8_as_uint8: int8 activations stored as uint8 with zero point 128 (the same gr
 unsigned_non_negative: with int8_as_uint8, values non-negative by construction (Relu, Relu6,
   Sigmoid outputs and what pools or moves them) get zero point 0 and scale T / 255; None: the
   default (True where int8_as_uint8 is).
+bounded_below: with unsigned_non_negative, values bounded below by construction (HardSwish >=
+  -0.376, SiLU >= -0.279) get a uint8 grid of [max(L, -T), T]; None: the default (True where
+  unsigned_non_negative is).
 integer_heads: target 'qfuse' writes Conv units with a residual or activation as ConvInteger ->
   bias -> DequantizeLinear -> ..., which onnxruntime runs with qfuse's exact arithmetic; None:
   the default (True for 'qfuse', which the other targets do not use).
@@ -162,7 +165,7 @@ py::dict LevelDict(const pipeline::LevelResult& r) {
 py::dict Quantize(py::object model_path, py::object calibration_data, const std::string& method,
                   const std::string& fusion, const std::string& target, bool per_channel, py::object reduce_range,
                   py::object activation_type, py::object int8_as_uint8, py::object unsigned_non_negative,
-                  py::object integer_heads,
+                  py::object bounded_below, py::object integer_heads,
                   std::vector<std::string> keep_float,
                   py::object nodes_to_exclude,
                   py::object calib_samples, int64_t analysis_samples, py::object output) {
@@ -190,6 +193,8 @@ py::dict Quantize(py::object model_path, py::object calibration_data, const std:
   if (c.user_choices.int8_as_uint8) c.convert.int8_as_uint8 = int8_as_uint8.cast<bool>();
   c.user_choices.unsigned_non_negative = !unsigned_non_negative.is_none();
   if (c.user_choices.unsigned_non_negative) c.convert.unsigned_non_negative = unsigned_non_negative.cast<bool>();
+  c.user_choices.bounded_below = !bounded_below.is_none();
+  if (c.user_choices.bounded_below) c.convert.bounded_below = bounded_below.cast<bool>();
   c.user_choices.integer_heads = !integer_heads.is_none();
   if (c.user_choices.integer_heads) c.convert.integer_heads = integer_heads.cast<bool>();
   c.convert.keep_float.insert(keep_float.begin(), keep_float.end());
@@ -241,7 +246,8 @@ void DefineQuantize(py::module_& module) {
              py::arg("method") = "auto", py::arg("fusion") = "full", py::arg("target") = "qfuse",
              py::arg("per_channel") = true, py::arg("reduce_range") = py::none(),
              py::arg("activation_type") = py::none(), py::arg("int8_as_uint8") = py::none(),
-             py::arg("unsigned_non_negative") = py::none(), py::arg("integer_heads") = py::none(),
+             py::arg("unsigned_non_negative") = py::none(), py::arg("bounded_below") = py::none(),
+             py::arg("integer_heads") = py::none(),
              py::arg("keep_float") = std::vector<std::string>{},
              py::arg("nodes_to_exclude") = py::none(), py::arg("calib_samples") = py::none(),
              py::arg("analysis_samples") = 0, py::arg("output") = py::none());

@@ -78,14 +78,8 @@ class Converter {
       }
     }
     if (options_.int8_as_uint8 && options_.unsigned_non_negative) {
-      QFUSE_ASSIGN_OR_RETURN(lower_bounds_, ir::LowerBounds(graph_));
-      if (!options_.bounded_below) {  // the non-negative values only
-        ir::ValueLowerBounds non_negative;
-        for (const auto& [value, lo] : lower_bounds_) {
-          if (lo >= 0.f) non_negative[value] = lo;
-        }
-        lower_bounds_ = std::move(non_negative);
-      }
+      QFUSE_ASSIGN_OR_RETURN(lower_bounds_,
+                             options_.bounded_below ? ir::LowerBounds(graph_) : ir::NonNegativeValues(graph_));
     }
     MarkFloatPassThroughs(order);
     if (options_.target == DeployTarget::kOnnxRuntime) MarkAbsorbedClamps(order);

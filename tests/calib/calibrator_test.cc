@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/file_util.h"
+#include "base/status_macros.h"
 #include "fusion/pipeline.h"
 #include "gtest/gtest.h"
 #include "ir/onnx_import.h"
@@ -25,14 +26,25 @@ absl::StatusOr<std::unique_ptr<data::Dataset>> FashionMnist(const ir::Graph& gra
   return data::OpenDataset({source}, graph, n);
 }
 
-TEST(CalibratorTest, FusedResnetOnFashionMnist) {
-  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
-  QFUSE_ASSERT_OK(fusion::Fuse(&model, fusion::FusionLevel::kFull).status());
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(*model.graph, 64));
+// The ResNet-style sample fused at `level`.
+absl::StatusOr<ir::Model> FusedResnet(fusion::FusionLevel level) {
+  QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
+  QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
+  return model;
+}
+
+CalibrateOptions QuietOptions(int64_t samples) {
   CalibrateOptions options;
-  options.num_samples = 64;
-  options.batch_size = 16;
+  options.num_samples = samples;
   options.show_progress = false;
+  return options;
+}
+
+TEST(CalibratorTest, FusedResnetOnFashionMnist) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, FusedResnet(fusion::FusionLevel::kFull));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(*model.graph, 64));
+  CalibrateOptions options = QuietOptions(64);
+  options.batch_size = 16;
   const auto observed = ObservedValues(*model.graph);
   const auto residuals = ResidualValues(*model.graph);
   EXPECT_EQ(residuals.size(), 4u);  // the four ResNet blocks' shortcuts
@@ -76,10 +88,8 @@ TEST(CalibratorTest, FusedResnetOnFashionMnist) {
 }
 
 CalibrateOptions EightSamplesInBatchesOfFour() {
-  CalibrateOptions options;
-  options.num_samples = 8;
+  CalibrateOptions options = QuietOptions(8);
   options.batch_size = 4;
-  options.show_progress = false;
   return options;
 }
 
@@ -87,25 +97,25 @@ CalibrateOptions EightSamplesInBatchesOfFour() {
 // threshold is the symmetric search's, bit for bit, and most covered ones move (MSE weighs
 // rounding against clipping, and twice the levels halve the rounding).
 TEST(CalibratorTest, UnsignedGridSearchesOnlyItsTensorsOver256Levels) {
-  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
-  QFUSE_ASSERT_OK(fusion::Fuse(&model, fusion::FusionLevel::kNone).status());
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, FusedResnet(fusion::FusionLevel::kNone));
   QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(*model.graph, 32));
-  CalibrateOptions options;
-  options.num_samples = 32;
-  options.show_progress = false;
+  CalibrateOptions options = QuietOptions(32);
   options.threshold.method = CalibrationMethod::kMse;
   QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun symmetric, Calibrate(*model.graph, *data, options));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto non_negative, ir::NonNegativeValues(*model.graph));
-  for (UnsignedGrid grid : {UnsignedGrid::kNonNegativeByConstruction, UnsignedGrid::kObservedNonNegative}) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::ValueLowerBounds non_negative, ir::NonNegativeValues(*model.graph));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::ValueLowerBounds bounded, ir::LowerBounds(*model.graph));
+  for (UnsignedGrid grid : {UnsignedGrid::kNonNegativeByConstruction, UnsignedGrid::kBoundedBelowByConstruction,
+                            UnsignedGrid::kObservedNonNegative}) {
     options.unsigned_grid = grid;
     QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun run, Calibrate(*model.graph, *data, options));
     int covered = 0, moved = 0;
     for (const TensorRange& r : run.table.tensors) {
       const TensorRange* s = symmetric.table.Find(r.name);
       ASSERT_NE(s, nullptr) << r.name;
-      const bool is_covered = grid == UnsignedGrid::kObservedNonNegative
-                                  ? r.min >= 0
-                                  : non_negative.contains(model.graph->FindValue(r.name));
+      const ir::Value* v = model.graph->FindValue(r.name);
+      const bool is_covered = grid == UnsignedGrid::kObservedNonNegative          ? r.min >= 0
+                              : grid == UnsignedGrid::kNonNegativeByConstruction ? non_negative.contains(v)
+                                                                                 : bounded.contains(v);
       if (!is_covered) {
         EXPECT_EQ(r.threshold, s->threshold) << r.name;
         continue;
