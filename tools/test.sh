@@ -11,6 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
+echo "setup: $SECONDS s"
 # Debian's torch and torchvision: the Python example test (//tests/python:example_test) exports a
 # torchvision model, and the zoo check below exports the quick zoo.
 bash models/zoo/setup.sh || exit 1
@@ -25,7 +26,7 @@ failed=0
 bazel_stage() {
   local label="$1"
   shift
-  local stage_log
+  local stage_log stage_start=$SECONDS
   stage_log="$(mktemp)"
   bazel test --test_env=OMP_WAIT_POLICY "$@" 2>&1 | tee "$stage_log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
@@ -33,7 +34,7 @@ bazel_stage() {
   p=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$stage_log")
   f=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$stage_log")
   rm -f "$stage_log"
-  echo "$label: $p passed, $f failed"
+  echo "$label: $p passed, $f failed ($((SECONDS - stage_start)) s)"
   passed=$((passed + p))
   failed=$((failed + f))
 }
@@ -65,12 +66,13 @@ bazel_stage "bazel (ASan+UBSan sample)" --config=sanitize "${SANITIZE_SAMPLE[@]}
 if /usr/bin/python3 tools/check_layers.py; then passed=$((passed + 1)); else failed=$((failed + 1)); rc=1; fi
 
 zoo_log="$(mktemp)"
+zoo_start=$SECONDS
 bash models/zoo/ci_zoo.sh 2>&1 | tee "$zoo_log"
 zoo_rc=${PIPESTATUS[0]}
 zoo_passed=$(grep -cE '^OK ' "$zoo_log")
 zoo_failed=$(grep -cE '^FAIL ' "$zoo_log")
 rm -f "$zoo_log"
-echo "zoo: ${zoo_passed} passed, ${zoo_failed} failed"
+echo "zoo: ${zoo_passed} passed, ${zoo_failed} failed ($((SECONDS - zoo_start)) s)"
 [ "$zoo_rc" -eq 0 ] && [ "$zoo_passed" -gt 0 ] || { [ "$rc" -eq 0 ] && rc=1; }
-echo "tests: $((passed + zoo_passed)) passed, $((failed + zoo_failed)) failed"
+echo "tests: $((passed + zoo_passed)) passed, $((failed + zoo_failed)) failed ($SECONDS s in all)"
 exit "$rc"
