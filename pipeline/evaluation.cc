@@ -18,6 +18,35 @@ int64_t ArgMaxRow(absl::Span<const float> values, int64_t i, int64_t classes) {
   return std::max_element(row.begin(), row.end()) - row.begin();
 }
 
+// Fills the per-sample fields of `a` for `samples` equal slices of `reference`/`actual`.
+void PerSampleAgreement(absl::Span<const float> reference, absl::Span<const float> actual, int64_t samples,
+                        OutputAgreement* a) {
+  const int64_t per_sample = static_cast<int64_t>(reference.size()) / samples;
+  std::vector<double> sqnr(samples);
+  std::vector<double> error(samples, 0.0);
+  double total_error = 0;
+  for (int64_t i = 0; i < samples; ++i) {
+    auto r = reference.subspan(i * per_sample, per_sample);
+    auto x = actual.subspan(i * per_sample, per_sample);
+    sqnr[i] = SqnrDb(r, x);
+    for (int64_t k = 0; k < per_sample; ++k) {
+      const double e = static_cast<double>(r[k]) - x[k];
+      error[i] += e * e;
+    }
+    total_error += error[i];
+  }
+  a->samples = samples;
+  const int64_t worst = std::max_element(error.begin(), error.end()) - error.begin();
+  a->worst_sample = worst;
+  a->worst_sample_sqnr_db = sqnr[worst];
+  a->worst_sample_error_share = total_error > 0 ? error[worst] / total_error : 0;
+  // Median: the mean of the two middle values for an even count (+inf only when both are).
+  std::vector<double> sorted = sqnr;
+  std::sort(sorted.begin(), sorted.end());
+  const double lo = sorted[(samples - 1) / 2], hi = sorted[samples / 2];
+  a->median_sample_sqnr_db = lo == hi ? lo : (std::isinf(hi) ? hi : 0.5 * (lo + hi));
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, data::Dataset& data,
@@ -122,7 +151,13 @@ absl::StatusOr<OutputAgreement> CompareOutputs(const ir::Tensor& reference, cons
     for (int64_t i = 0; i < n; ++i) same += ArgMaxRow(r, i, c) == ArgMaxRow(x, i, c);
     a.top1_agreement = 100.0 * same / n;
   }
+  if (reference.rank() >= 1 && reference.dims()[0] > 0) PerSampleAgreement(r, x, reference.dims()[0], &a);
   return a;
+}
+
+bool DominatedByOneSample(const OutputAgreement& agreement) {
+  return agreement.worst_sample >= 0 && agreement.worst_sample_error_share > 0.5 &&
+         agreement.samples >= 4;
 }
 
 }  // namespace qfuse::pipeline

@@ -4,6 +4,8 @@
 #define QFUSE_PIPELINE_EVALUATION_H_
 
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -33,7 +35,21 @@ struct OutputAgreement {
   double sqnr_db = 0;         // 10 log10(sum ref^2 / sum (ref - x)^2); +inf when identical
   double cosine = 0;          // of the flattened tensors
   double max_abs_diff = 0;
+  // Per sample (dim 0): the median of each sample's SQNR, and the sample with the largest
+  // squared error, its SQNR and its share of the whole squared error. One sample's output
+  // can be orders of magnitude larger than the others' (an input outside what calibration
+  // saw); the pooled SQNR above is then that sample's, and these say so.
+  int64_t samples = 0;
+  double median_sample_sqnr_db = std::numeric_limits<double>::quiet_NaN();
+  int64_t worst_sample = -1;
+  double worst_sample_sqnr_db = std::numeric_limits<double>::quiet_NaN();
+  double worst_sample_error_share = 0;  // in [0, 1]
+  std::string worst_sample_name;        // the dataset's name for it (set by the caller that knows the data)
 };
+
+// True when one sample carries most (> half) of the squared error of at least 4 samples:
+// the pooled SQNR is then mostly that one sample's.
+bool DominatedByOneSample(const OutputAgreement& agreement);
 
 // Compares `actual` against `reference` (same shape, FLOAT).
 absl::StatusOr<OutputAgreement> CompareOutputs(const ir::Tensor& reference, const ir::Tensor& actual);

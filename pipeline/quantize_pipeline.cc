@@ -125,6 +125,7 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
   for (size_t k = 0; k < outputs.size() && k < fp32_outputs.size(); ++k) {
     if (fp32_outputs[k].dtype() != ir::DataType::kFloat32) continue;
     QFUSE_ASSIGN_OR_RETURN(OutputAgreement a, CompareOutputs(fp32_outputs[k], outputs[k]));
+    if (a.worst_sample >= 0) a.worst_sample_name = eval_data.DescribeSample(a.worst_sample);
     r.outputs.push_back(a);
   }
   const OutputAgreement& agreement = r.outputs.front();

@@ -1,6 +1,8 @@
 #include "python/quantize.h"
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -71,7 +73,7 @@ Returns a dict: 'float_model', 'output_dir', 'calib_samples', 'eval_samples', an
 {level name ('full', or 'full/onnxruntime' for another target): {'target', 'reduce_range',
 'activation_type' (as used), 'model', 'calibration_table' (JSON), 'calibration_cache' (TensorRT cache),
 'top1' (None: no labels), 'agreement' (top-1 agreement with fp32, percent), 'sqnr_db',
-'cosine', 'max_abs_diff' (first output vs fp32), 'nodes', 'quantized_activations',
+'cosine', 'max_abs_diff', 'median_sample_sqnr_db' (first output vs fp32), 'nodes', 'quantized_activations',
 'quantized_weights', 'float_ops', 'notes', 'seconds', and with analysis 'analysis'}}. With one
 fusion level (the default), that level's entries are also at the top level.
 Errors: ValueError (bad argument or data), FileNotFoundError (missing file), RuntimeError.)doc";
@@ -142,6 +144,7 @@ py::dict LevelDict(const pipeline::LevelResult& r) {
   d["sqnr_db"] = r.sqnr_db;
   d["cosine"] = r.cosine;
   d["max_abs_diff"] = r.max_abs_diff;
+  d["median_sample_sqnr_db"] = r.outputs.empty() ? std::numeric_limits<double>::quiet_NaN() : r.outputs.front().median_sample_sqnr_db;
   d["nodes"] = r.float_nodes;
   d["quantized_activations"] = r.conversion.quantized_activations;
   d["quantized_weights"] = r.conversion.quantized_weights;

@@ -182,6 +182,19 @@ def sqnr_db(ref, q):
     return float("inf") if den == 0 else float(10.0 * np.log10(np.sum(ref * ref) / den))
 
 
+def per_sample_sqnr(ref, q):
+    """(median over samples of each sample's SQNR dB, share of the squared error of the worst
+    sample): one sample whose output is orders of magnitude larger than the rest makes the pooled
+    sqnr_db that sample's alone (pipeline/evaluation.h computes the same in qfuse)."""
+    r = ref.astype(np.float64).reshape(len(ref), -1)
+    e = r - q.astype(np.float64).reshape(len(q), -1)
+    noise = np.sum(e * e, axis=1)
+    with np.errstate(divide="ignore"):
+        per = np.where(noise == 0, np.inf, 10.0 * np.log10(np.sum(r * r, axis=1) / np.maximum(noise, 1e-300)))
+    share = float(noise.max() / noise.sum()) if noise.sum() > 0 else 0.0
+    return float(np.median(per)), share
+
+
 def cosine(ref, q):
     a = ref.astype(np.float64).ravel()
     b = q.astype(np.float64).ravel()

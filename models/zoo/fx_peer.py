@@ -94,7 +94,9 @@ def run_dir(zoo, arch, variant, calib_samples):
         try:
             q = common.run_batched(qmodel, ev)
             ax = class_axis(kind)
+            median, share = common.per_sample_sqnr(ref, q)
             rec.update(sqnr_db=round(common.sqnr_db(ref, q), 3),
+                       median_sample_sqnr_db=round(median, 3), worst_sample_error_share=round(share, 4),
                        cosine=round(common.cosine(ref, q), 6),
                        top1_agreement=round(float(np.mean(ref.argmax(ax) == q.argmax(ax))), 4))
             lab = os.path.join(d, "eval_labels.idx")

@@ -218,12 +218,13 @@ def write_report(args):
            "64 calibration samples, shown on the rows calibrated on those same samples. `auto picks` counts the",
            "method auto chose per tensor (`auto` there: an all-zero tensor, where every method agrees).",
            ""]
-    total = {"models": 0, "ok": 0, "quantized": 0, "ort_ran": 0, "full_ge_fx": 0, "fx": 0, "full_gt_none": 0}
+    total = {"models": 0, "ok": 0, "quantized": 0, "ort_ran": 0, "full_ge_fx": 0, "fx": 0, "full_gt_none": 0,
+             "full_ge_fx_median": 0, "fx_median": 0}
     for arch in sorted(by_arch):
         out += [f"## {arch}", "",
-                "| variant | fp32 qfuse vs torch max rel | level | top-1 | SQNR dB | cosine | float ops | auto picks |"
-                " ORT cos | ORT argmax % | FX SQNR dB | quantize s |",
-                "|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+                "| variant | fp32 qfuse vs torch max rel | level | top-1 | SQNR dB | median/sample dB | cosine |"
+                " float ops | auto picks | ORT cos | ORT argmax % | FX SQNR dB | FX median/sample dB | quantize s |",
+                "|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
         for r in sorted(by_arch[arch], key=lambda r: r["id"]):
             total["models"] += 1
             variant = r["id"].split("/", 1)[1]
@@ -233,8 +234,9 @@ def write_report(args):
             fx = fx_numbers(os.path.dirname(os.path.join(ROOT, r["model"]))) or r.get("fx") or {}
             same_samples = fx.get("calib_samples") == r.get("samples", 64)
             fx_sqnr = fx.get("sqnr_db") if same_samples and fx.get("ok", True) else None
+            fx_median = fx.get("median_sample_sqnr_db") if fx_sqnr is not None else None
             if "error" in q:
-                out.append(f"| {variant} | {fp_cell} | - | - | error: {q['error']} | | | | | | {fmt(fx_sqnr)} | |")
+                out.append(f"| {variant} | {fp_cell} | - | - | error: {q['error']} | | | | | | | {fmt(fx_sqnr)} | | |")
                 continue
             ok = True
             total["quantized"] += 1
@@ -244,10 +246,13 @@ def write_report(args):
                 o = r["ort"].get(level, {})
                 ok = ok and "error" not in o and o.get("cosine", 0) >= 0.999
                 picks = ", ".join(f"{k} {v}" for k, v in sorted(lv.get("methods", {}).items()))
-                out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                median = (lv.get("outputs") or [{}])[0].get("median_sample_sqnr_db")
+                out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
                     variant if i == 0 else "", fp_cell if i == 0 else "", level, lv.get("top1", "-"), lv.get("sqnr_db", "-"),
-                    lv.get("cosine", "-"), lv.get("float_ops", "-"), picks, o.get("error", fmt(o.get("cosine"), 5)),
-                    fmt(o.get("argmax_agree")), fmt(fx_sqnr) if i == 0 else "", fmt(q["seconds"], 0) if i == 0 else ""))
+                    fmt(median), lv.get("cosine", "-"), lv.get("float_ops", "-"), picks,
+                    o.get("error", fmt(o.get("cosine"), 5)), fmt(o.get("argmax_agree")),
+                    fmt(fx_sqnr) if i == 0 else "", fmt(fx_median) if i == 0 else "",
+                    fmt(q["seconds"], 0) if i == 0 else ""))
             total["ok"] += ok
             try:
                 full = float(q["levels"]["full"]["sqnr_db"])
@@ -255,6 +260,10 @@ def write_report(args):
                 if fx_sqnr is not None:
                     total["fx"] += 1
                     total["full_ge_fx"] += full >= fx_sqnr
+                    full_median = (q["levels"]["full"].get("outputs") or [{}])[0].get("median_sample_sqnr_db")
+                    if fx_median is not None and full_median is not None:
+                        total["fx_median"] += 1
+                        total["full_ge_fx_median"] += full_median >= fx_median
             except (KeyError, ValueError):
                 pass
         out.append("")
@@ -263,7 +272,8 @@ def write_report(args):
         f"Summary over {total['models']} exported models (architecture x opset): {total['quantized']} quantized at "
         f"full, bn and none with default flags; onnxruntime loaded and ran every int8 file of {total['ort_ran']}; "
         f"onnxruntime and qfuse agree to cosine >= 0.999 at every level on {total['ok']}; `full` SQNR >= FX on "
-        f"{total['full_ge_fx']} of the {total['fx']} with FX numbers on the same samples; `full` > `none` on "
+        f"{total['full_ge_fx']} of the {total['fx']} with FX numbers on the same samples (median per-sample SQNR "
+        f">= FX's on {total['full_ge_fx_median']} of {total['fx_median']}); `full` > `none` on "
         f"{total['full_gt_none']}.", ""]
     with open(args.report, "w") as f:
         f.write("\n".join(out) + "\n")

@@ -122,7 +122,12 @@ Json LevelJson(const pipeline::LevelResult& level) {
     per_output.push_back({{"sqnr_db", Number(o.sqnr_db)},
                           {"cosine", Number(o.cosine)},
                           {"max_abs_diff", Number(o.max_abs_diff)},
-                          {"agreement", Number(o.top1_agreement)}});
+                          {"agreement", Number(o.top1_agreement)},
+                          {"median_sample_sqnr_db", Number(o.median_sample_sqnr_db)},
+                          {"worst_sample", o.worst_sample},
+                          {"worst_sample_name", o.worst_sample_name},
+                          {"worst_sample_sqnr_db", Number(o.worst_sample_sqnr_db)},
+                          {"worst_sample_error_share", Number(o.worst_sample_error_share)}});
   }
   j["outputs"] = std::move(per_output);
   j["conversion"] = {{"quantized_activations", level.conversion.quantized_activations},

@@ -61,9 +61,23 @@ SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline:
     if (level.outputs.size() < 2 && !std::isnan(level.agreement)) continue;
     for (size_t k = 0; k < level.outputs.size(); ++k) {
       const pipeline::OutputAgreement& o = level.outputs[k];
-      grid.notes.push_back(absl::StrFormat("%s: output %d: SQNR %s dB, cosine %s, max|diff| %s",
+      grid.notes.push_back(absl::StrFormat("%s: output %d: SQNR %s dB (median per sample %s), cosine %s, max|diff| %s",
                                            pipeline::ResultName(level), k, FormatFixed(o.sqnr_db, 2),
-                                           FormatFixed(o.cosine, 5), FormatFixed(o.max_abs_diff, 4)));
+                                           FormatFixed(o.median_sample_sqnr_db, 2), FormatFixed(o.cosine, 5),
+                                           FormatFixed(o.max_abs_diff, 4)));
+    }
+  }
+  for (const pipeline::LevelResult& level : result.levels) {
+    for (size_t k = 0; k < level.outputs.size(); ++k) {
+      const pipeline::OutputAgreement& o = level.outputs[k];
+      if (!pipeline::DominatedByOneSample(o)) continue;
+      grid.notes.push_back(absl::StrFormat(
+          "%s: output %d: %s carries %d%% of the squared error (its SQNR %s dB, median over the %d samples "
+          "%s dB), so the SQNR above is mostly that sample's: check whether inputs like it are in --calib_data",
+          pipeline::ResultName(level), k,
+          o.worst_sample_name.empty() ? absl::StrCat("evaluation sample ", o.worst_sample) : o.worst_sample_name,
+          static_cast<int>(std::lround(100 * o.worst_sample_error_share)), FormatFixed(o.worst_sample_sqnr_db, 2),
+          o.samples, FormatFixed(o.median_sample_sqnr_db, 2)));
     }
   }
   for (const pipeline::LevelResult& level : result.levels) {
