@@ -87,6 +87,7 @@ class Converter {
       if (options_.keep_float.count(node->name()) > 0) continue;
       if (node->outputs().size() == 1 && shape_derived_.contains(node->output(0))) continue;  // shape arithmetic
       const std::optional<ir::UnitBaseOp> weight_op = WeightOp(*node);
+      if (weight_op.has_value()) QFUSE_RETURN_IF_ERROR(ReadConstantsThroughIdentity(node));
       const bool quantize_weights = weight_op.has_value() && node->input(1) != nullptr && node->input(1)->is_constant() &&
                                     node->input(1)->type().dtype == DataType::kFloat32 &&
                                     node->input(0) != nullptr && !node->input(0)->is_constant();
@@ -122,6 +123,33 @@ class Converter {
     return n != nullptr && ir::HasInt8Form(*n) && options_.keep_float.count(n->name()) == 0 &&
            !float_nodes_.contains(n) && !float_pass_throughs_.contains(n) &&
            !(n->outputs().size() == 1 && shape_derived_.contains(n->output(0)));
+  }
+
+  // Exporters write Identity(initializer) where several nodes share one initializer (the
+  // all-zero Conv biases of a randomly initialised EfficientNet share one): a weight or bias
+  // read through such a chain is rewired to the constant itself, so that it is quantized as
+  // any other (at `none`, where no pass removed the Identity, the bias stayed float and
+  // onnxruntime ran that Conv in float; at `bn`/`full` RemoveIdentityPass had done the same).
+  // Identity nodes left without readers are removed.
+  absl::Status ReadConstantsThroughIdentity(Node* node) {
+    for (int i : {ir::kUnitW, ir::kUnitBias}) {
+      Value* in = i < static_cast<int>(node->inputs().size()) ? node->input(i) : nullptr;
+      Value* source = in;
+      while (source != nullptr && !source->is_constant() && source->producer() != nullptr &&
+             Is(*source->producer(), "Identity")) {
+        source = source->producer()->input(0);
+      }
+      if (source == in || source == nullptr || !source->is_constant()) continue;
+      graph_.SetInput(node, i, source);
+      for (Value* v = in; v != source && v->uses().empty() && !v->is_graph_output();) {
+        Node* identity = v->producer();
+        v = identity->input(0);
+        // No set keeps a pointer that a node created later could reuse.
+        for (auto* marks : {&float_nodes_, &float_pass_throughs_, &absorbed_clamps_}) marks->erase(identity);
+        QFUSE_RETURN_IF_ERROR(graph_.RemoveNode(identity));
+      }
+    }
+    return absl::OkStatus();
   }
 
   // A pass-through op (ir::IsInt8PassThrough) runs float when an int8 form would only add rounding:

@@ -206,6 +206,47 @@ TEST(QdqConverterTest, NoQdqBetweenTwoFloatOps) {
   EXPECT_EQ(stats.float_ops, 2);  // Sigmoid and Mul
 }
 
+// Exporters share one initializer between nodes through Identity (EfficientNet's all-zero
+// Conv biases): at fusion level none nothing removed those Identity nodes, the bias stayed float
+// and onnxruntime ran the Conv in float. Both Convs now read an int32 bias through
+// DequantizeLinear, equal to round(b / (scale_x * scale_w)) per channel, and the Identity
+// chain (two deep for the second Conv) is gone.
+TEST(QdqConverterTest, WeightsAndBiasesReadThroughIdentityAreQuantized) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("x", {1, 2, 4, 4});
+  ir::Value* shared = b.Floats("bias", {2}, {0.25f, -0.5f});
+  ir::Value* id1 = b.Op("Identity", {shared}, "bias_1", {2});
+  ir::Value* id2 = b.Op("Identity", {b.Op("Identity", {shared}, "bias_2a", {2})}, "bias_2", {2});
+  ir::Value* w = b.Floats("w", {2, 2, 1, 1}, {1.f, 0.5f, -0.25f, 2.f});
+  ir::Value* c1 = b.Op("Conv", {x, b.Op("Identity", {w}, "w_1", {2, 2, 1, 1}), id1}, "c1", {1, 2, 4, 4});
+  b.Output(b.Op("Conv", {c1, b.Floats("w2", {2, 2, 1, 1}, {1.f, 0.f, 0.f, 1.f}), id2}, "y", {1, 2, 4, 4}));
+  calib::CalibrationTable table;
+  table.tensors = {{"c1", 4.f, 4.f / 127, -4.f, 4.f}, {"x", 2.f, 2.f / 127, -2.f, 2.f}, {"y", 4.f, 4.f / 127, -4.f, 4.f}};
+  QFUSE_ASSERT_OK_AND_ASSIGN(ConversionStats stats, ConvertToQdq(&b.model(), table, {}));
+  EXPECT_EQ(stats.quantized_weights, 2);
+  EXPECT_EQ(OpCounts(b.graph()).count("Identity"), 0u);
+  // Per-channel weight scales: max |w| of each output channel / 127.
+  const std::map<std::string, std::pair<float, std::vector<float>>> expected = {
+      {"Conv_c1", {2.f / 127, {1.f / 127, 2.f / 127}}}, {"Conv_y", {4.f / 127, {1.f / 127, 1.f / 127}}}};
+  for (const ir::Node* n : b.graph().nodes()) {
+    if (n->op_type() != "Conv") continue;
+    SCOPED_TRACE(n->name());
+    const auto& [x_scale, w_scales] = expected.at(n->name());
+    const ir::Node* wdq = n->input(ir::kUnitW)->producer();
+    ASSERT_NE(wdq, nullptr);
+    EXPECT_EQ(wdq->op_type(), "DequantizeLinear");
+    const ir::Node* bdq = n->input(ir::kUnitBias)->producer();
+    ASSERT_NE(bdq, nullptr);
+    ASSERT_EQ(bdq->op_type(), "DequantizeLinear");
+    ASSERT_EQ(bdq->input(0)->initializer()->dtype(), ir::DataType::kInt32);
+    const auto q = bdq->input(0)->initializer()->values<int32_t>();
+    const float bias[] = {0.25f, -0.5f};
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_EQ(q[c], static_cast<int32_t>(std::nearbyint(bias[c] / (x_scale * w_scales[c])))) << "channel " << c;
+    }
+  }
+}
+
 // A DenseNet dense layer: Concat(features) -> BatchNormalization -> Relu -> Conv, where the
 // features come from Convs. The Concat has only a float reader (BN) and the Relu a float
 // producer (BN), so both run float: each feature map is quantized once, where its Conv writes
