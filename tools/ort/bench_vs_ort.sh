@@ -4,13 +4,14 @@
 # QFUSE_MAX_ISA=avx2 (onnxruntime has no cap: it always runs at the machine's best ISA):
 #   bash tools/ort/bench_vs_ort.sh                # the two samples + zoo ResNet-18 and MobileNetV2
 #   RUNS=30 CAPS="none avx2" bash tools/ort/bench_vs_ort.sh
+#   ONLY=resnet18_320,mobilenet_v2_320 bash tools/ort/bench_vs_ort.sh   # some of the models below
 # Per model: qfuse fp32 fused (level full, oneDNN float kernels), qfuse int8 of level full
 # and bn (integer kernels), qfuse int8 of level full with 7-bit weights and uint8 activations
 # (--reduce_range --activation_dtype=uint8: oneDNN's exact vpmaddubsw convolutions on AVX2),
 # onnxruntime fp32 (graph optimisation 'all') and onnxruntime on the same int8 files (full
 # and bn; bn also with its exact u8 x u8 kernels, session.x64quantprecision=1, which differ from
-# the default only on x86 without VNNI, where the default saturates with 8-bit weights). Samples: batch 1 and 64; zoo models (224x224, dynamic axes) batch 1 and 16, which
-# keeps the script near 10 minutes. Int8 files are written by
+# the default only on x86 without VNNI, where the default saturates with 8-bit weights). Samples: batch 1 and 64; zoo models (224x224, dynamic axes) batch 1 and 16, and at
+# 320x320 (issue 11's detector size) batch 1 and 8. Int8 files are written by
 # //tools:quantize into out/bench/<name>/ when missing (zoo models: the zoo's own
 # calibration set, models/zoo/make_zoo.sh; skipped when the zoo was not made).
 # Raw timings go to out/bench/timings.tsv; the table is printed at the end.
@@ -30,6 +31,8 @@ models=(
   "mobilenetv2_small|models/mobilenetv2_small/model.onnx||1,64|"
   "resnet18_224|out/zoo/resnet18/opset13.onnx|height=224,width=224|1,16|out/zoo/resnet18/calib.npy"
   "mobilenet_v2_224|out/zoo/mobilenet_v2/opset13.onnx|height=224,width=224|1,16|out/zoo/mobilenet_v2/calib.npy"
+  "resnet18_320|out/zoo/resnet18/opset13.onnx|height=320,width=320|1,8|out/zoo/resnet18/calib.npy"
+  "mobilenet_v2_320|out/zoo/mobilenet_v2/opset13.onnx|height=320,width=320|1,8|out/zoo/mobilenet_v2/calib.npy"
 )
 
 # Appends "cap model runtime batch ms" rows from a bench log on stdin.
@@ -39,6 +42,7 @@ record() {
 
 for entry in "${models[@]}"; do
   IFS='|' read -r name model dims batches calib <<<"$entry"
+  if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
   if [ ! -f "$model" ]; then echo "-- skipping $name: $model not found (bash models/zoo/make_zoo.sh makes it)"; continue; fi
   for variant in full bn full_rr; do
     out_dir="out/bench/$name"
