@@ -40,11 +40,12 @@ void PerSampleAgreement(absl::Span<const float> reference, absl::Span<const floa
   a->worst_sample = worst;
   a->worst_sample_sqnr_db = sqnr[worst];
   a->worst_sample_error_share = total_error > 0 ? error[worst] / total_error : 0;
-  // Median: the mean of the two middle values for an even count (+inf only when both are).
+  // Median: the mean of the two middle values for an even count (+inf when one of them is:
+  // a sample without error has SQNR +inf).
   std::vector<double> sorted = sqnr;
   std::sort(sorted.begin(), sorted.end());
   const double lo = sorted[(samples - 1) / 2], hi = sorted[samples / 2];
-  a->median_sample_sqnr_db = lo == hi ? lo : (std::isinf(hi) ? hi : 0.5 * (lo + hi));
+  a->median_sample_sqnr_db = lo == hi ? lo : 0.5 * (lo + hi);
 }
 
 }  // namespace
