@@ -26,13 +26,15 @@ void PerSampleAgreement(absl::Span<const float> reference, absl::Span<const floa
   std::vector<double> error(samples, 0.0);
   double total_error = 0;
   for (int64_t i = 0; i < samples; ++i) {
-    auto r = reference.subspan(i * per_sample, per_sample);
-    auto x = actual.subspan(i * per_sample, per_sample);
-    sqnr[i] = SqnrDb(r, x);
-    for (int64_t k = 0; k < per_sample; ++k) {
-      const double e = static_cast<double>(r[k]) - x[k];
+    double signal = 0;
+    for (int64_t k = i * per_sample; k < (i + 1) * per_sample; ++k) {
+      const double r = reference[k];
+      const double e = r - actual[k];
+      signal += r * r;
       error[i] += e * e;
     }
+    // As SqnrDb: +inf without error.
+    sqnr[i] = error[i] == 0 ? std::numeric_limits<double>::infinity() : 10 * std::log10(signal / error[i]);
     total_error += error[i];
   }
   a->samples = samples;
