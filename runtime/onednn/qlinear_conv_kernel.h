@@ -22,9 +22,14 @@ namespace qfuse::runtime::onednn {
 // and a weight is at most 255 * 64 * 2 = 32640. INT8 activations are then flipped to uint8
 // (x ^ 0x80, zero point + 128) before oneDNN reads them.
 bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights);
+// Whether oneDNN gives the exact accumulator for any int8 weights through the split source
+// (source_split.h: a 7-bit source plus the outliers added back): at AVX2 and AVX-512 without
+// VNNI, for INT8/UINT8 activations.
+bool OneDnnSplitSourceIsExact(ir::DataType x_type);
 
 // Where the accumulators of a channels-last integer conv unit come from: oneDNN's int8
-// convolution (only where OneDnnInt8IsExact) or qfuse's channels-last tiles
+// convolution (where OneDnnInt8IsExact, else through the split source where
+// OneDnnSplitSourceIsExact) or qfuse's channels-last tiles
 // (runtime/kernels/quant/nhwc_conv.h), whose output stage runs per tile. kAuto picks per
 // unit (UseTiles); QFUSE_INT8_CONV=tiles|onednn sets the start value (benchmarks).
 enum class Int8ConvEngine { kAuto, kOneDnn, kTiles };

@@ -2,9 +2,10 @@
 // tiles) against the hand-written integer kernels at the scalar ISA cap on the sample models'
 // int8 graphs (int8 and uint8 activations, 8-bit and 7-bit weights, fusion levels bn and full,
 // both requantization modes): every INT8/UINT8 tensor and every output must be the same bytes.
-// Runs under each cap the CPU supports (AVX-512 VNNI, AVX2) and with each engine: oneDNN only
-// where its int8 convolution is exact (at VNNI; under the AVX2 cap with 7-bit weights), the
-// tiles everywhere.
+// Runs under each cap the CPU supports (AVX-512 VNNI, AVX2) and with each engine: oneDNN
+// directly where its int8 convolution is exact (at VNNI; under the AVX2 cap with 7-bit
+// weights), through the split source (source_split.h) under the AVX2 cap with 8-bit weights,
+// the tiles everywhere.
 #include <map>
 #include <string>
 #include <tuple>
@@ -86,7 +87,8 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
     EXPECT_EQ(exact, UseOneDnn() && (cap >= Isa::kAvx512Vnni || reduce_range)) << IsaName(cap);
     if (!UseOneDnn()) continue;
     for (Int8ConvEngine engine : {Int8ConvEngine::kAuto, Int8ConvEngine::kOneDnn, Int8ConvEngine::kTiles}) {
-      if (engine == Int8ConvEngine::kOneDnn && !exact) continue;  // the tiles run instead
+      // Below VNNI with 8-bit weights oneDNN runs through the split source.
+      if (engine == Int8ConvEngine::kOneDnn && !exact && !OneDnnSplitSourceIsExact(x_type)) continue;
       SetInt8ConvEngine(engine);
       for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
         QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(*model.graph, true, mode, tc.inputs));

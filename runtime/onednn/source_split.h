@@ -1,0 +1,57 @@
+// Exact 8-bit int8 convolutions on x86 CPUs without VNNI: the uint8 source x is split as
+// x = o + lo + d with lo = clamp(x - o, 0, 127). oneDNN convolves lo (a 7-bit source, whose
+// vpmaddubsw pair sums |lo0 * w0 + lo1 * w1| <= 127 * 128 * 2 = 32512 never saturate int16, for
+// every int8 weight) with the source zero point zp - o; the few d != 0 (values outside the window
+// [o, o + 127]) are added back here, exactly, as d * w per tap. The sum is
+// sum (lo + d - (zp - o)) * w = sum (x - zp) * w, taken modulo 2^32: exact whenever the true
+// accumulator fits int32 (callers check that, numerics::CheckAccumulatorFitsInt32).
+#ifndef QFUSE_RUNTIME_ONEDNN_SOURCE_SPLIT_H_
+#define QFUSE_RUNTIME_ONEDNN_SOURCE_SPLIT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/tensor.h"
+#include "runtime/kernels/linalg/conv_geometry.h"
+
+namespace qfuse::runtime::onednn {
+
+// The window's start o for a source whose zero point is `zero_point` in the uint8 domain (after
+// the int8 flip): the window [o, o + 127] sits on the zero point's side where values gather
+// (post-ReLU zero point 0: [0, 127]; symmetric zero point 128: [64, 191]).
+int32_t SplitSourceOffset(int32_t zero_point);
+
+// Conv weights [Cout, Cin/group, KH, KW] (INT8, zero point 0) as the outlier pass reads them:
+// w[(tap * Cin + c) * cout_g + j] = weight of output channel group(c) * cout_g + j, input
+// channel c: the row an outlier of channel c at that tap scales.
+struct SplitSourceWeights {
+  int64_t cin = 0, cout = 0, cin_g = 0, cout_g = 0, taps = 0;
+  std::vector<int8_t> w;
+};
+SplitSourceWeights PrepareSplitSourceWeights(const ir::Tensor& weights, int64_t group);
+
+// The values outside the window, per source pixel (over [N, H, W]): channel and d.
+struct SourceOutliers {
+  struct Entry {
+    int32_t channel;
+    uint32_t delta;  // d in [-128, 128] as a 16-bit pattern zero-extended to 32 bits
+  };
+  int64_t chunk_pixels = 1;
+  std::vector<std::vector<Entry>> chunks;  // the entries of each chunk's pixels, in pixel order
+  std::vector<int32_t> begin, count;       // per pixel: its first entry in its chunk, how many
+  int64_t total = 0;                       // entries in all
+};
+
+// Writes lo = clamp((x ^ flip) - offset, 0, 127) for `pixels` channels-last pixels of `channels`
+// bytes and returns the outliers. Parallel over pixels (OpenMP, oneDNN's threads).
+SourceOutliers SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64_t pixels, int64_t channels,
+                           uint8_t* lo);
+
+// Adds sum over taps and outliers of d * w to acc for output pixels [p0, p1) (over [N, OH, OW],
+// channels-last, Cout int32 per pixel; acc points at pixel p0), modulo 2^32. g is 2-D.
+void AddSourceOutliers(const kernels::linalg::ConvGeometry& g, const SourceOutliers& outliers,
+                       const SplitSourceWeights& w, int64_t p0, int64_t p1, int32_t* acc);
+
+}  // namespace qfuse::runtime::onednn
+
+#endif  // QFUSE_RUNTIME_ONEDNN_SOURCE_SPLIT_H_
