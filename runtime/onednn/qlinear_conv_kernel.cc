@@ -40,7 +40,7 @@ constexpr int64_t kSlabAccBytes = int64_t{4} << 20;
 // source bytes lie outside its window (first layers, whose inputs span the whole range),
 // estimated on one run of 64 bytes in every kOutlierProbeStride.
 constexpr int64_t kMaxOutlierShareInverse = 8;
-constexpr int64_t kOutlierProbeStride = 1024;
+constexpr int64_t kOutlierProbeStride = 16384;
 
 // QFUSE_SPLIT_STATS=1: every split-source call prints its unit and the share of source values
 // outside the window (stderr; for docs/performance.md).

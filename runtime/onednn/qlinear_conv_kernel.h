@@ -31,7 +31,9 @@ bool OneDnnSplitSourceIsExact(ir::DataType x_type);
 // convolution (where OneDnnInt8IsExact, else through the split source where
 // OneDnnSplitSourceIsExact) or qfuse's channels-last tiles
 // (runtime/kernels/quant/nhwc_conv.h), whose output stage runs per tile. kAuto picks per
-// unit (UseTiles); QFUSE_INT8_CONV=tiles|onednn sets the start value (benchmarks).
+// unit (UseTiles) and, per call, gives a split source dense in outliers to the tiles;
+// kOneDnn runs every unit oneDNN can run exactly on oneDNN (tests use it to exercise the
+// split on every shape). QFUSE_INT8_CONV=tiles|onednn sets the start value (benchmarks).
 enum class Int8ConvEngine { kAuto, kOneDnn, kTiles };
 void SetInt8ConvEngine(Int8ConvEngine engine);
 // True when a unit with these activations, weights and group runs on the tiles: always
