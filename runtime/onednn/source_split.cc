@@ -73,6 +73,21 @@ void AddScaledRowScalar(const int8_t* w, uint32_t d, int64_t n, int32_t* acc) {
   }
 }
 
+// *o = t / s when t >= 0 is a multiple of s; strides 1 and 2 without a division.
+inline bool ExactQuotient(int64_t t, int64_t s, int64_t* o) {
+  if (t < 0) return false;
+  if (s == 1) {
+    *o = t;
+    return true;
+  }
+  if (s == 2) {
+    *o = t >> 1;
+    return (t & 1) == 0;
+  }
+  *o = t / s;
+  return t % s == 0;
+}
+
 }  // namespace
 
 int32_t SplitSourceOffset(int32_t zero_point) { return std::clamp(zero_point - 64, 0, 128); }
@@ -101,11 +116,9 @@ SplitSourceWeights PrepareSplitSourceWeights(const ir::Tensor& weights, int64_t 
 SourceOutliers SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64_t pixels, int64_t channels,
                            uint8_t* lo) {
   SourceOutliers out;
-  out.chunk_pixels = kChunkPixels;
   const int64_t chunks = (pixels + kChunkPixels - 1) / kChunkPixels;
   out.chunks.resize(static_cast<size_t>(chunks));
-  out.begin.resize(static_cast<size_t>(pixels));
-  out.count.resize(static_cast<size_t>(pixels));
+  std::vector<std::vector<SourceOutliers::Pixel>> chunk_pixels(static_cast<size_t>(chunks));
   const bool avx2 = IsaAllowed(Isa::kAvx2);
 #pragma omp parallel for schedule(static)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
@@ -118,38 +131,57 @@ SourceOutliers SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64
     uint8_t* lq = lo + q0 * channels;
     const int64_t done = avx2 ? SplitAvx2(xq, flip, offset, bytes, lq, &entries) : 0;
     SplitScalar(xq, flip, offset, done, bytes, lq, &entries);
-    std::fill(out.count.begin() + q0, out.count.begin() + q1, 0);
+    std::vector<SourceOutliers::Pixel>& list = chunk_pixels[chunk];
     for (size_t i = 0; i < entries.size(); ++i) {
       const int64_t q = q0 + entries[i].channel / channels;
-      if (out.count[q]++ == 0) out.begin[q] = static_cast<int32_t>(i);
+      if (list.empty() || list.back().pixel != q) {
+        list.push_back({q, static_cast<int32_t>(chunk), static_cast<int32_t>(i), 0});
+      }
+      ++list.back().count;
       entries[i].channel %= channels;
     }
   }
-  for (const std::vector<Entry>& e : out.chunks) out.total += static_cast<int64_t>(e.size());
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    out.total += static_cast<int64_t>(out.chunks[chunk].size());
+    out.pixels.insert(out.pixels.end(), chunk_pixels[chunk].begin(), chunk_pixels[chunk].end());
+  }
   return out;
 }
 
 void AddSourceOutliers(const kernels::linalg::ConvGeometry& g, const SourceOutliers& outliers,
                        const SplitSourceWeights& w, int64_t p0, int64_t p1, int32_t* acc) {
-  if (outliers.total == 0) return;
+  if (outliers.pixels.empty() || p1 <= p0) return;
   const bool avx2 = IsaAllowed(Isa::kAvx2);
   const int64_t oh = g.col[1], ow = g.col[2], out_plane = oh * ow;
-  int64_t n = p0 / out_plane, oy = (p0 % out_plane) / ow, ox = p0 % ow;
-  for (int64_t p = p0; p < p1; ++p, acc += w.cout) {
+  const int64_t ih = g.image[1], iw = g.image[2], in_plane = ih * iw;
+  const int64_t sy = g.stride[1], sx = g.stride[2], dy = g.dilation[1], dx = g.dilation[2];
+  const int64_t py = g.pad_begin[1], px = g.pad_begin[2];
+  // The source rows that reach output rows [first row of p0, last row of p1 - 1]: from
+  // image n0's row oy0 * sy - py to image n1's row oy1 * sy - py + (KH - 1) * dy.
+  const int64_t n0 = p0 / out_plane, oy0 = (p0 % out_plane) / ow;
+  const int64_t n1 = (p1 - 1) / out_plane, oy1 = ((p1 - 1) % out_plane) / ow;
+  const int64_t iy0 = std::clamp<int64_t>(oy0 * sy - py, 0, ih);
+  const int64_t iy1 = std::clamp<int64_t>(oy1 * sy - py + (g.kernel[1] - 1) * dy + 1, 0, ih);
+  const int64_t q0 = n0 * in_plane + iy0 * iw, q1 = n1 * in_plane + iy1 * iw;
+  auto it = std::lower_bound(outliers.pixels.begin(), outliers.pixels.end(), q0,
+                             [](const SourceOutliers::Pixel& a, int64_t q) { return a.pixel < q; });
+  // Each outlier pixel scatters into the outputs of [p0, p1) whose taps read it.
+  for (; it != outliers.pixels.end() && it->pixel < q1; ++it) {
+    const int64_t q = it->pixel, n = q / in_plane, iy = (q % in_plane) / iw, ix = q % iw;
+    const Entry* e = outliers.chunks[it->chunk].data() + it->begin;
     for (int64_t ky = 0; ky < g.kernel[1]; ++ky) {
-      const int64_t iy = oy * g.stride[1] - g.pad_begin[1] + ky * g.dilation[1];
-      if (iy < 0 || iy >= g.image[1]) continue;
+      int64_t oy;
+      if (!ExactQuotient(iy + py - ky * dy, sy, &oy) || oy >= oh) continue;
       for (int64_t kx = 0; kx < g.kernel[2]; ++kx) {
-        const int64_t ix = ox * g.stride[2] - g.pad_begin[2] + kx * g.dilation[2];
-        if (ix < 0 || ix >= g.image[2]) continue;
-        const int64_t q = (n * g.image[1] + iy) * g.image[2] + ix;
-        const int32_t count = outliers.count[q];
-        if (count == 0) continue;
-        const Entry* e = outliers.chunks[q / outliers.chunk_pixels].data() + outliers.begin[q];
+        int64_t ox;
+        if (!ExactQuotient(ix + px - kx * dx, sx, &ox) || ox >= ow) continue;
+        const int64_t p = (n * oh + oy) * ow + ox;
+        if (p < p0 || p >= p1) continue;
+        int32_t* a_p = acc + (p - p0) * w.cout;
         const int8_t* wt = w.w.data() + (ky * g.kernel[2] + kx) * w.cin * w.cout_g;
-        for (int32_t i = 0; i < count; ++i) {
+        for (int32_t i = 0; i < it->count; ++i) {
           const int64_t c = e[i].channel;
-          int32_t* a = acc + (c / w.cin_g) * w.cout_g;
+          int32_t* a = a_p + (c / w.cin_g) * w.cout_g;
           const int8_t* wc = wt + c * w.cout_g;
           if (avx2) {
             AddScaledRowAvx2(wc, e[i].delta, w.cout_g, a);
@@ -157,13 +189,6 @@ void AddSourceOutliers(const kernels::linalg::ConvGeometry& g, const SourceOutli
             AddScaledRowScalar(wc, e[i].delta, w.cout_g, a);
           }
         }
-      }
-    }
-    if (++ox == ow) {
-      ox = 0;
-      if (++oy == oh) {
-        oy = 0;
-        ++n;
       }
     }
   }

@@ -30,15 +30,18 @@ struct SplitSourceWeights {
 };
 SplitSourceWeights PrepareSplitSourceWeights(const ir::Tensor& weights, int64_t group);
 
-// The values outside the window, per source pixel (over [N, H, W]): channel and d.
+// The values outside the window: per source pixel (over [N, H, W]) that has any, its entries.
 struct SourceOutliers {
   struct Entry {
     int32_t channel;
     uint32_t delta;  // d in [-128, 128] as a 16-bit pattern zero-extended to 32 bits
   };
-  int64_t chunk_pixels = 1;
-  std::vector<std::vector<Entry>> chunks;  // the entries of each chunk's pixels, in pixel order
-  std::vector<int32_t> begin, count;       // per pixel: its first entry in its chunk, how many
+  struct Pixel {
+    int64_t pixel;
+    int32_t chunk, begin, count;  // entries [begin, begin + count) of chunks[chunk]
+  };
+  std::vector<std::vector<Entry>> chunks;  // the entries of each parallel chunk, in pixel order
+  std::vector<Pixel> pixels;               // ascending
   int64_t total = 0;                       // entries in all
 };
 

@@ -42,14 +42,18 @@ TEST(SplitSourceTest, HandComputedBytesAndOutliers) {
         SplitSource(reinterpret_cast<const uint8_t*>(x.data()), 0x80, 64, /*pixels=*/2, /*channels=*/3, lo.data());
     EXPECT_EQ(lo, (std::vector<uint8_t>{64, 0, 127, 127, 0, 0})) << IsaName(cap);
     ASSERT_EQ(out.total, 3);
-    EXPECT_EQ(out.count, (std::vector<int32_t>{2, 1}));
+    ASSERT_EQ(out.pixels.size(), 2u);
+    EXPECT_EQ(out.pixels[0].pixel, 0);
+    EXPECT_EQ(out.pixels[0].count, 2);
+    EXPECT_EQ(out.pixels[1].pixel, 1);
+    EXPECT_EQ(out.pixels[1].count, 1);
     const std::vector<SourceOutliers::Entry>& e = out.chunks[0];
     EXPECT_EQ(e[0].channel, 1);
     EXPECT_EQ(static_cast<int16_t>(e[0].delta), -36);
     EXPECT_EQ(e[1].channel, 2);
     EXPECT_EQ(static_cast<int16_t>(e[1].delta), 37);  // 164 - 127
-    EXPECT_EQ(e[out.begin[1]].channel, 2);
-    EXPECT_EQ(static_cast<int16_t>(e[out.begin[1]].delta), -1);
+    EXPECT_EQ(e[out.pixels[1].begin].channel, 2);
+    EXPECT_EQ(static_cast<int16_t>(e[out.pixels[1].begin].delta), -1);
   }
 }
 
@@ -137,10 +141,12 @@ TEST_P(SplitSourceConvTest, LoAccumulatorPlusOutliersEqualsReference) {
         for (int64_t p = 0; p < pixels; ++p)
           for (int64_t oc = 0; oc < k.m; ++oc)
             acc[p * k.m + oc] = static_cast<int32_t>(part.data<int64_t>()[((p / plane) * k.m + oc) * plane + p % plane]);
-        // Two ranges, as the output stage's tasks call it.
-        const int64_t mid = pixels / 3;
-        AddSourceOutliers(g, outliers, split_weights, 0, mid, acc.data());
-        AddSourceOutliers(g, outliers, split_weights, mid, pixels, acc.data() + mid * k.m);
+        // In ranges, as the output stage's tasks call it: uneven ones that start and end
+        // inside rows and images, and single pixels.
+        for (int64_t p0 = 0, step = 1; p0 < pixels; p0 += step, step = step * 3 % 23 + 1) {
+          const int64_t p1 = std::min(pixels, p0 + step);
+          AddSourceOutliers(g, outliers, split_weights, p0, p1, acc.data() + p0 * k.m);
+        }
         for (int64_t p = 0; p < pixels; ++p) {
           for (int64_t oc = 0; oc < k.m; ++oc) {
             ASSERT_EQ(acc[p * k.m + oc], want.data<int64_t>()[((p / plane) * k.m + oc) * plane + p % plane])
