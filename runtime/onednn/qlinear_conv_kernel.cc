@@ -59,6 +59,13 @@ struct Primitive {
 
 Int8ConvEngine& EngineChoice();
 
+// Makes a reused scratch buffer hold at least n elements. Never shrinks it: resizing a
+// vector up again zero-fills the new elements (2.5% of MobileNetV2's int8 time in perf).
+template <typename T>
+void GrowTo(std::vector<T>& buffer, int64_t n) {
+  if (buffer.size() < static_cast<size_t>(n)) buffer.resize(static_cast<size_t>(n));
+}
+
 memory::data_type OneDnnType(ir::DataType t) {
   return t == ir::DataType::kInt8 ? memory::data_type::s8 : memory::data_type::u8;
 }
@@ -209,7 +216,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     SourceOutliers outliers;
     const uint8_t* conv_src = src;
     if (split_.has_value()) {
-      source.resize(static_cast<size_t>(bytes));
+      GrowTo(source, bytes);
       outliers = SplitSource(src, shift_source_ ? 0x80 : 0, split_offset_, bytes / in_channels_, in_channels_,
                              source.data());
       conv_src = source.data();
@@ -219,7 +226,7 @@ class OneDnnQLinearConvKernel : public Kernel {
                      split_offset_ + 127, bytes == 0 ? 0.0 : 100.0 * outliers.total / bytes);
       }
     } else if (shift_source_) {  // int8 -> uint8 by flipping the sign bit
-      source.resize(static_cast<size_t>(bytes));
+      GrowTo(source, bytes);
       uint8_t* flipped = source.data();
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < bytes; ++i) flipped[i] = src[i] ^ 0x80;
@@ -227,7 +234,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     }
     const std::vector<int64_t>& o = p.out_dims;
     const int64_t pixels = o[0] * o[2] * o[3];
-    acc.resize(static_cast<size_t>(pixels * o[1]));
+    GrowTo(acc, pixels * o[1]);
     memory src_mem(p.src_desc, Engine(), const_cast<uint8_t*>(conv_src));
     memory dst(p.acc_desc, Engine(), acc.data());
     int32_t zp = source_zero_point_;
