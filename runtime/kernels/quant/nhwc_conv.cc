@@ -137,11 +137,39 @@ __attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes(const u
 // The same over blocks of 8 channels: x widened to int32 lanes (its value in the low 16 bits),
 // w zero-extended from 16 bits, so vpmaddwd gives x * w + hi(x) * 0 exactly. Returns the
 // channels done.
+// 16 bytes widened to int16 lanes (sign- or zero-extended).
+template <bool kSigned>
+__attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes16(const uint8_t* p) {
+  const __m128i xb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return kSigned ? _mm256_cvtepi8_epi16(xb) : _mm256_cvtepu8_epi16(xb);
+}
+
 template <bool kSigned>
 __attribute__((target("avx2"))) int64_t DepthwiseAvx2(const uint8_t* const* src, const int32_t* w,
-                                                      const int32_t* offset, int64_t taps, int64_t channels,
-                                                      int32_t* acc) {
+                                                      const int32_t* pairs, const int32_t* offset, int64_t taps,
+                                                      int64_t channels, int32_t* acc) {
   int64_t c = 0;
+  // Blocks of 16 channels, two taps per vpmaddwd (NhwcConvWeights::dw_pairs).
+  const int64_t blocks = channels / 16, pair_count = (taps + 1) / 2;
+  for (int64_t b = 0; b < blocks; ++b, c += 16) {
+    __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();  // c0-3|c8-11, c4-7|c12-15
+    for (int64_t pp = 0; pp < pair_count; ++pp) {
+      const int64_t t = 2 * pp;
+      const __m256i x0 = WidenBytes16<kSigned>(src[t] + c);
+      // Past the last tap the weight is 0: any readable bytes will do.
+      const __m256i x1 = WidenBytes16<kSigned>(src[t + 1 < taps ? t + 1 : t] + c);
+      const int32_t* wp = pairs + (pp * blocks + b) * 16;
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
+                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp))));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
+                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 8))));
+    }
+    const __m256i first = _mm256_permute2x128_si256(lo, hi, 0x20), second = _mm256_permute2x128_si256(lo, hi, 0x31);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c),
+                        _mm256_add_epi32(first, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c))));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8),
+                        _mm256_add_epi32(second, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c + 8))));
+  }
   for (; c + 16 <= channels; c += 16) {
     __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
     __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c + 8));
@@ -182,8 +210,9 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
     }
     int64_t done = 0;
     if (avx2) {
-      done = plan.args->x_signed ? DepthwiseAvx2<true>(src.data(), w.dw.data(), offset, w.taps, channels, acc)
-                                 : DepthwiseAvx2<false>(src.data(), w.dw.data(), offset, w.taps, channels, acc);
+      done = plan.args->x_signed
+                 ? DepthwiseAvx2<true>(src.data(), w.dw.data(), w.dw_pairs.data(), offset, w.taps, channels, acc)
+                 : DepthwiseAvx2<false>(src.data(), w.dw.data(), w.dw_pairs.data(), offset, w.taps, channels, acc);
     }
     if (plan.args->x_signed) {
       DepthwiseScalar<int8_t>(src.data(), w.dw.data(), offset, w.taps, channels, done, channels, acc);
@@ -225,6 +254,22 @@ NhwcConvWeights PrepareNhwcConvWeights(const ir::Tensor& w, int64_t group, absl:
         out.dw[t * out.cout + c] = static_cast<int32_t>(static_cast<uint16_t>(static_cast<int16_t>(v)));
         out.dw_sums[c] += v;
         out.max_abs = std::max<int64_t>(out.max_abs, std::abs(v));
+      }
+    }
+    // dw_pairs: lane l of run h (0: vpunpcklwd's channels, 1: vpunpckhwd's) of block b is
+    // channel 16b + 8 * (l / 4) + 4h + l % 4.
+    const int64_t blocks = out.cout / 16, pair_count = (out.taps + 1) / 2;
+    out.dw_pairs.assign(static_cast<size_t>(pair_count * blocks * 16), 0);
+    for (int64_t pp = 0; pp < pair_count; ++pp) {
+      for (int64_t b = 0; b < blocks; ++b) {
+        for (int64_t h = 0; h < 2; ++h) {
+          for (int64_t l = 0; l < 8; ++l) {
+            const int64_t c = 16 * b + 8 * (l / 4) + 4 * h + l % 4;
+            const uint32_t w0 = static_cast<uint32_t>(out.dw[2 * pp * out.cout + c]) & 0xFFFF;
+            const uint32_t w1 = 2 * pp + 1 < out.taps ? static_cast<uint32_t>(out.dw[(2 * pp + 1) * out.cout + c]) & 0xFFFF : 0;
+            out.dw_pairs[(pp * blocks + b) * 16 + h * 8 + l] = static_cast<int32_t>(w0 | (w1 << 16));
+          }
+        }
       }
     }
     return out;

@@ -10,7 +10,9 @@
 //   taps filled with zp_x, so they contribute 0.
 //   Depthwise: acc[c] = sum over all taps of x_t[c] * w_t[c] - zp_x * sum_t w_t[c] taken
 //   modulo 2^32, with x_t = zp_x for taps in the padding (w_t centred on its zero point, in
-//   [-255, 255]); AVX2 multiplies 16-bit halves with vpmaddwd (x * w + 0 * 0, no saturation).
+//   [-255, 255]); AVX2 multiplies 16-bit halves with vpmaddwd, two taps per lane for blocks
+//   of 16 channels (x_t * w_t + x_t+1 * w_t+1, at most 2 * 255 * 255: no saturation), one
+//   tap per lane otherwise (x * w + 0 * 0).
 #ifndef QFUSE_RUNTIME_KERNELS_QUANT_NHWC_CONV_H_
 #define QFUSE_RUNTIME_KERNELS_QUANT_NHWC_CONV_H_
 
@@ -43,6 +45,11 @@ struct NhwcConvWeights {
   // to 32 bits (the high half 0 for vpmaddwd), and their sum over taps per channel.
   std::vector<int32_t> dw;
   std::vector<int32_t> dw_sums;
+  // Depthwise, for AVX2's blocks of 16 channels: taps in pairs (t, t + 1), each int32 lane
+  // holding the two 16-bit weights of one channel (w_t low, w_t+1 high; 0 past the last
+  // tap), so one vpmaddwd adds x_t * w_t + x_t+1 * w_t+1. Per pair and block, two runs of 8
+  // lanes in the order vpunpck{l,h}wd leaves the channels: c0-3, c8-11, then c4-7, c12-15.
+  std::vector<int32_t> dw_pairs;
 };
 
 // w: INT8 or UINT8 of rank 4; w_zps: one value or one per output channel. Cout must be a

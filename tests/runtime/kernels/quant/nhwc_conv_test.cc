@@ -117,6 +117,8 @@ const Case kCases[] = {
     {2, 40, 9, 9, 40, 3, 3, 1, 1, 1, 40},    // depthwise (8-channel blocks + tail)
     {1, 19, 12, 12, 19, 3, 3, 2, 1, 1, 19},  // depthwise, stride 2, tail only partly vector
     {1, 8, 7, 7, 8, 5, 5, 1, 2, 1, 8},       // depthwise 5x5
+    {2, 56, 8, 8, 56, 2, 2, 1, 0, 1, 56},    // depthwise 2x2 (even taps), 3 blocks of 16 + 8
+    {1, 32, 9, 9, 32, 3, 3, 2, 1, 1, 32},    // depthwise 3x3 stride 2, blocks of 16 only
     {3, 64, 14, 14, 96, 1, 1, 1, 0, 1, 1},   // several tiles per image
 };
 
