@@ -50,9 +50,16 @@ __attribute__((target("avx2"))) int64_t SplitAvx2(const uint8_t* x, uint8_t flip
   return c;
 }
 
-// acc[j] += w[j] * d for j < n, modulo 2^32 (d a 16-bit pattern zero-extended). w is
-// sign-extended to int32 lanes, whose low halves are w as int16: vpmaddwd with d's lanes
-// (high halves 0) gives w * d + hi(w) * 0.
+// acc[j] += w[j] * d for j < n, modulo 2^32 (d a 16-bit pattern zero-extended).
+void AddScaledRowScalar(const int8_t* w, uint32_t d, int64_t n, int32_t* acc) {
+  const int32_t dv = static_cast<int16_t>(d);
+  for (int64_t j = 0; j < n; ++j) {
+    acc[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[j]) + static_cast<uint32_t>(w[j] * dv));
+  }
+}
+
+// The same, 8 at a time: w sign-extended to int32 lanes, whose low halves are w as int16, so
+// vpmaddwd with d's lanes (high halves 0) gives w * d + hi(w) * 0.
 __attribute__((target("avx2"))) void AddScaledRowAvx2(const int8_t* w, uint32_t d, int64_t n, int32_t* acc) {
   const __m256i vd = _mm256_set1_epi32(static_cast<int>(d));
   int64_t j = 0;
@@ -62,15 +69,7 @@ __attribute__((target("avx2"))) void AddScaledRowAvx2(const int8_t* w, uint32_t 
     __m256i* a = reinterpret_cast<__m256i*>(acc + j);
     _mm256_storeu_si256(a, _mm256_add_epi32(_mm256_loadu_si256(a), prod));
   }
-  const int32_t dv = static_cast<int16_t>(d);
-  for (; j < n; ++j) acc[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[j]) + static_cast<uint32_t>(w[j] * dv));
-}
-
-void AddScaledRowScalar(const int8_t* w, uint32_t d, int64_t n, int32_t* acc) {
-  const int32_t dv = static_cast<int16_t>(d);
-  for (int64_t j = 0; j < n; ++j) {
-    acc[j] = static_cast<int32_t>(static_cast<uint32_t>(acc[j]) + static_cast<uint32_t>(w[j] * dv));
-  }
+  AddScaledRowScalar(w + j, d, n - j, acc + j);
 }
 
 // *o = t / s when t >= 0 is a multiple of s; strides 1 and 2 without a division.
