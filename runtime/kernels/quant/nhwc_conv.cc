@@ -134,9 +134,6 @@ __attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes(const u
   return kSigned ? _mm256_cvtepi8_epi32(xb) : _mm256_cvtepu8_epi32(xb);
 }
 
-// The same over blocks of 8 channels: x widened to int32 lanes (its value in the low 16 bits),
-// w zero-extended from 16 bits, so vpmaddwd gives x * w + hi(x) * 0 exactly. Returns the
-// channels done.
 // 16 bytes widened to int16 lanes (sign- or zero-extended).
 template <bool kSigned>
 __attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes16(const uint8_t* p) {
@@ -144,12 +141,15 @@ __attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes16(const
   return kSigned ? _mm256_cvtepi8_epi16(xb) : _mm256_cvtepu8_epi16(xb);
 }
 
+// DepthwiseScalar's sums with AVX2: blocks of 16 channels take two taps per vpmaddwd
+// (x_t, x_t+1 interleaved against NhwcConvWeights::dw_pairs); a last block of 8 takes one
+// tap per lane (x widened to int32 lanes, its value in the low 16 bits, against w
+// zero-extended from 16 bits: x * w + hi(x) * 0). Returns the channels done.
 template <bool kSigned>
 __attribute__((target("avx2"))) int64_t DepthwiseAvx2(const uint8_t* const* src, const int32_t* w,
                                                       const int32_t* pairs, const int32_t* offset, int64_t taps,
                                                       int64_t channels, int32_t* acc) {
   int64_t c = 0;
-  // Blocks of 16 channels, two taps per vpmaddwd (NhwcConvWeights::dw_pairs).
   const int64_t blocks = channels / 16, pair_count = (taps + 1) / 2;
   for (int64_t b = 0; b < blocks; ++b, c += 16) {
     __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();  // c0-3|c8-11, c4-7|c12-15
@@ -169,18 +169,6 @@ __attribute__((target("avx2"))) int64_t DepthwiseAvx2(const uint8_t* const* src,
                         _mm256_add_epi32(first, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c))));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8),
                         _mm256_add_epi32(second, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c + 8))));
-  }
-  for (; c + 16 <= channels; c += 16) {
-    __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
-    __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c + 8));
-    for (int64_t t = 0; t < taps; ++t) {
-      const int32_t* wt = w + t * channels + c;
-      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(WidenBytes<kSigned>(src[t] + c), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt))));
-      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(WidenBytes<kSigned>(src[t] + c + 8),
-                                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + 8))));
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), a0);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8), a1);
   }
   for (; c + 8 <= channels; c += 8) {
     __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
