@@ -66,6 +66,9 @@ void GrowTo(std::vector<T>& buffer, int64_t n) {
   if (buffer.size() < static_cast<size_t>(n)) buffer.resize(static_cast<size_t>(n));
 }
 
+// The source zero point as oneDNN sees it: + 128 when int8 activations are flipped to uint8.
+int32_t ZeroPointU8(int32_t zero_point, bool shift_source) { return zero_point + (shift_source ? 128 : 0); }
+
 memory::data_type OneDnnType(ir::DataType t) {
   return t == ir::DataType::kInt8 ? memory::data_type::s8 : memory::data_type::u8;
 }
@@ -84,14 +87,14 @@ class OneDnnQLinearConvKernel : public Kernel {
                           std::optional<SplitSourceWeights> split, std::string name)
       : tiles_(std::move(tiles)),
         split_(std::move(split)),
-        split_offset_(split_.has_value() ? SplitSourceOffset(u.x.zero_point + (shift_source ? 128 : 0)) : 0),
+        split_offset_(split_.has_value() ? SplitSourceOffset(ZeroPointU8(u.x.zero_point, shift_source)) : 0),
         u_(std::move(u)),
         attrs_(std::move(attrs)),
         weights_(std::move(weights)),
         out_type_(out_type),
         shift_source_(shift_source),
         name_(std::move(name)),
-        source_zero_point_(u_.x.zero_point + (shift_source ? 128 : 0) - split_offset_),
+        source_zero_point_(ZeroPointU8(u_.x.zero_point, shift_source) - split_offset_),
         native_(std::move(native)),
         out_channels_(weights_.dims()[0]),
         in_channels_(weights_.dims()[1] * attrs_.group) {}
@@ -146,14 +149,15 @@ class OneDnnQLinearConvKernel : public Kernel {
     const int64_t image_in = x_dims[1] * x_dims[2] * x_dims[3], image_out = o[1] * o[2] * o[3];
     for (int64_t n0 = 0; n0 < batch; n0 += slab) {
       const int64_t images = std::min(slab, batch - n0);
-      std::vector<int64_t> slab_dims = x_dims;
-      slab_dims[0] = images;
       const uint8_t* res_slab = res == nullptr ? nullptr : res + n0 * image_out;
       if (split_.has_value() && EngineChoice() == Int8ConvEngine::kAuto &&
           DenseOutliers(src + n0 * image_in, images * image_in)) {
-        QFUSE_RETURN_IF_ERROR(TilesSlab(ctx, FallbackTiles(), src + n0 * image_in, slab_dims, res_slab, y + n0 * image_out));
+        QFUSE_RETURN_IF_ERROR(TilesSlab(ctx, FallbackTiles(), (*image_prim)->geometry, src + n0 * image_in, images,
+                                        res_slab, y + n0 * image_out));
         continue;
       }
+      std::vector<int64_t> slab_dims = x_dims;
+      slab_dims[0] = images;
       QFUSE_ASSIGN_OR_RETURN(const Primitive* p, Find(slab_dims));
       QFUSE_RETURN_IF_ERROR(OneDnnSlab(*p, src + n0 * image_in, images * image_in, res_slab, y + n0 * image_out));
     }
@@ -166,9 +170,7 @@ class OneDnnQLinearConvKernel : public Kernel {
   absl::Status RunTiles(const KernelContext& ctx, const kernels::quant::NhwcConvWeights& w, const Tensor& x,
                         bool x_last, const std::vector<int64_t>& x_dims, const Tensor* r,
                         absl::Span<Tensor> outputs) const {
-    const std::vector<int64_t> kernel = {weights_.dims()[2], weights_.dims()[3]};
-    QFUSE_ASSIGN_OR_RETURN(kernels::linalg::ConvGeometry g,
-                           kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x_dims).subspan(2), kernel));
+    QFUSE_ASSIGN_OR_RETURN(const kernels::linalg::ConvGeometry g, Geometry(x_dims));
     const std::vector<int64_t> o = {x_dims[0], out_channels_, g.col[1], g.col[2]};
     Tensor x_nhwc;
     const void* src = x.raw_data();
@@ -180,24 +182,28 @@ class OneDnnQLinearConvKernel : public Kernel {
     Tensor r_nhwc;
     QFUSE_ASSIGN_OR_RETURN(const uint8_t* res, ChannelsLastResidual(ctx, r, o, &r_nhwc));
     QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(out_type_, {o[0], o[2], o[3], o[1]}));
-    QFUSE_RETURN_IF_ERROR(TilesSlab(ctx, w, static_cast<const uint8_t*>(src), x_dims, res,
+    QFUSE_RETURN_IF_ERROR(TilesSlab(ctx, w, g, static_cast<const uint8_t*>(src), x_dims[0], res,
                                     static_cast<uint8_t*>(out.raw_data())));
     outputs[0] = std::move(out);
     return absl::OkStatus();
   }
 
-  // Channels-last images x of dims x_dims (plain order) through the tiles into y.
-  absl::Status TilesSlab(const KernelContext& ctx, const kernels::quant::NhwcConvWeights& w, const uint8_t* x,
-                         const std::vector<int64_t>& x_dims, const uint8_t* res, uint8_t* y) const {
+  // The conv's geometry for input dims [N, C, H, W].
+  absl::StatusOr<kernels::linalg::ConvGeometry> Geometry(const std::vector<int64_t>& x_dims) const {
     const std::vector<int64_t> kernel = {weights_.dims()[2], weights_.dims()[3]};
-    QFUSE_ASSIGN_OR_RETURN(kernels::linalg::ConvGeometry g,
-                           kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x_dims).subspan(2), kernel));
+    return kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x_dims).subspan(2), kernel);
+  }
+
+  // `batch` channels-last images x of geometry g through the tiles into y.
+  absl::Status TilesSlab(const KernelContext& ctx, const kernels::quant::NhwcConvWeights& w,
+                         const kernels::linalg::ConvGeometry& g, const uint8_t* x, int64_t batch, const uint8_t* res,
+                         uint8_t* y) const {
     kernels::quant::NhwcConvArgs args;
     args.geometry = &g;
     args.x = x;
     args.x_signed = u_.x.type == ir::DataType::kInt8;
     args.x_zero_point = u_.x.zero_point;
-    args.batch = x_dims[0];
+    args.batch = batch;
     args.pool = ctx.pool;
     const int64_t oc = out_channels_;
     kernels::quant::ForEachNhwcConvTile(args, w, [&](int64_t p0, int64_t p1, const int32_t* acc) {
@@ -346,11 +352,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs_, x_dims, weights_.dims()));
     auto p = std::make_unique<Primitive>();
     p->out_dims = d.output;
-    if (split_.has_value()) {
-      const std::vector<int64_t> kernel = {weights_.dims()[2], weights_.dims()[3]};
-      QFUSE_ASSIGN_OR_RETURN(p->geometry,
-                             kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x_dims).subspan(2), kernel));
-    }
+    QFUSE_ASSIGN_OR_RETURN(p->geometry, Geometry(x_dims));
     try {
       p->src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()),
                                  shift_source_ || split_.has_value() ? memory::data_type::u8 : OneDnnType(u_.x.type),
