@@ -219,12 +219,12 @@ class OneDnnQLinearConvKernel : public Kernel {
                           uint8_t* y) const {
     thread_local std::vector<uint8_t> source;
     thread_local std::vector<int32_t> acc;
-    SourceOutliers outliers;
+    thread_local SourceOutliers outliers;
     const uint8_t* conv_src = src;
     if (split_.has_value()) {
       GrowTo(source, bytes);
-      outliers = SplitSource(src, shift_source_ ? 0x80 : 0, split_offset_, bytes / in_channels_, in_channels_,
-                             source.data());
+      SplitSource(src, shift_source_ ? 0x80 : 0, split_offset_, bytes / in_channels_, in_channels_, source.data(),
+                  &outliers);
       conv_src = source.data();
       if (SplitStats()) {
         std::fprintf(stderr, "split source %s: %lld of %lld values outside [%d, %d] (%.3f%%)\n", name_.c_str(),

@@ -112,25 +112,30 @@ SplitSourceWeights PrepareSplitSourceWeights(const ir::Tensor& weights, int64_t 
   return out;
 }
 
-SourceOutliers SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64_t pixels, int64_t channels,
-                           uint8_t* lo) {
-  SourceOutliers out;
+void SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64_t pixels, int64_t channels, uint8_t* lo,
+                 SourceOutliers* outliers) {
+  SourceOutliers& out = *outliers;
   const int64_t chunks = (pixels + kChunkPixels - 1) / kChunkPixels;
-  out.chunks.resize(static_cast<size_t>(chunks));
-  std::vector<std::vector<SourceOutliers::Pixel>> chunk_pixels(static_cast<size_t>(chunks));
+  // Reused: clearing keeps every vector's storage.
+  if (out.chunks.size() < static_cast<size_t>(chunks)) out.chunks.resize(static_cast<size_t>(chunks));
+  if (out.chunk_pixels.size() < static_cast<size_t>(chunks)) out.chunk_pixels.resize(static_cast<size_t>(chunks));
+  out.pixels.clear();
+  out.total = 0;
   const bool avx2 = IsaAllowed(Isa::kAvx2);
 #pragma omp parallel for schedule(static)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     // The chunk's pixels are one run of bytes: split it whole, then number the entries by
     // pixel and channel.
     std::vector<Entry>& entries = out.chunks[chunk];
+    entries.clear();
     const int64_t q0 = chunk * kChunkPixels, q1 = std::min(pixels, q0 + kChunkPixels);
     const int64_t bytes = (q1 - q0) * channels;
     const uint8_t* xq = x + q0 * channels;
     uint8_t* lq = lo + q0 * channels;
     const int64_t done = avx2 ? SplitAvx2(xq, flip, offset, bytes, lq, &entries) : 0;
     SplitScalar(xq, flip, offset, done, bytes, lq, &entries);
-    std::vector<SourceOutliers::Pixel>& list = chunk_pixels[chunk];
+    std::vector<SourceOutliers::Pixel>& list = out.chunk_pixels[chunk];
+    list.clear();
     for (size_t i = 0; i < entries.size(); ++i) {
       const int64_t q = q0 + entries[i].channel / channels;
       if (list.empty() || list.back().pixel != q) {
@@ -142,9 +147,8 @@ SourceOutliers SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64
   }
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     out.total += static_cast<int64_t>(out.chunks[chunk].size());
-    out.pixels.insert(out.pixels.end(), chunk_pixels[chunk].begin(), chunk_pixels[chunk].end());
+    out.pixels.insert(out.pixels.end(), out.chunk_pixels[chunk].begin(), out.chunk_pixels[chunk].end());
   }
-  return out;
 }
 
 void AddSourceOutliers(const kernels::linalg::ConvGeometry& g, const SourceOutliers& outliers,

@@ -43,12 +43,14 @@ struct SourceOutliers {
   std::vector<std::vector<Entry>> chunks;  // the entries of each parallel chunk, in pixel order
   std::vector<Pixel> pixels;               // ascending
   int64_t total = 0;                       // entries in all
+  std::vector<std::vector<Pixel>> chunk_pixels;  // SplitSource's per-chunk scratch
 };
 
 // Writes lo = clamp((x ^ flip) - offset, 0, 127) for `pixels` channels-last pixels of `channels`
-// bytes and returns the outliers. Parallel over pixels (OpenMP, oneDNN's threads).
-SourceOutliers SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64_t pixels, int64_t channels,
-                           uint8_t* lo);
+// bytes and the outliers into *outliers, whose storage is reused from call to call (a hot
+// path: one call per convolution). Parallel over pixels (OpenMP, oneDNN's threads).
+void SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64_t pixels, int64_t channels, uint8_t* lo,
+                 SourceOutliers* outliers);
 
 // Adds sum over taps and outliers of d * w to acc for output pixels [p0, p1) (over [N, OH, OW],
 // channels-last, Cout int32 per pixel; acc points at pixel p0), modulo 2^32. g is 2-D.
