@@ -1,6 +1,7 @@
 #include "runtime/onednn/qlinear_conv_kernel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -10,6 +11,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -36,6 +39,11 @@ constexpr int64_t kPixelsPerTask = 64;
 // Images per oneDNN call: as many as keep their int32 accumulators within this size (at
 // least one). The output stage reads them right after, and the buffers are reused.
 constexpr int64_t kSlabAccBytes = int64_t{4} << 20;
+// Pointwise units run in bands of pixels whose int32 accumulators fit this size
+// (SetPointwiseBandBytes), one band per OpenMP task from the split to the output stage.
+constexpr int64_t kBandAccKiB = 256;
+// Fewest pixels per band.
+constexpr int64_t kMinBandPixels = 16;
 // The split source (source_split.h) gives way to the tiles when more than 1 in this many
 // source bytes lie outside its window (first layers, whose inputs span the whole range),
 // estimated on one run of 64 bytes in every kOutlierProbeStride.
@@ -49,10 +57,25 @@ bool SplitStats() {
   return on;
 }
 
+std::atomic<int64_t>& BandAccBytes() {
+  static std::atomic<int64_t> bytes = [] {
+    const char* v = std::getenv("QFUSE_POINTWISE_BAND_KB");
+    return (v == nullptr ? kBandAccKiB : std::max<int64_t>(0, std::atoll(v))) * 1024;
+  }();
+  return bytes;
+}
+
+// The stream of the calling thread: the bands execute oneDNN from several threads at once.
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream stream(Engine());
+  return stream;
+}
+
 struct Primitive {
   dnnl::convolution_forward conv;
   memory weights;
   memory::desc src_desc, acc_desc;
+  memory::desc scratchpad_desc;  // user-managed: each executing thread passes its own
   std::vector<int64_t> out_dims;  // plain [N, OC, OH, OW]
   kernels::linalg::ConvGeometry geometry;
 };
@@ -147,6 +170,11 @@ class OneDnnQLinearConvKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(out_type_, {o[0], o[2], o[3], o[1]}));
     auto* y = static_cast<uint8_t*>(out.raw_data());
     const int64_t image_in = x_dims[1] * x_dims[2] * x_dims[3], image_out = o[1] * o[2] * o[3];
+    if ((*image_prim)->geometry.IsPointwise() && attrs_.group == 1 && BandAccBytes().load() > 0) {
+      QFUSE_RETURN_IF_ERROR(PointwiseBands(ctx, (*image_prim)->geometry, src, batch, res, y));
+      outputs[0] = std::move(out);
+      return absl::OkStatus();
+    }
     for (int64_t n0 = 0; n0 < batch; n0 += slab) {
       const int64_t images = std::min(slab, batch - n0);
       const uint8_t* res_slab = res == nullptr ? nullptr : res + n0 * image_out;
@@ -212,13 +240,52 @@ class OneDnnQLinearConvKernel : public Kernel {
     return absl::OkStatus();
   }
 
-  // One oneDNN call on `bytes` channels-last source bytes (whole images): the 7-bit part and
-  // the outliers (split source), the sign-flipped copy (INT8 below VNNI) or the bytes as they
-  // are; then the output stage. Scratch buffers are the calling thread's, reused.
+  // A pointwise unit on `batch` channels-last images of geometry g: the N x H x W pixels are
+  // one list, cut into bands of at most BandAccBytes() of accumulators (at least
+  // kMinBandPixels, at most an even share per thread). Each OpenMP task runs one band through
+  // OneDnnSlab, from the split to the output stage on one core; oneDNN runs single-threaded
+  // inside the parallel region. One parallel region per unit instead of three (split, oneDNN,
+  // output stage): MobileNetV2 int8 7-11% faster (docs/performance.md). The band primitives
+  // are made before the region: made inside it (where oneDNN sees one thread), its 1x1
+  // kernel gave wrong accumulators (qlinear_conv_kernel_test caught it).
+  absl::Status PointwiseBands(const KernelContext& ctx, const kernels::linalg::ConvGeometry& g, const uint8_t* src,
+                              int64_t batch, const uint8_t* res, uint8_t* y) {
+    const int64_t ic = in_channels_, oc = out_channels_;
+    const int64_t pixels = batch * g.image_size();
+    if (split_.has_value() && EngineChoice() == Int8ConvEngine::kAuto && DenseOutliers(src, pixels * ic)) {
+      return TilesSlab(ctx, FallbackTiles(), g, src, batch, res, y);
+    }
+    const int64_t threads = std::max(1, omp_get_max_threads());
+    const int64_t by_cache =
+        std::max(kMinBandPixels, BandAccBytes().load() / (oc * static_cast<int64_t>(sizeof(int32_t))));
+    const int64_t band = std::max<int64_t>(1, std::min(by_cache, (pixels + threads - 1) / threads));
+    const int64_t bands = (pixels + band - 1) / band, last = pixels - (bands - 1) * band;
+    QFUSE_ASSIGN_OR_RETURN(const Primitive* whole, Find({1, ic, 1, band}));
+    QFUSE_ASSIGN_OR_RETURN(const Primitive* tail, Find({1, ic, 1, last}));
+    absl::Status status;
+    std::mutex status_mu;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < bands; ++b) {
+      const int64_t p0 = b * band, n = b + 1 < bands ? band : last;
+      absl::Status s = OneDnnSlab(b + 1 < bands ? *whole : *tail, src + p0 * ic, n * ic,
+                                  res == nullptr ? nullptr : res + p0 * oc, y + p0 * oc);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(status_mu);
+        if (status.ok()) status = std::move(s);
+      }
+    }
+    return status;
+  }
+
+  // One oneDNN call on `bytes` channels-last source bytes (whole images, or a band of
+  // pixels): the 7-bit part and the outliers (split source), the sign-flipped copy (INT8
+  // below VNNI) or the bytes as they are; then the output stage. Scratch buffers and the
+  // oneDNN stream and scratchpad are the calling thread's, reused.
   absl::Status OneDnnSlab(const Primitive& p, const uint8_t* src, int64_t bytes, const uint8_t* res,
                           uint8_t* y) const {
     thread_local std::vector<uint8_t> source;
     thread_local std::vector<int32_t> acc;
+    thread_local std::vector<uint8_t> scratchpad;
     thread_local SourceOutliers outliers;
     const uint8_t* conv_src = src;
     if (split_.has_value()) {
@@ -247,9 +314,14 @@ class OneDnnQLinearConvKernel : public Kernel {
     memory zp_mem({{1}, memory::data_type::s32, memory::format_tag::x}, Engine(), &zp);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
     if (zp != 0) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem);
+    const int64_t scratchpad_bytes = static_cast<int64_t>(p.scratchpad_desc.get_size());
+    if (scratchpad_bytes > 0) {
+      GrowTo(scratchpad, scratchpad_bytes);
+      args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad_desc, Engine(), scratchpad.data()));
+    }
     try {
-      p.conv.execute(Stream(), args);
-      Stream().wait();
+      p.conv.execute(ThreadStream(), args);
+      ThreadStream().wait();
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("oneDNN convolution failed: ", e.what()));
     }
@@ -364,8 +436,12 @@ class OneDnnQLinearConvKernel : public Kernel {
                                            p->src_desc, w_any, p->acc_desc, d.strides, d.dilations, d.pad_l, d.pad_r);
       dnnl::primitive_attr attr;
       if (source_zero_point_ != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+      // Bands run one primitive on several threads at once; with the library's scratchpad they
+      // would share one (it is bound to the primitive).
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
       p->conv = dnnl::convolution_forward(pd);
+      p->scratchpad_desc = pd.scratchpad_desc();
       p->weights = ReorderWeights(weights_, d, memory::data_type::s8, pd.weights_desc());
     } catch (const dnnl::error& e) {
       return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
@@ -418,6 +494,8 @@ Int8ConvEngine& EngineChoice() {
 }  // namespace
 
 void SetInt8ConvEngine(Int8ConvEngine engine) { EngineChoice() = engine; }
+
+void SetPointwiseBandBytes(int64_t bytes) { BandAccBytes().store(std::max<int64_t>(0, bytes)); }
 
 bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group) {
   const bool direct = OneDnnInt8IsExact(x_type, weights);

@@ -36,6 +36,11 @@ bool OneDnnSplitSourceIsExact(ir::DataType x_type);
 // split on every shape). QFUSE_INT8_CONV=tiles|onednn sets the start value (benchmarks).
 enum class Int8ConvEngine { kAuto, kOneDnn, kTiles };
 void SetInt8ConvEngine(Int8ConvEngine engine);
+// Pointwise units (1x1, stride 1, no padding, one group) on oneDNN run in bands of pixels
+// whose int32 accumulators fit this many bytes, each band from the split to the output stage
+// on one OpenMP thread (default 256 KiB; QFUSE_POINTWISE_BAND_KB sets the start value; 0 runs
+// them in whole images like the other units). Tests shrink it to cut many bands.
+void SetPointwiseBandBytes(int64_t bytes);
 // True when a unit with these activations, weights and group runs on the tiles: always
 // where oneDNN is not exact, else as chosen above.
 bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group);

@@ -165,7 +165,10 @@ void AddSourceOutliers(const kernels::linalg::ConvGeometry& g, const SourceOutli
   const int64_t n1 = (p1 - 1) / out_plane, oy1 = ((p1 - 1) % out_plane) / ow;
   const int64_t iy0 = std::clamp<int64_t>(oy0 * sy - py, 0, ih);
   const int64_t iy1 = std::clamp<int64_t>(oy1 * sy - py + (g.kernel[1] - 1) * dy + 1, 0, ih);
-  const int64_t q0 = n0 * in_plane + iy0 * iw, q1 = n1 * in_plane + iy1 * iw;
+  // A pointwise conv reads source pixel p for output pixel p alone: no more than [p0, p1)
+  // (the rows would admit a whole band of one row).
+  const bool pointwise = g.IsPointwise();
+  const int64_t q0 = pointwise ? p0 : n0 * in_plane + iy0 * iw, q1 = pointwise ? p1 : n1 * in_plane + iy1 * iw;
   auto it = std::lower_bound(outliers.pixels.begin(), outliers.pixels.end(), q0,
                              [](const SourceOutliers::Pixel& a, int64_t q) { return a.pixel < q; });
   // Each outlier pixel scatters into the outputs of [p0, p1) whose taps read it.

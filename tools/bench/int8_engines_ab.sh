@@ -7,6 +7,8 @@
 # alike. Prints, per model and batch, the median over rounds of each run's median (ms).
 #   bash tools/bench/int8_engines_ab.sh
 #   ROUNDS=5 RUNS=10 LEVEL=bn ONLY=resnet18_320 bash tools/bench/int8_engines_ab.sh
+# An entry of ENGINES may carry environment settings after commas, e.g.
+#   ENGINES="auto auto,QFUSE_POINTWISE_BAND_KB=0" (pointwise bands on and off).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS="${ROUNDS:-3}"
@@ -36,7 +38,8 @@ for ((round = 1; round <= ROUNDS; ++round)); do
     dims_flag=()
     [ -n "$dims" ] && dims_flag=(--dims="$dims")
     for engine in $ENGINES; do
-      QFUSE_INT8_CONV="$engine" bazel-bin/tools/run --model="$file" --bench --threads=2 --runs="$RUNS" \
+      IFS=',' read -r -a settings <<<"$engine"
+      env QFUSE_INT8_CONV="${settings[0]}" "${settings[@]:1}" bazel-bin/tools/run --model="$file" --bench --threads=2 --runs="$RUNS" \
         --batches="$batches" "${dims_flag[@]}" |
         awk -v m="$name" -v e="$engine" '/^batch/ { gsub(":", "", $2); print m, $2, e, $4 }' >>"$log"
     done
