@@ -207,6 +207,56 @@ TEST(OutputStageTest, DequantizeThenQuantizeRoundsAsTheIntegerHeadForm) {
   }
 }
 
+// The integer-head form divides by s_y, as onnxruntime's QuantizeLinear does. Multiplying by
+// 1 / s_y instead rounds some accumulators to the other integer; found here by scanning, they
+// must give the scalar division's bytes at every ISA (a vector path that traded the division
+// for the product would fail here; see output_stage_benchmark.cc for why none does).
+TEST(OutputStageTest, DivisionBySyRoundsAsADivisionWhereAProductWouldNot) {
+  std::mt19937 rng(99);
+  // Accumulator steps of 2^-18 .. 2^-10 of s_y, as real units have: many near-ties.
+  std::uniform_real_distribution<float> log_x(-8.f, -4.f), log_w(-10.f, -6.f), log_y(-3.f, 0.f);
+  int product_differs = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    OutputStageSpec spec;
+    spec.output_type = ir::DataType::kUint8;
+    spec.output_zero_point = 128;
+    spec.output_scale = std::exp2(log_y(rng));
+    spec.a.input_scale = std::exp2(log_x(rng));
+    spec.a.weight_scales = {std::exp2(log_w(rng))};
+    spec.dequantize_then_quantize = true;
+    absl::StatusOr<OutputStage> stage = OutputStage::Create(spec);
+    ASSERT_TRUE(stage.ok());
+    const float d_a = spec.a.input_scale * spec.a.weight_scales[0], s_y = spec.output_scale;
+    const float inv = 1.f / s_y;
+    // Accumulators whose quotient stays within +-120 (no saturation hides a difference).
+    const int64_t reach = static_cast<int64_t>(120.0 * s_y / d_a);
+    std::vector<int32_t> a;
+    for (int64_t v = -std::min<int64_t>(reach, 1 << 22); v <= std::min<int64_t>(reach, 1 << 22); ++v) {
+      const float f = static_cast<float>(v) * d_a;
+      if (std::nearbyint(f / s_y) != std::nearbyint(f * inv)) a.push_back(static_cast<int32_t>(v));
+    }
+    product_differs += static_cast<int>(a.size());
+    if (a.empty()) continue;
+    while (a.size() % 8 != 3) a.push_back(a[a.size() % a.size()]);  // whole vectors and a tail
+    const int64_t n = static_cast<int64_t>(a.size());
+    for (RequantizeIsa isa : {RequantizeIsa::kAvx2, RequantizeIsa::kAvx512}) {
+      if (static_cast<int>(isa) > static_cast<int>(MaxRequantizeIsa())) continue;
+      IsaGuard guard;
+      SetRequantizeIsa(isa);
+      std::vector<uint8_t> row(n), pixels(n);
+      stage->QuantizeRow(a.data(), 1, 0, static_cast<const uint8_t*>(nullptr), 0, 0, n, row.data());
+      stage->QuantizePixels(a.data(), static_cast<const int32_t*>(nullptr), static_cast<const uint8_t*>(nullptr), 0, 1,
+                            n, pixels.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const int want = stage->Quantize(a[i], 0);
+        ASSERT_EQ(static_cast<int>(row[i]), want) << "row isa " << static_cast<int>(isa) << " a " << a[i];
+        ASSERT_EQ(static_cast<int>(pixels[i]), want) << "pixels isa " << static_cast<int>(isa) << " a " << a[i];
+      }
+    }
+  }
+  EXPECT_GT(product_differs, 100);  // the product alone would be wrong this often
+}
+
 TEST(OutputStageTest, ExactTiesAndSaturation) {
   // Multiplier 1/2: odd accumulators are exact ties (onnx: half to even; fixed: away from 0).
   for (auto mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
