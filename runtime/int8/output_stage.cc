@@ -77,32 +77,70 @@ __attribute__((target("avx2"))) int64_t OnnxRowAvx2(const OnnxRow& r, const int3
   return i;
 }
 
-// OnnxRowAvx2 over whole channels-last pixels: one channel per lane (per-lane multipliers
-// and biases) for the channels' groups of 8; returns how many channels of each pixel it
-// wrote (channels rounded down to 8), the caller finishing the rest.
-__attribute__((target("avx2"))) int64_t OnnxPixelsAvx2(const float* ma, bool ma_per_tensor, float mb, float divisor,
-                                                        float flo, float fhi, int32_t zp, const int32_t* a,
-                                                        const int32_t* bias,
-                                                        const uint8_t* b, bool b_signed, int32_t b_zp, int64_t channels,
-                                                        int64_t pixels, uint8_t* out) {
-  const int64_t whole = channels & ~int64_t{7};
+// OnnxRowAvx2 over whole channels-last pixels, with the per-call choices (bias, one
+// multiplier or one per channel, residual and its signedness, division) fixed at compile
+// time so that the inner loop carries no branches.
+template <bool kBias, bool kPerTensor, bool kResidual, bool kSignedResidual, bool kDivide>
+__attribute__((target("avx2"))) void OnnxPixelsAvx2Loop(const float* ma, float mb, float divisor, float flo,
+                                                         float fhi, int32_t zp, const int32_t* a, const int32_t* bias,
+                                                         const uint8_t* b, int32_t b_zp, int64_t channels, int64_t whole,
+                                                         int64_t pixels, uint8_t* out) {
   const __m256i vbzp = _mm256_set1_epi32(b_zp), vzp = _mm256_set1_epi32(zp);
   const __m256 vmb = _mm256_set1_ps(mb), lo = _mm256_set1_ps(flo), hi = _mm256_set1_ps(fhi);
-  const __m256 div = _mm256_set1_ps(divisor);
-  const bool divide = divisor != 1.f;
+  const __m256 div = _mm256_set1_ps(divisor), ma0 = _mm256_set1_ps(ma[0]);
+  const auto quantize8 = [&](int64_t base, int64_t j) __attribute__((always_inline, target("avx2"))) {
+    __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + base + j));
+    if (kBias) va = _mm256_add_epi32(va, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + j)));
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(va), kPerTensor ? ma0 : _mm256_loadu_ps(ma + j));
+    if (kResidual) {
+      f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(LoadB8(b + base + j, kSignedResidual, vbzp)), vmb));
+    }
+    if (kDivide) f = _mm256_div_ps(f, div);
+    f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+    return _mm256_add_epi32(_mm256_cvtps_epi32(f), vzp);
+  };
+  // 32 channels per store. The results lie in [-128, 255]: packing them to int16 saturates
+  // nothing, and the int16 lanes' low bytes (masked, then packed unsigned) are the bytes. The
+  // two packs work within 128-bit halves, leaving 4-byte groups in the order
+  // c0-3 c8-11 c16-19 c24-27 c4-7 c12-15 c20-23 c28-31; one vpermd restores channel order.
+  const __m256i low_byte = _mm256_set1_epi16(0xff);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const int64_t whole32 = whole & ~int64_t{31};
   for (int64_t p = 0; p < pixels; ++p) {
     const int64_t base = p * channels;
-    for (int64_t j = 0; j < whole; j += 8) {
-      __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + base + j));
-      if (bias != nullptr) va = _mm256_add_epi32(va, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + j)));
-      const __m256 vma = ma_per_tensor ? _mm256_set1_ps(ma[0]) : _mm256_loadu_ps(ma + j);
-      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(va), vma);
-      if (b != nullptr) f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(LoadB8(b + base + j, b_signed, vbzp)), vmb));
-      if (divide) f = _mm256_div_ps(f, div);
-      f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
-      StoreLowBytes8(_mm256_add_epi32(_mm256_cvtps_epi32(f), vzp), out + base + j);
+    int64_t j = 0;
+    for (; j < whole32; j += 32) {
+      const __m256i q01 = _mm256_packs_epi32(quantize8(base, j), quantize8(base, j + 8));
+      const __m256i q23 = _mm256_packs_epi32(quantize8(base, j + 16), quantize8(base, j + 24));
+      const __m256i bytes = _mm256_packus_epi16(_mm256_and_si256(q01, low_byte), _mm256_and_si256(q23, low_byte));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + base + j), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+    for (; j < whole; j += 8) StoreLowBytes8(quantize8(base, j), out + base + j);
+  }
+}
+
+template <bool... kFixed>
+struct OnnxPixelsDispatch {
+  template <typename... Args>
+  static void Run(const bool* choices, Args... args) {
+    if constexpr (sizeof...(kFixed) == 5) {
+      OnnxPixelsAvx2Loop<kFixed...>(args...);
+    } else if (choices[sizeof...(kFixed)]) {
+      OnnxPixelsDispatch<kFixed..., true>::Run(choices, args...);
+    } else {
+      OnnxPixelsDispatch<kFixed..., false>::Run(choices, args...);
     }
   }
+};
+
+// Returns how many channels of each pixel it wrote (channels rounded down to 8), the caller
+// finishing the rest.
+int64_t OnnxPixelsAvx2(const float* ma, bool ma_per_tensor, float mb, float divisor, float flo, float fhi, int32_t zp,
+                       const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,
+                       int64_t channels, int64_t pixels, uint8_t* out) {
+  const int64_t whole = channels & ~int64_t{7};
+  const bool choices[5] = {bias != nullptr, ma_per_tensor, b != nullptr, b != nullptr && b_signed, divisor != 1.f};
+  OnnxPixelsDispatch<>::Run(choices, ma, mb, divisor, flo, fhi, zp, a, bias, b, b_zp, channels, whole, pixels, out);
   return whole;
 }
 
