@@ -188,12 +188,28 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
   thread_local std::vector<const uint8_t*> src;
   src.resize(static_cast<size_t>(w.taps));
   const bool avx2 = IsaAllowed(Isa::kAvx2);
+  // Taps of a pixel whose window lies inside the image: its first tap's source plus these
+  // byte offsets (no bounds checks).
+  thread_local std::vector<int64_t> tap_offset;
+  tap_offset.resize(static_cast<size_t>(w.taps));
+  for (int64_t ky = 0, t = 0; ky < g.kernel[1]; ++ky) {
+    for (int64_t kx = 0; kx < g.kernel[2]; ++kx, ++t) {
+      tap_offset[t] = (ky * g.dilation[1] * g.image[2] + kx * g.dilation[2]) * plan.cin;
+    }
+  }
+  const int64_t span_y = (g.kernel[1] - 1) * g.dilation[1], span_x = (g.kernel[2] - 1) * g.dilation[2];
   int64_t n = p0 / plan.out_plane, oy = (p0 % plan.out_plane) / ow, ox = p0 % ow;
   for (int64_t p = p0; p < p1; ++p, acc += channels) {
-    for (int64_t ky = 0, t = 0; ky < g.kernel[1]; ++ky) {
-      for (int64_t kx = 0; kx < g.kernel[2]; ++kx, ++t) {
-        const uint8_t* s = TapSource(plan, n, oy, ox, ky, kx);
-        src[t] = s == nullptr ? plan.pad_row : s;
+    const int64_t iy = oy * g.stride[1] - g.pad_begin[1], ix = ox * g.stride[2] - g.pad_begin[2];
+    if (iy >= 0 && iy + span_y < g.image[1] && ix >= 0 && ix + span_x < g.image[2]) {
+      const uint8_t* first = plan.args->x + ((n * g.image[1] + iy) * g.image[2] + ix) * plan.cin;
+      for (int64_t t = 0; t < w.taps; ++t) src[t] = first + tap_offset[t];
+    } else {
+      for (int64_t ky = 0, t = 0; ky < g.kernel[1]; ++ky) {
+        for (int64_t kx = 0; kx < g.kernel[2]; ++kx, ++t) {
+          const uint8_t* s = TapSource(plan, n, oy, ox, ky, kx);
+          src[t] = s == nullptr ? plan.pad_row : s;
+        }
       }
     }
     int64_t done = 0;

@@ -119,6 +119,7 @@ const Case kCases[] = {
     {1, 8, 7, 7, 8, 5, 5, 1, 2, 1, 8},       // depthwise 5x5
     {2, 56, 8, 8, 56, 2, 2, 1, 0, 1, 56},    // depthwise 2x2 (even taps), 3 blocks of 16 + 8
     {1, 32, 9, 9, 32, 3, 3, 2, 1, 1, 32},    // depthwise 3x3 stride 2, blocks of 16 only
+    {2, 24, 11, 10, 24, 3, 3, 1, 2, 2, 24},  // depthwise dilated: interior taps by offsets
     {3, 64, 14, 14, 96, 1, 1, 1, 0, 1, 1},   // several tiles per image
 };
 
