@@ -54,6 +54,7 @@ ABSL_FLAG(std::string, fusion, "none",
           "fuse the graph before running: none (as given), bn or full (what onnxruntime's graph optimizer does "
           "to float models: BN folded, activations fused)");
 ABSL_FLAG(bool, profile, false, "with --bench: time per operator type at batch 64");
+ABSL_FLAG(int32_t, profile_top, 0, "with --profile: also list this many nodes, the slowest first");
 
 namespace qfuse::tools {
 namespace {
@@ -196,6 +197,18 @@ absl::Status Main() {
     for (const auto& [op, entry] : by_op) {
       absl::PrintF("  %-24s %8.3f ms  %5.1f%%  (%d nodes)\n", op, entry.first * 1e3, 100 * entry.first / total,
                    entry.second / runs);
+    }
+    std::map<const ir::Node*, double> by_node;
+    for (const auto& [node, seconds] : times) by_node[node] += seconds / runs;
+    std::vector<std::pair<double, const ir::Node*>> slowest;
+    for (const auto& [node, seconds] : by_node) slowest.emplace_back(seconds, node);
+    std::sort(slowest.rbegin(), slowest.rend());
+    const size_t top = std::min<size_t>(slowest.size(), std::max(0, absl::GetFlag(FLAGS_profile_top)));
+    for (size_t i = 0; i < top; ++i) {
+      const ir::Node& node = *slowest[i].second;
+      const ir::Value* out = node.output(0);
+      absl::PrintF("  %8.3f ms  %5.1f%%  %s %s -> %s\n", slowest[i].first * 1e3, 100 * slowest[i].first / total,
+                   node.op_type(), node.name(), out == nullptr ? std::string("?") : out->type().ToString());
     }
   }
   struct rusage usage;
