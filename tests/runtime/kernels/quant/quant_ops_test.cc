@@ -1,5 +1,6 @@
 // The standard quantized operators against hand-computed rounding ties and a naive
 // integer reference (exact equality).
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "runtime/reference/conv.h"
 #include "runtime/reference/gemm.h"
 #include "tests/runtime/kernels/elementwise/one_node.h"
+#include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::testing {
@@ -62,6 +64,48 @@ TEST(QuantizeLinearTest, PerAxis) {
                                              Attrs({{"axis", int64_t{0}}})));
   EXPECT_EQ(Values<uint8_t>(out[0]), (std::vector<uint8_t>{6, 6, 6, 4, 4, 4}));  // -1.5 -> -2
   EXPECT_FALSE(RunOneNode("QuantizeLinear", {In(x), In(T1<float>({2}, {1, 2}))}).ok());  // axis 1 has 3
+}
+
+// The vector QuantizeLinear (AVX2, 32 values at a time) against numerics::QuantizeLinear per
+// value, under every cap this CPU has: exact ties, values next to ties, saturation both ways,
+// infinities and NaN (the low bound, as onnxruntime's MLAS), per tensor and per axis with runs
+// that are not multiples of 32.
+TEST(QuantizeLinearTest, EveryCapGivesTheScalarBytes) {
+  IsaCapGuard guard;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> wide(-400.f, 400.f);
+  std::vector<float> values(3 * 77);
+  for (size_t i = 0; i < values.size(); ++i) {
+    switch (i % 7) {
+      case 0: values[i] = 0.5f * static_cast<float>(static_cast<int>(rng() % 600) - 300); break;  // ties at scale 1
+      case 1: values[i] = std::nextafter(0.5f * static_cast<float>(static_cast<int>(rng() % 600) - 300), 1e9f); break;
+      case 2: values[i] = i % 3 == 0 ? INFINITY : -INFINITY; break;
+      case 3: values[i] = i % 2 == 0 ? NAN : 1e30f; break;
+      default: values[i] = wide(rng); break;
+    }
+  }
+  const Tensor x = T1<float>({3, 77}, values);
+  for (runtime::Isa cap : {runtime::Isa::kScalar, runtime::Isa::kAvx2}) {
+    if (cap > runtime::DetectedIsa()) continue;
+    runtime::SetIsaCap(cap);
+    // Per tensor (scale 1: the ties stay ties), int8 and uint8.
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto i8, RunOneNode("QuantizeLinear", {In(x), In(Scalar(1.0f)), In(Scalar<int8_t>(-3))}));
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto u8, RunOneNode("QuantizeLinear", {In(x), In(Scalar(0.75f)), In(Scalar<uint8_t>(128))}));
+    // Per axis 0: runs of 77 values, one scale and zero point each.
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto axis, RunOneNode("QuantizeLinear", {In(x), In(T1<float>({3}, {1.f, 0.5f, 3.f})),
+                                                                        In(T1<uint8_t>({3}, {0, 7, 255}))},
+                                                     Attrs({{"axis", int64_t{0}}})));
+    const std::vector<int8_t> got_i8 = Values<int8_t>(i8[0]);
+    const std::vector<uint8_t> got_u8 = Values<uint8_t>(u8[0]), got_axis = Values<uint8_t>(axis[0]);
+    const float axis_scale[3] = {1.f, 0.5f, 3.f};
+    const int32_t axis_zp[3] = {0, 7, 255};
+    for (size_t i = 0; i < values.size(); ++i) {
+      ASSERT_EQ(got_i8[i], numerics::QuantizeLinear<int8_t>(values[i], 1.f, -3)) << "cap " << runtime::IsaName(cap) << " " << values[i];
+      ASSERT_EQ(got_u8[i], numerics::QuantizeLinear<uint8_t>(values[i], 0.75f, 128)) << "cap " << runtime::IsaName(cap) << " " << values[i];
+      ASSERT_EQ(got_axis[i], numerics::QuantizeLinear<uint8_t>(values[i], axis_scale[i / 77], axis_zp[i / 77]))
+          << "cap " << runtime::IsaName(cap) << " " << values[i];
+    }
+  }
 }
 
 TEST(DequantizeLinearTest, TypesAndAxis) {
