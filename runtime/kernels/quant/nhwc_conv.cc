@@ -141,35 +141,54 @@ __attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes16(const
   return kSigned ? _mm256_cvtepi8_epi16(xb) : _mm256_cvtepu8_epi16(xb);
 }
 
-// DepthwiseScalar's sums with AVX2: blocks of 16 channels take two taps per vpmaddwd
-// (x_t, x_t+1 interleaved against NhwcConvWeights::dw_pairs); a last block of 8 takes one
-// tap per lane (x widened to int32 lanes, its value in the low 16 bits, against w
+// DepthwiseScalar's sums with AVX2 for the blocks of 16 channels [0, 16 * (channels / 16)) of
+// kPixels pixels, pixel k reading tap t at src[t] + k * step: two taps per vpmaddwd (x_t,
+// x_t+1 interleaved against NhwcConvWeights::dw_pairs), each pair's weights loaded once for
+// all kPixels pixels. Returns the channels done.
+template <bool kSigned, int kPixels>
+__attribute__((target("avx2"))) int64_t DepthwiseBlocksAvx2(const uint8_t* const* src, int64_t step,
+                                                            const int32_t* pairs, const int32_t* offset, int64_t taps,
+                                                            int64_t channels, int32_t* acc) {
+  const int64_t blocks = channels / 16, pair_count = (taps + 1) / 2;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t c = 16 * b;
+    __m256i lo[kPixels], hi[kPixels];  // c0-3|c8-11, c4-7|c12-15
+    for (int k = 0; k < kPixels; ++k) lo[k] = hi[k] = _mm256_setzero_si256();
+    for (int64_t pp = 0; pp < pair_count; ++pp) {
+      const int64_t t = 2 * pp;
+      const uint8_t* s0 = src[t] + c;
+      // Past the last tap the weight is 0: any readable bytes will do.
+      const uint8_t* s1 = src[t + 1 < taps ? t + 1 : t] + c;
+      const int32_t* wp = pairs + (pp * blocks + b) * 16;
+      const __m256i w_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp));
+      const __m256i w_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 8));
+      for (int k = 0; k < kPixels; ++k) {
+        const __m256i x0 = WidenBytes16<kSigned>(s0 + k * step), x1 = WidenBytes16<kSigned>(s1 + k * step);
+        lo[k] = _mm256_add_epi32(lo[k], _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), w_lo));
+        hi[k] = _mm256_add_epi32(hi[k], _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), w_hi));
+      }
+    }
+    const __m256i off0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
+    const __m256i off1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c + 8));
+    for (int k = 0; k < kPixels; ++k) {
+      int32_t* a = acc + k * channels + c;
+      const __m256i first = _mm256_permute2x128_si256(lo[k], hi[k], 0x20);
+      const __m256i second = _mm256_permute2x128_si256(lo[k], hi[k], 0x31);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a), _mm256_add_epi32(first, off0));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a + 8), _mm256_add_epi32(second, off1));
+    }
+  }
+  return 16 * blocks;
+}
+
+// DepthwiseScalar's sums with AVX2 for one pixel: the blocks of 16 (above), then a block of 8
+// with one tap per lane (x widened to int32 lanes, its value in the low 16 bits, against w
 // zero-extended from 16 bits: x * w + hi(x) * 0). Returns the channels done.
 template <bool kSigned>
 __attribute__((target("avx2"))) int64_t DepthwiseAvx2(const uint8_t* const* src, const int32_t* w,
                                                       const int32_t* pairs, const int32_t* offset, int64_t taps,
                                                       int64_t channels, int32_t* acc) {
-  int64_t c = 0;
-  const int64_t blocks = channels / 16, pair_count = (taps + 1) / 2;
-  for (int64_t b = 0; b < blocks; ++b, c += 16) {
-    __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();  // c0-3|c8-11, c4-7|c12-15
-    for (int64_t pp = 0; pp < pair_count; ++pp) {
-      const int64_t t = 2 * pp;
-      const __m256i x0 = WidenBytes16<kSigned>(src[t] + c);
-      // Past the last tap the weight is 0: any readable bytes will do.
-      const __m256i x1 = WidenBytes16<kSigned>(src[t + 1 < taps ? t + 1 : t] + c);
-      const int32_t* wp = pairs + (pp * blocks + b) * 16;
-      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
-                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp))));
-      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
-                                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 8))));
-    }
-    const __m256i first = _mm256_permute2x128_si256(lo, hi, 0x20), second = _mm256_permute2x128_si256(lo, hi, 0x31);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c),
-                        _mm256_add_epi32(first, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c))));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c + 8),
-                        _mm256_add_epi32(second, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c + 8))));
-  }
+  int64_t c = DepthwiseBlocksAvx2<kSigned, 1>(src, 0, pairs, offset, taps, channels, acc);
   for (; c + 8 <= channels; c += 8) {
     __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
     for (int64_t t = 0; t < taps; ++t) {
@@ -198,12 +217,25 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
     }
   }
   const int64_t span_y = (g.kernel[1] - 1) * g.dilation[1], span_x = (g.kernel[2] - 1) * g.dilation[2];
+  // Four interior pixels of one row at once when every channel is in a block of 16: pixel k's
+  // taps are pixel 0's moved by k strides.
+  const int64_t step = g.stride[2] * plan.cin;
+  const bool quads = avx2 && channels % 16 == 0;
   int64_t n = p0 / plan.out_plane, oy = (p0 % plan.out_plane) / ow, ox = p0 % ow;
-  for (int64_t p = p0; p < p1; ++p, acc += channels) {
+  for (int64_t p = p0; p < p1;) {
     const int64_t iy = oy * g.stride[1] - g.pad_begin[1], ix = ox * g.stride[2] - g.pad_begin[2];
+    int64_t count = 1;
     if (iy >= 0 && iy + span_y < g.image[1] && ix >= 0 && ix + span_x < g.image[2]) {
       const uint8_t* first = plan.args->x + ((n * g.image[1] + iy) * g.image[2] + ix) * plan.cin;
       for (int64_t t = 0; t < w.taps; ++t) src[t] = first + tap_offset[t];
+      if (quads && p + 4 <= p1 && ox + 4 <= ow && ix + 3 * g.stride[2] + span_x < g.image[2]) {
+        if (plan.args->x_signed) {
+          DepthwiseBlocksAvx2<true, 4>(src.data(), step, w.dw_pairs.data(), offset, w.taps, channels, acc);
+        } else {
+          DepthwiseBlocksAvx2<false, 4>(src.data(), step, w.dw_pairs.data(), offset, w.taps, channels, acc);
+        }
+        count = 4;
+      }
     } else {
       for (int64_t ky = 0, t = 0; ky < g.kernel[1]; ++ky) {
         for (int64_t kx = 0; kx < g.kernel[2]; ++kx, ++t) {
@@ -212,18 +244,23 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
         }
       }
     }
-    int64_t done = 0;
-    if (avx2) {
-      done = plan.args->x_signed
-                 ? DepthwiseAvx2<true>(src.data(), w.dw.data(), w.dw_pairs.data(), offset, w.taps, channels, acc)
-                 : DepthwiseAvx2<false>(src.data(), w.dw.data(), w.dw_pairs.data(), offset, w.taps, channels, acc);
+    if (count == 1) {
+      int64_t done = 0;
+      if (avx2) {
+        done = plan.args->x_signed
+                   ? DepthwiseAvx2<true>(src.data(), w.dw.data(), w.dw_pairs.data(), offset, w.taps, channels, acc)
+                   : DepthwiseAvx2<false>(src.data(), w.dw.data(), w.dw_pairs.data(), offset, w.taps, channels, acc);
+      }
+      if (plan.args->x_signed) {
+        DepthwiseScalar<int8_t>(src.data(), w.dw.data(), offset, w.taps, channels, done, channels, acc);
+      } else {
+        DepthwiseScalar<uint8_t>(src.data(), w.dw.data(), offset, w.taps, channels, done, channels, acc);
+      }
     }
-    if (plan.args->x_signed) {
-      DepthwiseScalar<int8_t>(src.data(), w.dw.data(), offset, w.taps, channels, done, channels, acc);
-    } else {
-      DepthwiseScalar<uint8_t>(src.data(), w.dw.data(), offset, w.taps, channels, done, channels, acc);
-    }
-    if (++ox == ow) {
+    p += count;
+    acc += count * channels;
+    ox += count;  // a quad stays within its row
+    if (ox == ow) {
       ox = 0;
       if (++oy == oh) {
         oy = 0;

@@ -120,6 +120,8 @@ const Case kCases[] = {
     {2, 56, 8, 8, 56, 2, 2, 1, 0, 1, 56},    // depthwise 2x2 (even taps), 3 blocks of 16 + 8
     {1, 32, 9, 9, 32, 3, 3, 2, 1, 1, 32},    // depthwise 3x3 stride 2, blocks of 16 only
     {2, 24, 11, 10, 24, 3, 3, 1, 2, 2, 24},  // depthwise dilated: interior taps by offsets
+    {2, 48, 7, 12, 48, 3, 3, 1, 1, 1, 48},   // depthwise, blocks of 16: four pixels at once, then singles
+    {1, 32, 9, 21, 32, 3, 3, 2, 1, 1, 32},   // the same with stride 2 (pixels a stride apart)
     {3, 64, 14, 14, 96, 1, 1, 1, 0, 1, 1},   // several tiles per image
 };
 
