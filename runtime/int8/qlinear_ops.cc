@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/int8/byte_table.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
 #include "runtime/int8/value_params.h"
@@ -220,7 +221,7 @@ class QLinearClampKernel : public Kernel {
     const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
     uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
     ctx.pool->ParallelFor(x.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) yd[i] = table_[xd[i]];
+      LookupBytes(table_, xd + begin, end - begin, yd + begin);
     });
     return absl::OkStatus();
   }
@@ -406,8 +407,7 @@ class QLinearConcatKernel : public Kernel {
               if (copy_[i]) {
                 std::memcpy(dst, src, block);
               } else {
-                const std::array<uint8_t, 256>& table = tables_[i];
-                for (int64_t j = 0; j < block; ++j) dst[j] = static_cast<T>(table[static_cast<uint8_t>(src[j])]);
+                LookupBytes(tables_[i], reinterpret_cast<const uint8_t*>(src), block, reinterpret_cast<uint8_t*>(dst));
               }
             }
           });
