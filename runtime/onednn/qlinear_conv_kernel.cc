@@ -25,6 +25,7 @@
 #include "runtime/kernels/linalg/conv_geometry.h"
 #include "runtime/kernels/quant/nhwc_conv.h"
 #include "runtime/onednn/conv_desc.h"
+#include "runtime/onednn/float_exact_conv.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "runtime/onednn/source_split.h"
 
@@ -120,7 +121,12 @@ class OneDnnQLinearConvKernel : public Kernel {
         source_zero_point_(ZeroPointU8(u_.x.zero_point, shift_source) - split_offset_),
         native_(std::move(native)),
         out_channels_(weights_.dims()[0]),
-        in_channels_(weights_.dims()[1] * attrs_.group) {}
+        in_channels_(weights_.dims()[1] * attrs_.group) {
+    const int32_t zp = ZeroPointU8(u_.x.zero_point, shift_source_);
+    if (split_.has_value() && FloatSumsAreExact(weights_, std::max(zp, 255 - zp))) {
+      float_exact_ = std::make_unique<FloatExactConv>(attrs_, weights_);
+    }
+  }
 
   TensorLayout output_layout(int output) const override {
     return output == 0 ? TensorLayout{LayoutKind::kChannelsLast, out_channels_} : TensorLayout{};
@@ -178,14 +184,14 @@ class OneDnnQLinearConvKernel : public Kernel {
     for (int64_t n0 = 0; n0 < batch; n0 += slab) {
       const int64_t images = std::min(slab, batch - n0);
       const uint8_t* res_slab = res == nullptr ? nullptr : res + n0 * image_out;
-      if (split_.has_value() && EngineChoice() == Int8ConvEngine::kAuto &&
-          DenseOutliers(src + n0 * image_in, images * image_in)) {
-        QFUSE_RETURN_IF_ERROR(TilesSlab(ctx, FallbackTiles(), (*image_prim)->geometry, src + n0 * image_in, images,
-                                        res_slab, y + n0 * image_out));
-        continue;
-      }
       std::vector<int64_t> slab_dims = x_dims;
       slab_dims[0] = images;
+      if (split_.has_value() && EngineChoice() == Int8ConvEngine::kAuto &&
+          DenseOutliers(src + n0 * image_in, images * image_in)) {
+        QFUSE_RETURN_IF_ERROR(DenseSlab(ctx, (*image_prim)->geometry, src + n0 * image_in, slab_dims, res_slab,
+                                        y + n0 * image_out));
+        continue;
+      }
       QFUSE_ASSIGN_OR_RETURN(const Primitive* p, Find(slab_dims));
       QFUSE_RETURN_IF_ERROR(OneDnnSlab(*p, src + n0 * image_in, images * image_in, res_slab, y + n0 * image_out));
     }
@@ -253,7 +259,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     const int64_t ic = in_channels_, oc = out_channels_;
     const int64_t pixels = batch * g.image_size();
     if (split_.has_value() && EngineChoice() == Int8ConvEngine::kAuto && DenseOutliers(src, pixels * ic)) {
-      return TilesSlab(ctx, FallbackTiles(), g, src, batch, res, y);
+      return DenseSlab(ctx, g, src, {batch, ic, g.image[1], g.image[2]}, res, y);
     }
     const int64_t threads = std::max(1, omp_get_max_threads());
     const int64_t by_cache =
@@ -343,6 +349,21 @@ class OneDnnQLinearConvKernel : public Kernel {
       seen += end - i;
     }
     return outside * kMaxOutlierShareInverse > seen;
+  }
+
+  // Images x_dims of geometry g whose source is dense in values outside the split window:
+  // exact float32 sums where they fit (float_exact_conv.h), else qfuse's tiles.
+  absl::Status DenseSlab(const KernelContext& ctx, const kernels::linalg::ConvGeometry& g, const uint8_t* src,
+                         const std::vector<int64_t>& x_dims, const uint8_t* res, uint8_t* y) const {
+    if (float_exact_ == nullptr) return TilesSlab(ctx, FallbackTiles(), g, src, x_dims[0], res, y);
+    thread_local std::vector<int32_t> acc;
+    static const SourceOutliers kNoOutliers;
+    const int64_t pixels = x_dims[0] * g.col_size();
+    GrowTo(acc, pixels * out_channels_);
+    QFUSE_RETURN_IF_ERROR(float_exact_->Accumulate(src, shift_source_ ? 0x80 : 0,
+                                                   ZeroPointU8(u_.x.zero_point, shift_source_), x_dims, acc.data()));
+    Requantize(acc.data(), res, y, pixels, nullptr, kNoOutliers);
+    return absl::OkStatus();
   }
 
   // The tiles' weights, prepared on first use (units whose source is dense in outliers).
@@ -462,6 +483,7 @@ class OneDnnQLinearConvKernel : public Kernel {
   const std::string name_;  // the node's, for QFUSE_SPLIT_STATS
   const int32_t source_zero_point_;
   const std::unique_ptr<Kernel> native_;
+  std::unique_ptr<FloatExactConv> float_exact_;  // set where its sums are exact (split units)
   const int64_t out_channels_;
   const int64_t in_channels_;
   std::mutex mu_;
