@@ -36,4 +36,22 @@ dnnl::memory ReorderWeights(const ir::Tensor& weights, const ConvDims& d, dnnl::
   return reordered;
 }
 
+NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, const ir::Tensor& weights,
+                      dnnl::memory::data_type src_type, dnnl::memory::data_type weights_type,
+                      dnnl::memory::data_type dst_type, dnnl::primitive_attr attr) {
+  using dnnl::memory;
+  NhwcConv c;
+  c.src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()), src_type, memory::format_tag::nhwc);
+  c.dst_desc = memory::desc(memory::dims(d.output.begin(), d.output.end()), dst_type, memory::format_tag::nhwc);
+  const memory::desc w_any(d.weights, weights_type, memory::format_tag::any);
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                       c.src_desc, w_any, c.dst_desc, d.strides, d.dilations, d.pad_l, d.pad_r);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+  c.conv = dnnl::convolution_forward(pd);
+  c.scratchpad_desc = pd.scratchpad_desc();
+  c.weights = ReorderWeights(weights, d, memory::data_type::s8, pd.weights_desc());
+  return c;
+}
+
 }  // namespace qfuse::runtime::onednn

@@ -32,6 +32,20 @@ absl::StatusOr<ConvDims> ResolveConvDims(const kernels::linalg::ConvAttrs& attrs
 dnnl::memory ReorderWeights(const ir::Tensor& weights, const ConvDims& d, dnnl::memory::data_type type,
                             const dnnl::memory::desc& desc);
 
+// A convolution on channels-last (nhwc) source and destination of the given types, its
+// weights (INT8 ONNX-layout `weights`, converted to `weights_type` by the reorder) in the
+// format the primitive chose, and a user-managed scratchpad: callers execute one primitive
+// from several threads at once, each passing its own scratchpad.
+struct NhwcConv {
+  dnnl::convolution_forward conv;
+  dnnl::memory weights;
+  dnnl::memory::desc src_desc, dst_desc, scratchpad_desc;
+};
+// `attr` may carry zero points; the scratchpad mode is set here. May throw dnnl::error.
+NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, const ir::Tensor& weights,
+                      dnnl::memory::data_type src_type, dnnl::memory::data_type weights_type,
+                      dnnl::memory::data_type dst_type, dnnl::primitive_attr attr);
+
 }  // namespace qfuse::runtime::onednn
 
 #endif  // QFUSE_RUNTIME_ONEDNN_CONV_DESC_H_

@@ -15,10 +15,7 @@ namespace qfuse::runtime::onednn {
 
 using dnnl::memory;
 
-struct FloatExactConv::Primitive {
-  dnnl::convolution_forward conv;
-  memory weights;
-  memory::desc src_desc, dst_desc, scratchpad_desc;
+struct FloatExactConv::Primitive : NhwcConv {
   int64_t out_elements = 0;
 };
 
@@ -42,20 +39,9 @@ absl::StatusOr<const FloatExactConv::Primitive*> FloatExactConv::Find(const std:
   QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs_, x_dims, weights_.dims()));
   auto p = std::make_unique<Primitive>();
   try {
-    p->src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()), memory::data_type::f32,
-                               memory::format_tag::nhwc);
-    p->dst_desc = memory::desc(memory::dims(d.output.begin(), d.output.end()), memory::data_type::f32,
-                               memory::format_tag::nhwc);
-    const memory::desc w_any(d.weights, memory::data_type::f32, memory::format_tag::any);
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                         p->src_desc, w_any, p->dst_desc, d.strides, d.dilations, d.pad_l, d.pad_r);
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
-    p->conv = dnnl::convolution_forward(pd);
-    p->scratchpad_desc = pd.scratchpad_desc();
     // The int8 weights converted to float32 by the reorder itself.
-    p->weights = ReorderWeights(weights_, d, memory::data_type::s8, pd.weights_desc());
+    static_cast<NhwcConv&>(*p) = MakeNhwcConv(x_dims, d, weights_, memory::data_type::f32, memory::data_type::f32,
+                                              memory::data_type::f32, dnnl::primitive_attr());
   } catch (const dnnl::error& e) {
     return absl::UnimplementedError(absl::StrCat("oneDNN refuses this float32 convolution: ", e.what()));
   }

@@ -72,11 +72,8 @@ dnnl::stream& ThreadStream() {
   return stream;
 }
 
-struct Primitive {
-  dnnl::convolution_forward conv;
-  memory weights;
-  memory::desc src_desc, acc_desc;
-  memory::desc scratchpad_desc;  // user-managed: each executing thread passes its own
+// dst_desc: the int32 accumulators.
+struct Primitive : NhwcConv {
   std::vector<int64_t> out_dims;  // plain [N, OC, OH, OW]
   kernels::linalg::ConvGeometry geometry;
 };
@@ -315,7 +312,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     const int64_t pixels = o[0] * o[2] * o[3];
     GrowTo(acc, pixels * o[1]);
     memory src_mem(p.src_desc, Engine(), const_cast<uint8_t*>(conv_src));
-    memory dst(p.acc_desc, Engine(), acc.data());
+    memory dst(p.dst_desc, Engine(), acc.data());
     int32_t zp = source_zero_point_;
     memory zp_mem({{1}, memory::data_type::s32, memory::format_tag::x}, Engine(), &zp);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
@@ -447,23 +444,11 @@ class OneDnnQLinearConvKernel : public Kernel {
     p->out_dims = d.output;
     QFUSE_ASSIGN_OR_RETURN(p->geometry, Geometry(x_dims));
     try {
-      p->src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()),
-                                 shift_source_ || split_.has_value() ? memory::data_type::u8 : OneDnnType(u_.x.type),
-                                 memory::format_tag::nhwc);
-      p->acc_desc = memory::desc(memory::dims(d.output.begin(), d.output.end()), memory::data_type::s32,
-                                 memory::format_tag::nhwc);
-      const memory::desc w_any(d.weights, memory::data_type::s8, memory::format_tag::any);
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                           p->src_desc, w_any, p->acc_desc, d.strides, d.dilations, d.pad_l, d.pad_r);
       dnnl::primitive_attr attr;
       if (source_zero_point_ != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-      // Bands run one primitive on several threads at once; with the library's scratchpad they
-      // would share one (it is bound to the primitive).
-      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
-      p->conv = dnnl::convolution_forward(pd);
-      p->scratchpad_desc = pd.scratchpad_desc();
-      p->weights = ReorderWeights(weights_, d, memory::data_type::s8, pd.weights_desc());
+      static_cast<NhwcConv&>(*p) = MakeNhwcConv(
+          x_dims, d, weights_, shift_source_ || split_.has_value() ? memory::data_type::u8 : OneDnnType(u_.x.type),
+          memory::data_type::s8, memory::data_type::s32, attr);
     } catch (const dnnl::error& e) {
       return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
     }

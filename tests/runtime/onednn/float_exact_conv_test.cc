@@ -13,16 +13,13 @@
 #include "runtime/kernels/linalg/conv_attrs.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "runtime/reference/conv.h"
+#include "tests/runtime/onednn/conv_case.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::runtime::onednn {
 namespace {
 
-ir::Tensor Bytes(ir::DataType type, const std::vector<int64_t>& dims, const std::vector<uint8_t>& v) {
-  ir::Tensor t = ir::Tensor::CreateUninitialized(type, dims).value();
-  std::copy(v.begin(), v.end(), static_cast<uint8_t*>(t.raw_data()));
-  return t;
-}
+using testing::Bytes;
 
 TEST(FloatSumsAreExactTest, TheBoundIsTwoToThe24) {
   // |w| = 128 at |x - zp| = 255: 514 taps sum to at most 16776960 < 2^24 = 16777216, 515 taps
@@ -34,39 +31,21 @@ TEST(FloatSumsAreExactTest, TheBoundIsTwoToThe24) {
   EXPECT_FALSE(FloatSumsAreExact(Bytes(ir::DataType::kUint8, {1, 2, 1, 257}, w514), 255));  // int8 weights only
 }
 
-struct Case {
-  int64_t n, c, h, w, m, kh, kw, group, stride, dilation, pad_begin, pad_end;
-};
+using Case = testing::ConvCase;
 
 class FloatExactConvTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FloatExactConvTest, EqualsReferenceAccumulators) {
   if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used on this CPU";
   const Case k = GetParam();
-  std::mt19937 rng(static_cast<uint32_t>(k.c * 31 + k.kh));
-  std::uniform_int_distribution<int> byte(0, 255);
-  const int64_t cin_g = k.c / k.group;
-  std::vector<uint8_t> x(static_cast<size_t>(k.n * k.c * k.h * k.w)), w(static_cast<size_t>(k.m * cin_g * k.kh * k.kw));
-  for (uint8_t& v : x) v = static_cast<uint8_t>(byte(rng));
-  for (uint8_t& v : w) v = static_cast<uint8_t>(byte(rng));
-  w[0] = 0x80;
-  const ir::Tensor weights = Bytes(ir::DataType::kInt8, {k.m, cin_g, k.kh, k.kw}, w);
+  const testing::ConvData data = testing::RandomConvData(k, static_cast<uint32_t>(k.c * 31 + k.kh));
+  const std::vector<uint8_t>& x = data.x;
+  const ir::Tensor& weights = data.weights;
   ASSERT_TRUE(FloatSumsAreExact(weights, 255));
-  reference::ConvParams params;
-  params.group = k.group;
-  params.strides = {k.stride, k.stride};
-  params.dilations = {k.dilation, k.dilation};
-  params.pads = {k.pad_begin, k.pad_begin, k.pad_end, k.pad_end};
-  kernels::linalg::ConvAttrs attrs;
-  attrs.group = k.group;
-  attrs.strides = params.strides;
-  attrs.dilations = params.dilations;
-  attrs.pads = params.pads;
+  const reference::ConvParams params = testing::ReferenceParams(k);
+  const kernels::linalg::ConvAttrs attrs = testing::KernelAttrs(k);
   FloatExactConv conv(attrs, weights);
-  std::vector<uint8_t> x_nhwc(x.size());
-  for (int64_t n = 0; n < k.n; ++n)
-    for (int64_t c = 0; c < k.c; ++c)
-      for (int64_t i = 0; i < k.h * k.w; ++i) x_nhwc[(n * k.h * k.w + i) * k.c + c] = x[(n * k.c + c) * k.h * k.w + i];
+  const std::vector<uint8_t> x_nhwc = testing::ToNhwc(x, k);
   for (bool is_signed : {false, true}) {
     for (int32_t zp : is_signed ? std::vector<int32_t>{0, -60} : std::vector<int32_t>{0, 37, 255}) {
       const ir::DataType type = is_signed ? ir::DataType::kInt8 : ir::DataType::kUint8;

@@ -15,6 +15,7 @@
 #include "runtime/kernels/linalg/conv_attrs.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
 #include "runtime/reference/conv.h"
+#include "tests/runtime/onednn/conv_case.h"
 #include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/status_matchers.h"
 
@@ -60,53 +61,25 @@ TEST(SplitSourceTest, HandComputedBytesAndOutliers) {
   }
 }
 
-struct Case {
-  int64_t n, c, h, w, m, kh, kw, group, stride, dilation, pad_begin, pad_end;
-};
-
-// x NCHW <-> NHWC byte copies.
-std::vector<uint8_t> ToNhwc(const std::vector<uint8_t>& x, const Case& k) {
-  std::vector<uint8_t> out(x.size());
-  for (int64_t n = 0; n < k.n; ++n)
-    for (int64_t c = 0; c < k.c; ++c)
-      for (int64_t i = 0; i < k.h * k.w; ++i) out[(n * k.h * k.w + i) * k.c + c] = x[(n * k.c + c) * k.h * k.w + i];
-  return out;
-}
-
-ir::Tensor Bytes(ir::DataType type, const std::vector<int64_t>& dims, const std::vector<uint8_t>& v) {
-  ir::Tensor t = ir::Tensor::CreateUninitialized(type, dims).value();
-  std::copy(v.begin(), v.end(), static_cast<uint8_t*>(t.raw_data()));
-  return t;
-}
+using Case = testing::ConvCase;
+using testing::Bytes;
 
 class SplitSourceConvTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SplitSourceConvTest, LoAccumulatorPlusOutliersEqualsReference) {
   testing::IsaCapGuard guard;
   const Case k = GetParam();
-  std::mt19937 rng(static_cast<uint32_t>(k.c * 131 + k.kh * 7 + k.group));
-  std::uniform_int_distribution<int> byte(0, 255);
-  const int64_t cin_g = k.c / k.group;
-  std::vector<uint8_t> x(static_cast<size_t>(k.n * k.c * k.h * k.w)), w(static_cast<size_t>(k.m * cin_g * k.kh * k.kw));
-  for (uint8_t& v : x) v = static_cast<uint8_t>(byte(rng));
-  for (uint8_t& v : w) v = static_cast<uint8_t>(byte(rng));
-  w[0] = 0x80;  // -128, the weight a 7-bit source exists for
-  const ir::Tensor weights = Bytes(ir::DataType::kInt8, {k.m, cin_g, k.kh, k.kw}, w);
-  reference::ConvParams params;
-  params.group = k.group;
-  params.strides = {k.stride, k.stride};
-  params.dilations = {k.dilation, k.dilation};
-  params.pads = {k.pad_begin, k.pad_begin, k.pad_end, k.pad_end};
-  kernels::linalg::ConvAttrs attrs;
-  attrs.group = k.group;
-  attrs.strides = params.strides;
-  attrs.dilations = params.dilations;
-  attrs.pads = params.pads;
+  // Weight -128 included: the weight a 7-bit source exists for.
+  const testing::ConvData data = testing::RandomConvData(k, static_cast<uint32_t>(k.c * 131 + k.kh * 7 + k.group));
+  const std::vector<uint8_t>& x = data.x;
+  const ir::Tensor& weights = data.weights;
+  const reference::ConvParams params = testing::ReferenceParams(k);
+  const kernels::linalg::ConvAttrs attrs = testing::KernelAttrs(k);
   QFUSE_ASSERT_OK_AND_ASSIGN(kernels::linalg::ConvGeometry g,
                              kernels::linalg::ResolveConv(attrs, std::vector<int64_t>{k.h, k.w},
                                                           std::vector<int64_t>{k.kh, k.kw}));
   const SplitSourceWeights split_weights = PrepareSplitSourceWeights(weights, k.group);
-  const std::vector<uint8_t> x_nhwc = ToNhwc(x, k);
+  const std::vector<uint8_t> x_nhwc = testing::ToNhwc(x, k);
   const int64_t pixels = k.n * g.col[1] * g.col[2];
   SourceOutliers outliers;  // reused by every call below, as the kernel reuses its own
   for (bool is_signed : {false, true}) {
