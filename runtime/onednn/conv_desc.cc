@@ -54,4 +54,12 @@ NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, con
   return c;
 }
 
+void AddThreadScratchpad(const NhwcConv& conv, std::unordered_map<int, dnnl::memory>* args) {
+  thread_local std::vector<uint8_t> scratchpad;
+  const size_t bytes = conv.scratchpad_desc.get_size();
+  if (bytes == 0) return;
+  if (scratchpad.size() < bytes) scratchpad.resize(bytes);
+  args->emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(conv.scratchpad_desc, Engine(), scratchpad.data()));
+}
+
 }  // namespace qfuse::runtime::onednn

@@ -6,6 +6,7 @@
 #define QFUSE_RUNTIME_ONEDNN_CONV_DESC_H_
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -45,6 +46,10 @@ struct NhwcConv {
 NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, const ir::Tensor& weights,
                       dnnl::memory::data_type src_type, dnnl::memory::data_type weights_type,
                       dnnl::memory::data_type dst_type, dnnl::primitive_attr attr);
+
+// Adds the calling thread's scratchpad for `conv` to `args` (a reused buffer that only grows),
+// when the primitive needs one.
+void AddThreadScratchpad(const NhwcConv& conv, std::unordered_map<int, dnnl::memory>* args);
 
 }  // namespace qfuse::runtime::onednn
 

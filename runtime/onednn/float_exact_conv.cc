@@ -54,7 +54,6 @@ absl::Status FloatExactConv::Accumulate(const uint8_t* x, uint8_t flip, int32_t 
                                         const std::vector<int64_t>& x_dims, int32_t* acc) {
   QFUSE_ASSIGN_OR_RETURN(const Primitive* p, Find(x_dims));
   thread_local std::vector<float> source, sums;
-  thread_local std::vector<uint8_t> scratchpad;
   const int64_t n = x_dims[0] * x_dims[1] * x_dims[2] * x_dims[3];
   if (source.size() < static_cast<size_t>(n)) source.resize(static_cast<size_t>(n));
   if (sums.size() < static_cast<size_t>(p->out_elements)) sums.resize(static_cast<size_t>(p->out_elements));
@@ -64,15 +63,10 @@ absl::Status FloatExactConv::Accumulate(const uint8_t* x, uint8_t flip, int32_t 
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(p->src_desc, Engine(), xf)},
                                           {DNNL_ARG_WEIGHTS, p->weights},
                                           {DNNL_ARG_DST, memory(p->dst_desc, Engine(), sums.data())}};
-  const size_t scratch_bytes = p->scratchpad_desc.get_size();
-  if (scratch_bytes > 0) {
-    if (scratchpad.size() < scratch_bytes) scratchpad.resize(scratch_bytes);
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(p->scratchpad_desc, Engine(), scratchpad.data()));
-  }
+  AddThreadScratchpad(*p, &args);
   try {
-    thread_local dnnl::stream stream(Engine());
-    p->conv.execute(stream, args);
-    stream.wait();
+    p->conv.execute(Stream(), args);
+    Stream().wait();
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("oneDNN float32 convolution failed: ", e.what()));
   }

@@ -59,8 +59,8 @@ const dnnl::engine& Engine() {
 }
 
 dnnl::stream& Stream() {
-  static dnnl::stream* stream = new dnnl::stream(Engine());
-  return *stream;
+  thread_local dnnl::stream stream(Engine());
+  return stream;
 }
 
 int64_t BlockSize() { return IsaAllowed(Isa::kAvx512) ? 16 : 8; }

@@ -27,7 +27,8 @@ namespace qfuse::runtime::onednn {
 bool UseOneDnn();
 void SetUseOneDnn(bool use);
 
-// The CPU engine and a stream on it. The first call applies the ISA cap
+// The CPU engine and the calling thread's stream on it (a stream is not shared between
+// threads: the pointwise bands run oneDNN from several at once). The first call applies the ISA cap
 // (runtime/cpu_isa.h) to oneDNN; later changes of the cap do not reach oneDNN.
 const dnnl::engine& Engine();
 dnnl::stream& Stream();

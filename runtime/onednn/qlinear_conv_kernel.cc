@@ -66,12 +66,6 @@ std::atomic<int64_t>& BandAccBytes() {
   return bytes;
 }
 
-// The stream of the calling thread: the bands execute oneDNN from several threads at once.
-dnnl::stream& ThreadStream() {
-  thread_local dnnl::stream stream(Engine());
-  return stream;
-}
-
 // dst_desc: the int32 accumulators.
 struct Primitive : NhwcConv {
   std::vector<int64_t> out_dims;  // plain [N, OC, OH, OW]
@@ -288,7 +282,6 @@ class OneDnnQLinearConvKernel : public Kernel {
                           uint8_t* y) const {
     thread_local std::vector<uint8_t> source;
     thread_local std::vector<int32_t> acc;
-    thread_local std::vector<uint8_t> scratchpad;
     thread_local SourceOutliers outliers;
     const uint8_t* conv_src = src;
     if (split_.has_value()) {
@@ -317,14 +310,10 @@ class OneDnnQLinearConvKernel : public Kernel {
     memory zp_mem({{1}, memory::data_type::s32, memory::format_tag::x}, Engine(), &zp);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
     if (zp != 0) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem);
-    const int64_t scratchpad_bytes = static_cast<int64_t>(p.scratchpad_desc.get_size());
-    if (scratchpad_bytes > 0) {
-      GrowTo(scratchpad, scratchpad_bytes);
-      args.emplace(DNNL_ARG_SCRATCHPAD, memory(p.scratchpad_desc, Engine(), scratchpad.data()));
-    }
+    AddThreadScratchpad(p, &args);
     try {
-      p.conv.execute(ThreadStream(), args);
-      ThreadStream().wait();
+      p.conv.execute(Stream(), args);
+      Stream().wait();
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("oneDNN convolution failed: ", e.what()));
     }
