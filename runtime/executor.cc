@@ -21,6 +21,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     QFUSE_RETURN_IF_ERROR(ir::ExpandUnits(lowered.get()));
     int8::LoweringOptions lowering;
     lowering.mode = options.requantize_mode;
+    lowering.fold_clamps = options.fold_clamps;
     QFUSE_RETURN_IF_ERROR(int8::LowerQdqToInteger(lowered.get(), lowering).status());
   }
   const ir::Graph& graph = lowered != nullptr ? *lowered : given;

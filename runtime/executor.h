@@ -29,6 +29,9 @@ struct ExecutorOptions {
   bool integer_kernels = true;
   // Requantization of the integer kernels (numerics/requantize.h).
   numerics::RequantizeMode requantize_mode = numerics::RequantizeMode::kOnnx;
+  // Fold a requantizing Relu / Clip into the integer unit before it (qdq_lowering.h; the
+  // same bytes). false keeps them separate (tests compare the two; benchmarks time them).
+  bool fold_clamps = true;
 };
 
 using ir::NamedTensor;

@@ -42,6 +42,8 @@ ABSL_FLAG(std::vector<std::string>, data, {},
 ABSL_FLAG(int64_t, data_samples, 0, "with --data: samples to run (0: all)");
 ABSL_FLAG(std::string, save_outputs, "", "with --data: write the first output as raw little-endian float32");
 ABSL_FLAG(bool, integer_kernels, true, "run Q/DQ models on integer kernels (false: simulated in float)");
+ABSL_FLAG(bool, fold_clamps, true,
+          "integer kernels: fold a requantizing Relu/Clip into the unit before it (same bytes; false: separate)");
 ABSL_FLAG(int, seed, 1, "seed for random inputs");
 ABSL_FLAG(int, batch, 1, "random inputs: size of their batch dim (every symbolic/unknown dim --dims does not name)");
 ABSL_FLAG(std::vector<std::string>, dims, {},
@@ -144,8 +146,9 @@ absl::Status Main() {
   QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
   runtime::ExecutorOptions options;
   options.num_threads = absl::GetFlag(FLAGS_threads);
-  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(*model.graph, options));
   options.integer_kernels = absl::GetFlag(FLAGS_integer_kernels);
+  options.fold_clamps = absl::GetFlag(FLAGS_fold_clamps);
+  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(*model.graph, options));
   if (!absl::GetFlag(FLAGS_data).empty()) return RunDataset(*model.graph, options);
   if (!absl::GetFlag(FLAGS_bench)) {
     std::vector<NamedTensor> inputs;

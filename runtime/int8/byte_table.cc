@@ -37,7 +37,7 @@ __attribute__((target("avx2"))) int64_t LookupBytesAvx2(const uint8_t* table, co
 
 }  // namespace
 
-void LookupBytes(const std::array<uint8_t, 256>& table, const uint8_t* x, int64_t n, uint8_t* y) {
+void LookupBytes(const ByteTable& table, const uint8_t* x, int64_t n, uint8_t* y) {
   const uint8_t* t = table.data();
   int64_t i = IsaAllowed(Isa::kAvx2) ? LookupBytesAvx2(t, x, n, y) : 0;
   for (; i < n; ++i) y[i] = t[x[i]];

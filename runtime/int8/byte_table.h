@@ -10,7 +10,10 @@
 
 namespace qfuse::runtime::int8 {
 
-void LookupBytes(const std::array<uint8_t, 256>& table, const uint8_t* x, int64_t n, uint8_t* y);
+// Raw input byte -> output byte.
+using ByteTable = std::array<uint8_t, 256>;
+
+void LookupBytes(const ByteTable& table, const uint8_t* x, int64_t n, uint8_t* y);
 
 }  // namespace qfuse::runtime::int8
 

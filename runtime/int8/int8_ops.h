@@ -8,10 +8,12 @@
 #define QFUSE_RUNTIME_INT8_INT8_OPS_H_
 
 #include <memory>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "ir/graph.h"
 #include "numerics/requantize.h"
+#include "runtime/int8/value_params.h"
 #include "runtime/kernel.h"
 
 namespace qfuse::runtime::int8 {
@@ -58,6 +60,26 @@ inline constexpr char kRequantizeModeAttr[] = "qfuse_requantize";
 // scale is in them and x's own is not read), and mode onnx requantizes as that form computes:
 // dequantize, add the residual, divide by s_y (output_stage.h).
 inline constexpr char kDequantizedEpilogueAttr[] = "qfuse_dequantized_epilogue";
+
+// QLinearUnit, QLinearAdd or QLinearMul with a requantizing clamp folded in (the lowering's
+// clamp folding, qdq_lowering.h): the node computes bytes of the clamp's input, type
+// kFoldedStageTypeAttr (int, an ir::DataType), scale kFoldedStageScaleAttr (float) and zero
+// point kFoldedStageZeroPointAttr (int), and maps each through the clamp's table
+// (unary_requantization.h's ClampTable, bounds kFoldedClampMinAttr / kFoldedClampMaxAttr,
+// floats) to y: the bytes QLinearClamp would write from them.
+inline constexpr char kFoldedStageTypeAttr[] = "qfuse_folded_stage_type";
+inline constexpr char kFoldedStageScaleAttr[] = "qfuse_folded_stage_scale";
+inline constexpr char kFoldedStageZeroPointAttr[] = "qfuse_folded_stage_zero_point";
+inline constexpr char kFoldedClampMinAttr[] = "qfuse_folded_clamp_min";
+inline constexpr char kFoldedClampMaxAttr[] = "qfuse_folded_clamp_max";
+
+// The clamp folded into a node (the kFolded* attributes above).
+struct FoldedClamp {
+  ActivationQuant stage;  // the node's own output quantization (the clamp's input)
+  float min = 0, max = 0;  // the clamp's bounds in real units
+};
+// The node's folded clamp, or nullopt when it has none.
+absl::StatusOr<std::optional<FoldedClamp>> ReadFoldedClamp(const ir::Node& node);
 
 const char* RequantizeModeName(numerics::RequantizeMode mode);
 absl::StatusOr<numerics::RequantizeMode> ReadRequantizeMode(const ir::Node& node);

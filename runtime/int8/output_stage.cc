@@ -80,14 +80,19 @@ __attribute__((target("avx2"))) int64_t OnnxRowAvx2(const OnnxRow& r, const int3
 // OnnxRowAvx2 over whole channels-last pixels, with the per-call choices (bias, one
 // multiplier or one per channel, residual and its signedness, division) fixed at compile
 // time so that the inner loop carries no branches.
-template <bool kBias, bool kPerTensor, bool kResidual, bool kSignedResidual, bool kDivide>
+// kLinearMap: the stage's integer (before its zero point) r goes on through the byte map's
+// linear form clamp(round(r * ratio), lo, hi) + zp (OutputStage::SetByteMap checked that it
+// equals the map on every r the stage writes).
+template <bool kBias, bool kPerTensor, bool kResidual, bool kSignedResidual, bool kDivide, bool kLinearMap>
 __attribute__((target("avx2"))) void OnnxPixelsAvx2Loop(const float* ma, float mb, float divisor, float flo,
-                                                         float fhi, int32_t zp, const int32_t* a, const int32_t* bias,
-                                                         const uint8_t* b, int32_t b_zp, int64_t channels, int64_t whole,
-                                                         int64_t pixels, uint8_t* out) {
-  const __m256i vbzp = _mm256_set1_epi32(b_zp), vzp = _mm256_set1_epi32(zp);
+                                                         float fhi, int32_t zp, const LinearByteMap& map,
+                                                         const int32_t* a, const int32_t* bias, const uint8_t* b,
+                                                         int32_t b_zp, int64_t channels, int64_t whole, int64_t pixels,
+                                                         uint8_t* out) {
+  const __m256i vbzp = _mm256_set1_epi32(b_zp), vzp = _mm256_set1_epi32(kLinearMap ? map.zero_point : zp);
   const __m256 vmb = _mm256_set1_ps(mb), lo = _mm256_set1_ps(flo), hi = _mm256_set1_ps(fhi);
   const __m256 div = _mm256_set1_ps(divisor), ma0 = _mm256_set1_ps(ma[0]);
+  const __m256 ratio = _mm256_set1_ps(map.ratio), map_lo = _mm256_set1_ps(map.lo), map_hi = _mm256_set1_ps(map.hi);
   const auto quantize8 = [&](int64_t base, int64_t j) __attribute__((always_inline, target("avx2"))) {
     __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + base + j));
     if (kBias) va = _mm256_add_epi32(va, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + j)));
@@ -97,6 +102,10 @@ __attribute__((target("avx2"))) void OnnxPixelsAvx2Loop(const float* ma, float m
     }
     if (kDivide) f = _mm256_div_ps(f, div);
     f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+    if (kLinearMap) {
+      f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtps_epi32(f)), ratio);
+      f = _mm256_min_ps(_mm256_max_ps(f, map_lo), map_hi);
+    }
     return _mm256_add_epi32(_mm256_cvtps_epi32(f), vzp);
   };
   // 32 channels per store. The results lie in [-128, 255]: packing them to int16 saturates
@@ -119,28 +128,53 @@ __attribute__((target("avx2"))) void OnnxPixelsAvx2Loop(const float* ma, float m
   }
 }
 
-template <bool... kFixed>
-struct OnnxPixelsDispatch {
+// Calls Loop<choices...> with the n run-time choices as template arguments.
+template <template <bool...> class Loop, int n, bool... kFixed>
+struct BoolDispatch {
   template <typename... Args>
-  static void Run(const bool* choices, Args... args) {
-    if constexpr (sizeof...(kFixed) == 5) {
-      OnnxPixelsAvx2Loop<kFixed...>(args...);
+  static void Run(const bool* choices, Args&&... args) {
+    if constexpr (sizeof...(kFixed) == n) {
+      Loop<kFixed...>::Run(args...);
     } else if (choices[sizeof...(kFixed)]) {
-      OnnxPixelsDispatch<kFixed..., true>::Run(choices, args...);
+      BoolDispatch<Loop, n, kFixed..., true>::Run(choices, args...);
     } else {
-      OnnxPixelsDispatch<kFixed..., false>::Run(choices, args...);
+      BoolDispatch<Loop, n, kFixed..., false>::Run(choices, args...);
     }
+  }
+};
+template <bool kBias, bool kPerTensor, bool kResidual, bool kSignedResidual, bool kDivide>
+struct PlainPixelsLoop {
+  template <typename... Args>
+  static void Run(Args... args) {
+    OnnxPixelsAvx2Loop<kBias, kPerTensor, kResidual, kSignedResidual, kDivide, false>(args...);
+  }
+};
+// A linear byte map comes with the `bn` level's folded clamps, after units without a residual.
+template <bool kBias, bool kPerTensor, bool kDivide>
+struct MappedPixelsLoop {
+  template <typename... Args>
+  static void Run(Args... args) {
+    OnnxPixelsAvx2Loop<kBias, kPerTensor, false, false, kDivide, true>(args...);
   }
 };
 
 // Returns how many channels of each pixel it wrote (channels rounded down to 8), the caller
-// finishing the rest.
+// finishing the rest; `map` (or null) is a linear byte map to apply. Returns 0 for a map
+// with a residual.
 int64_t OnnxPixelsAvx2(const float* ma, bool ma_per_tensor, float mb, float divisor, float flo, float fhi, int32_t zp,
-                       const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,
-                       int64_t channels, int64_t pixels, uint8_t* out) {
+                       const LinearByteMap* map, const int32_t* a, const int32_t* bias, const uint8_t* b,
+                       bool b_signed, int32_t b_zp, int64_t channels, int64_t pixels, uint8_t* out) {
   const int64_t whole = channels & ~int64_t{7};
+  if (map != nullptr) {
+    if (b != nullptr) return 0;
+    const bool choices[3] = {bias != nullptr, ma_per_tensor, divisor != 1.f};
+    BoolDispatch<MappedPixelsLoop, 3>::Run(choices, ma, mb, divisor, flo, fhi, zp, *map, a, bias, b, b_zp, channels,
+                                           whole, pixels, out);
+    return whole;
+  }
   const bool choices[5] = {bias != nullptr, ma_per_tensor, b != nullptr, b != nullptr && b_signed, divisor != 1.f};
-  OnnxPixelsDispatch<>::Run(choices, ma, mb, divisor, flo, fhi, zp, a, bias, b, b_zp, channels, whole, pixels, out);
+  BoolDispatch<PlainPixelsLoop, 5>::Run(choices, ma, mb, divisor, flo, fhi, zp, LinearByteMap{}, a, bias, b, b_zp,
+                                        channels, whole, pixels, out);
   return whole;
 }
 
@@ -321,11 +355,15 @@ int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, c
   if (isa == RequantizeIsa::kAvx512) {
     OnnxPixelsAvx512(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, divisor_, flo_, fhi_, zp_, a, bias, b, b_signed, b_zp,
                      channels, pixels, out);
+    if (byte_map_ != nullptr) MapBytes(*byte_map_, out, pixels * channels);
     return pixels;
   }
-  const int64_t whole = OnnxPixelsAvx2(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, divisor_, flo_, fhi_, zp_, a, bias, b,
-                                       b_signed, b_zp, channels, pixels, out);
-  if (whole < channels) {  // each pixel's last channels, as QuantizeChannels
+  const LinearByteMap* linear = linear_map_.has_value() ? &*linear_map_ : nullptr;
+  const int64_t whole = OnnxPixelsAvx2(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, divisor_, flo_, fhi_, zp_, linear, a,
+                                       bias, b, b_signed, b_zp, channels, pixels, out);
+  const bool mapped = linear != nullptr && whole > 0;  // whole channels written through the map
+  if (whole < channels || (byte_map_ != nullptr && !mapped)) {  // each pixel's last channels, as QuantizeChannels
+    const int64_t from = mapped ? whole : 0;
     for (int64_t p = 0; p < pixels; ++p) {
       for (int64_t j = whole; j < channels; ++j) {
         const int64_t i = p * channels + j;
@@ -333,9 +371,39 @@ int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, c
         const int32_t bv = b == nullptr ? 0 : (b_signed ? int32_t{static_cast<int8_t>(b[i])} : int32_t{b[i]}) - b_zp;
         out[i] = static_cast<uint8_t>(b == nullptr ? Quantize(acc, j) : Quantize(acc, bv, j));
       }
+      if (byte_map_ != nullptr) MapBytes(*byte_map_, out + p * channels + from, channels - from);
     }
   }
   return pixels;
+}
+
+void OutputStage::SetByteMap(const ByteTable& map, ir::DataType mapped_type, float ratio) {
+  byte_map_ = std::make_shared<const ByteTable>(map);
+  mapped_type_ = mapped_type;
+  linear_map_.reset();
+  if (mode_ != numerics::RequantizeMode::kOnnx || output_type_ == ir::DataType::kFloat32 || zp_ < lo_ || zp_ > hi_) {
+    return;
+  }
+  // The mapped value of stage integer r (the byte r + zp).
+  const auto mapped = [&](int32_t r) {
+    const uint8_t byte = map[static_cast<uint8_t>(r + zp_)];
+    return mapped_type == ir::DataType::kInt8 ? int32_t{static_cast<int8_t>(byte)} : int32_t{byte};
+  };
+  LinearByteMap linear;
+  linear.ratio = ratio;
+  linear.zero_point = mapped(0);
+  int32_t lo = mapped(lo_ - zp_), hi = lo;
+  for (int32_t r = lo_ - zp_; r <= hi_ - zp_; ++r) {
+    lo = std::min(lo, mapped(r));
+    hi = std::max(hi, mapped(r));
+  }
+  linear.lo = static_cast<float>(lo - linear.zero_point);
+  linear.hi = static_cast<float>(hi - linear.zero_point);
+  for (int32_t r = lo_ - zp_; r <= hi_ - zp_; ++r) {
+    const float f = numerics::ClampLikeMlas(static_cast<float>(r) * ratio, linear.lo, linear.hi);
+    if (numerics::RoundHalfToEven(f) + linear.zero_point != mapped(r)) return;
+  }
+  linear_map_ = linear;
 }
 
 int64_t OutputStage::QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp,

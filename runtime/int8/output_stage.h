@@ -63,6 +63,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -70,9 +72,17 @@
 #include "absl/types/span.h"
 #include "ir/data_type.h"
 #include "numerics/requantize.h"
+#include "runtime/int8/byte_table.h"
 
 namespace qfuse::runtime::int8 {
 
+
+// A byte map's linear form (OutputStage::SetByteMap): r -> clamp(round(r * ratio), lo, hi) +
+// zero_point, in float32 with MAXPS/MINPS and round half to even.
+struct LinearByteMap {
+  float ratio = 1.f, lo = 0.f, hi = 0.f;
+  int32_t zero_point = 0;
+};
 
 // Fraction bits of the common intermediate scale of two-term kFixed requantization.
 inline constexpr int kTwoTermFractionBits = 16;
@@ -116,11 +126,23 @@ class OutputStage {
   // when a kFixed multiplier is out of range).
   static absl::StatusOr<OutputStage> Create(const OutputStageSpec& spec);
 
-  ir::DataType output_type() const { return output_type_; }
+  // The type of the bytes written: the stage's, or the byte map's (SetByteMap).
+  ir::DataType output_type() const { return byte_map_ != nullptr ? mapped_type_ : output_type_; }
   bool has_b() const { return has_b_; }
   int64_t channels() const { return static_cast<int64_t>(onnx_a_.size()); }
   int32_t lo() const { return lo_; }
   int32_t hi() const { return hi_; }
+
+  // A byte map applied after the stage to every quantized output the row, channel and pixel
+  // functions below write: out = map[stage(...)], with the map's bytes of type `mapped_type`
+  // (a requantizing clamp folded into the unit before it, qdq_lowering.h). Quantize() is
+  // the stage alone.
+  // `ratio` (float32, the stage's output scale over the mapped bytes' scale) gives the
+  // vectorised pixel functions a linear form of the map, clamp(round(r * ratio), lo, hi) +
+  // zp for the stage's integer r before its zero point, used only if it equals the map on
+  // every r the stage can write (checked here).
+  void SetByteMap(const ByteTable& map, ir::DataType mapped_type, float ratio);
+  bool has_linear_byte_map() const { return linear_map_.has_value(); }
 
   // Quantized output of channel c (c < channels(), or any c when per tensor).
   int32_t Quantize(int32_t a, int64_t c) const {
@@ -162,6 +184,7 @@ class OutputStage {
   void QuantizeRow(const int32_t* a, int64_t a_stride, int32_t bias, const B* b, int32_t b_zp, int64_t c, int64_t n,
                    T* out) const {
     static_assert(sizeof(T) == 1 && sizeof(B) == 1, "int8 / uint8 rows");
+    MapBytesOnReturn mapped(byte_map_.get(), out, n);
     if (a_stride == 1 && n >= 8) {
       // Vectorised prefix: the results lie in [lo, hi] (within T), so the low byte of the
       // int32 result is the T value for int8 and uint8 alike.
@@ -200,6 +223,7 @@ class OutputStage {
   void QuantizeChannels(const int32_t* a, const int32_t* bias, const B* b, int32_t b_zp, int64_t c0, int64_t n,
                         T* out) const {
     static_assert(sizeof(T) == 1 && sizeof(B) == 1, "int8 / uint8 rows");
+    MapBytesOnReturn mapped(byte_map_.get(), out, n);
     for (int64_t j = 0; j < n; ++j) {
       const int32_t acc = a[j] + (bias == nullptr ? 0 : bias[c0 + j]);
       out[j] = static_cast<T>(b == nullptr ? Quantize(acc, c0 + j)
@@ -223,6 +247,7 @@ class OutputStage {
   // T's limits (the non-linear activation epilogue above).
   template <typename T>
   void QuantizeRealRow(const float* v, int64_t n, T* out) const {
+    MapBytesOnReturn mapped(byte_map_.get(), out, n);
     for (int64_t i = 0; i < n; ++i) out[i] = numerics::QuantizeLinear<T>(v[i], output_scale_, zp_);
   }
   template <typename B>
@@ -236,6 +261,29 @@ class OutputStage {
   }
 
  private:
+  template <typename T>
+  static void MapBytes(const ByteTable& map, T* out, int64_t n) {
+    uint8_t* bytes = reinterpret_cast<uint8_t*>(out);
+    LookupBytes(map, bytes, n, bytes);
+  }
+  // Applies the byte map (when set) to n bytes from `out` when it goes out of scope.
+  class MapBytesOnReturn {
+   public:
+    template <typename T>
+    MapBytesOnReturn(const ByteTable* map, T* out, int64_t n)
+        : map_(map), out_(reinterpret_cast<uint8_t*>(out)), n_(n) {}
+    ~MapBytesOnReturn() {
+      if (map_ != nullptr) LookupBytes(*map_, out_, n_, out_);
+    }
+    MapBytesOnReturn(const MapBytesOnReturn&) = delete;
+    MapBytesOnReturn& operator=(const MapBytesOnReturn&) = delete;
+
+   private:
+    const ByteTable* map_;
+    uint8_t* out_;
+    int64_t n_;
+  };
+
   // f / divisor_, skipping the division (exactly the identity) in the plain form.
   float Divided(float f) const { return divisor_ == 1.f ? f : f / divisor_; }
 
@@ -244,7 +292,7 @@ class OutputStage {
   int64_t QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t c,
                           int64_t n, uint8_t* out) const;
   // Vectorised QuantizePixels (kOnnx; AVX-512 masks the channel tails, AVX2 finishes them in
-  // scalar code): all pixels, or 0 when not vectorised.
+  // scalar code), byte map included: all pixels, or 0 when not vectorised.
   int64_t QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,
                              int64_t channels, int64_t pixels, uint8_t* out) const;
 
@@ -262,6 +310,9 @@ class OutputStage {
   std::vector<float> dequant_a_;
   float dequant_b_ = 0;
   float act_min_ = 0, act_max_ = 0;
+  std::shared_ptr<const ByteTable> byte_map_;  // SetByteMap, or null
+  ir::DataType mapped_type_ = ir::DataType::kInt8;
+  std::optional<LinearByteMap> linear_map_;  // the map's checked linear form
 };
 
 }  // namespace qfuse::runtime::int8

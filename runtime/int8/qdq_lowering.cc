@@ -1,6 +1,8 @@
 #include "runtime/int8/qdq_lowering.h"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +17,7 @@
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/qdq_operands.h"
 #include "runtime/int8/unit_requantization.h"
+#include "runtime/int8/value_params.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
@@ -473,6 +476,49 @@ class PassThroughPattern : public ir::rewrite::Pattern<PassThroughMatch> {
   const Replacer& replacer_;
 };
 
+// A QLinearClamp whose input is the int8 output of a QLinearUnit with a clamp activation, a
+// QLinearAdd or a QLinearMul, with no other reader: that node takes the clamp's
+// requantization as a byte map after its own (int8_ops.h's kFolded* attributes) and writes
+// the clamp's output; the clamp and the intermediate tensor are gone. Same bytes, one pass
+// over the tensor less.
+absl::Status FoldClamps(Graph* graph, const Replacer& replacer) {
+  std::vector<Node*> clamps;
+  for (Node* n : graph->nodes()) {
+    if (n->domain() == ir::kQfuseDomain && n->op_type() == kQLinearClampOp) clamps.push_back(n);
+  }
+  for (Node* clamp : clamps) {
+    Value* stage_out = clamp->input(0);
+    Node* unit = stage_out == nullptr ? nullptr : stage_out->producer();
+    if (unit == nullptr || unit->domain() != ir::kQfuseDomain ||
+        (unit->op_type() != kQLinearUnitOp && unit->op_type() != kQLinearAddOp && unit->op_type() != kQLinearMulOp) ||
+        unit->attrs().Has(kFoldedStageTypeAttr) || stage_out->uses().size() != 1 || stage_out->is_graph_output()) {
+      continue;
+    }
+    if (unit->op_type() == kQLinearUnitOp) {
+      absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(*unit);
+      if (!spec.ok() || !ir::IsClampActivation(spec->activation)) continue;
+    }
+    absl::StatusOr<ActivationQuant> stage = ReadActivationQuant(stage_out, "x");
+    absl::StatusOr<ActivationQuant> y = ReadActivationQuant(clamp->output(0), "y");
+    if (!stage.ok() || !y.ok()) continue;
+    QFUSE_ASSIGN_OR_RETURN(const float lo, clamp->attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
+    QFUSE_ASSIGN_OR_RETURN(const float hi, clamp->attrs().GetFloat("max", std::numeric_limits<float>::max()));
+    ir::AttributeMap& attrs = unit->mutable_attrs();
+    attrs.Set(kFoldedStageTypeAttr, static_cast<int64_t>(stage->type));
+    attrs.Set(kFoldedStageScaleAttr, stage->scale);
+    attrs.Set(kFoldedStageZeroPointAttr, static_cast<int64_t>(stage->zero_point));
+    attrs.Set(kFoldedClampMinAttr, lo);
+    attrs.Set(kFoldedClampMaxAttr, hi);
+    Value* clamp_out = clamp->output(0);
+    const std::string name = clamp_out->name();
+    stage_out->mutable_type() = clamp_out->type();
+    graph->ReplaceAllUsesWith(clamp_out, stage_out);
+    QFUSE_RETURN_IF_ERROR(replacer.Remove(graph, clamp));
+    QFUSE_RETURN_IF_ERROR(graph->RenameValue(stage_out, name));
+  }
+  return absl::OkStatus();
+}
+
 // DequantizeLinear nodes nobody reads any more.
 absl::Status RemoveUnreadDequantize(Graph* graph, const Replacer& replacer) {
   for (bool changed = true; changed;) {
@@ -529,6 +575,11 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.average_pools = rewrites[&average_pool];
   stats.concats = rewrites[&concat];
   QFUSE_RETURN_IF_ERROR(RemoveUnreadDequantize(graph, replacer));
+  if (options.fold_clamps) {
+    const int64_t removed = stats.removed_nodes;
+    QFUSE_RETURN_IF_ERROR(FoldClamps(graph, replacer));
+    stats.folded_clamps = stats.removed_nodes - removed;
+  }
   graph->RemoveUnusedConstants();
   QFUSE_RETURN_IF_ERROR(graph->Verify());
   return stats;

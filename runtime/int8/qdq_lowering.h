@@ -23,7 +23,10 @@
 // the types of the int8 values and constants it reads. Groups that do not match (e.g.
 // ConvTranspose, per-tensor params that are not constants, ops without an int8 form)
 // keep running as DQ -> float op -> Q. DequantizeLinear nodes left without readers are
-// removed.
+// removed. Then (LoweringOptions::fold_clamps) a QLinearClamp that is the only reader of a
+// QLinearUnit's, QLinearAdd's or QLinearMul's int8 output (the `bn` level's separate Relu /
+// Clip) is folded into that node as a byte map after its own requantization (int8_ops.h,
+// kFolded*): the same bytes, without the intermediate tensor.
 #ifndef QFUSE_RUNTIME_INT8_QDQ_LOWERING_H_
 #define QFUSE_RUNTIME_INT8_QDQ_LOWERING_H_
 
@@ -37,6 +40,7 @@ namespace qfuse::runtime::int8 {
 
 struct LoweringOptions {
   numerics::RequantizeMode mode = numerics::RequantizeMode::kOnnx;
+  bool fold_clamps = true;
 };
 
 struct LoweringStats {
@@ -47,6 +51,7 @@ struct LoweringStats {
   int64_t pass_through = 0;    // (d)
   int64_t average_pools = 0;   // (e)
   int64_t concats = 0;         // (f)
+  int64_t folded_clamps = 0;   // QLinearClamps folded into the node before them
   int64_t removed_nodes = 0;   // Q, DQ and float ops replaced
 };
 

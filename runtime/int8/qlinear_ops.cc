@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "runtime/int8/byte_table.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
+#include "runtime/int8/unary_requantization.h"
 #include "runtime/int8/value_params.h"
 #include "runtime/kernels/elementwise/broadcast.h"
 #include "runtime/kernels/kernel_util.h"
@@ -50,46 +52,6 @@ absl::Status CheckType(const Tensor* t, const ActivationQuant& q, const char* wh
   return absl::OkStatus();
 }
 
-// A single-term output stage from `in` to `out` (multiplier in.scale * extra / out.scale).
-absl::StatusOr<OutputStage> SingleTerm(numerics::RequantizeMode mode, const ActivationQuant& in,
-                                       const ActivationQuant& out, float weight = 1.f,
-                                       float act_min = std::numeric_limits<float>::lowest(),
-                                       float act_max = std::numeric_limits<float>::max()) {
-  OutputStageSpec spec;
-  spec.mode = mode;
-  spec.output_type = out.type;
-  spec.output_scale = out.scale;
-  spec.output_zero_point = out.zero_point;
-  spec.a.input_scale = in.scale;
-  spec.a.weight_scales = {weight};
-  spec.act_min = act_min;
-  spec.act_max = act_max;
-  return OutputStage::Create(spec);
-}
-
-// raw input byte -> output byte of y = clamp(x, lo, hi), requantized. Mode kOnnx is
-// onnxruntime's float path DequantizeLinear -> [Relu | Clip] -> QuantizeLinear (it has no
-// integer Relu or Clip; its QLinearConcat tables are the same Q(DQ(x))); kFixed is the
-// single-term output stage (whose bounds are lo and hi).
-std::array<uint8_t, 256> ByteTable(numerics::RequantizeMode mode, const ActivationQuant& x,
-                                   const ActivationQuant& y, float lo, float hi, const OutputStage& stage) {
-  std::array<uint8_t, 256> table{};
-  for (int raw = 0; raw < 256; ++raw) {
-    const int32_t q = x.type == DataType::kInt8 ? static_cast<int8_t>(raw) : raw;
-    if (mode == numerics::RequantizeMode::kOnnx) {
-      float f = numerics::Dequantize(q, x.scale, x.zero_point);
-      f = f < lo ? lo : f;
-      f = f > hi ? hi : f;
-      table[raw] = y.type == DataType::kInt8
-                       ? static_cast<uint8_t>(numerics::QuantizeLinear<int8_t>(f, y.scale, y.zero_point))
-                       : numerics::QuantizeLinear<uint8_t>(f, y.scale, y.zero_point);
-    } else {
-      table[raw] = static_cast<uint8_t>(stage.Quantize(q - x.zero_point, 0));
-    }
-  }
-  return table;
-}
-
 // QLinearAdd and QLinearMul: two int8/uint8 inputs, numpy broadcasting, one 64 KiB table of
 // output bytes.
 enum class BinaryOp { kAdd, kMul };
@@ -103,6 +65,14 @@ class QLinearBinaryKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(a_, ReadActivationQuant(node.input(0), "A"));
     QFUSE_ASSIGN_OR_RETURN(b_, ReadActivationQuant(node.input(1), "B"));
     QFUSE_ASSIGN_OR_RETURN(y_, ReadActivationQuant(node.output(0), "C"));
+    out_type_ = y_.type;
+    // A folded clamp: the table computes the clamp's input (y_), then maps it to C's bytes.
+    QFUSE_ASSIGN_OR_RETURN(const std::optional<FoldedClamp> folded, ReadFoldedClamp(node));
+    std::optional<ByteTable> clamp;
+    if (folded.has_value()) {
+      QFUSE_ASSIGN_OR_RETURN(clamp, ClampTable(mode_, folded->stage, y_, folded->min, folded->max));
+      y_ = folded->stage;
+    }
     OutputStageSpec spec;
     spec.mode = mode_;
     spec.output_type = y_.type;
@@ -122,6 +92,10 @@ class QLinearBinaryKernel : public Kernel {
     if (op_ == BinaryOp::kAdd && mode_ == numerics::RequantizeMode::kOnnx) {
       scalar_a_table_ = BuildTable(/*scalar_a=*/true);
     }
+    if (clamp.has_value()) {
+      for (uint8_t& v : table_) v = (*clamp)[v];
+      for (uint8_t& v : scalar_a_table_) v = (*clamp)[v];
+    }
     return absl::OkStatus();
   }
 
@@ -135,7 +109,7 @@ class QLinearBinaryKernel : public Kernel {
     const uint8_t* ad = static_cast<const uint8_t*>(a.raw_data());
     const uint8_t* bd = static_cast<const uint8_t*>(b.raw_data());
     if (a.dims() == b.dims()) {
-      QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(stage_.output_type(), a.dims()));
+      QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(out_type_, a.dims()));
       uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
       const uint8_t* table = table_.data();
       ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
@@ -152,7 +126,7 @@ class QLinearBinaryKernel : public Kernel {
     // numpy broadcasting: along a run where a is one value and b varies, onnxruntime swaps the
     // operands (numerics/requantize.h), hence the second table.
     QFUSE_ASSIGN_OR_RETURN(const kernels::BroadcastPlan plan, kernels::MakeBroadcastPlan(a.dims(), b.dims()));
-    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(stage_.output_type(), plan.out_dims));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(out_type_, plan.out_dims));
     uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
     ctx.pool->ParallelFor(plan.num_elements, kElementwiseChunk, [&](int64_t begin, int64_t end) {
       kernels::ForEachRun(plan, begin, end, [&](int64_t o, int64_t ia, int64_t ib, int64_t n) {
@@ -198,7 +172,8 @@ class QLinearBinaryKernel : public Kernel {
 
   BinaryOp op_;
   numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
-  ActivationQuant a_, b_, y_;
+  ActivationQuant a_, b_, y_;  // y_: the arithmetic's output (a folded clamp's input)
+  ir::DataType out_type_ = DataType::kInt8;
   OutputStage stage_;
   std::vector<uint8_t> table_;
   std::vector<uint8_t> scalar_a_table_;  // mode kOnnx only: A broadcast along a run of B
@@ -213,8 +188,8 @@ class QLinearClampKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(const ActivationQuant y, ReadActivationQuant(node.output(0), "Y"));
     QFUSE_ASSIGN_OR_RETURN(const float lo, node.attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
     QFUSE_ASSIGN_OR_RETURN(const float hi, node.attrs().GetFloat("max", std::numeric_limits<float>::max()));
-    QFUSE_ASSIGN_OR_RETURN(stage_, SingleTerm(mode, x_, y, 1.f, lo, hi));
-    table_ = ByteTable(mode, x_, y, lo, hi, stage_);
+    QFUSE_ASSIGN_OR_RETURN(stage_, SingleTermStage(mode, x_, y, 1.f, lo, hi));
+    QFUSE_ASSIGN_OR_RETURN(table_, ClampTable(mode, x_, y, lo, hi));
     return absl::OkStatus();
   }
 
@@ -235,7 +210,7 @@ class QLinearClampKernel : public Kernel {
  private:
   ActivationQuant x_;
   OutputStage stage_;
-  std::array<uint8_t, 256> table_{};  // raw input byte -> output byte (ByteTable)
+  ByteTable table_{};  // raw input byte -> output byte (ClampTable)
 };
 
 // AveragePool (ceil_mode 0, no dilations: the lowering only matches those) and
@@ -342,9 +317,9 @@ class QLinearAveragePoolKernel : public Kernel {
         // of the output scale (the pool has no activation bounds).
         ActivationQuant pooled = y_;
         pooled.scale = numerics::OnnxGlobalPoolDenominator(y_.scale, d);
-        QFUSE_ASSIGN_OR_RETURN(s, SingleTerm(mode_, x_, pooled, 1.f));
+        QFUSE_ASSIGN_OR_RETURN(s, SingleTermStage(mode_, x_, pooled, 1.f));
       } else {
-        QFUSE_ASSIGN_OR_RETURN(s, SingleTerm(mode_, x_, y_, 1.f / static_cast<float>(d)));
+        QFUSE_ASSIGN_OR_RETURN(s, SingleTermStage(mode_, x_, y_, 1.f / static_cast<float>(d)));
       }
       stages_.push_back(std::move(s));
     }
@@ -367,11 +342,12 @@ class QLinearConcatKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(y_, ReadActivationQuant(node.output(0), "output"));
     for (size_t i = 0; i < node.inputs().size(); ++i) {
       QFUSE_ASSIGN_OR_RETURN(ActivationQuant in, ReadActivationQuant(node.input(i), absl::StrCat("input ", i)));
-      QFUSE_ASSIGN_OR_RETURN(OutputStage s, SingleTerm(mode, in, y_));
       copy_.push_back(in.type == y_.type && in.scale == y_.scale && in.zero_point == y_.zero_point);
       in_.push_back(in);
-      tables_.push_back(ByteTable(mode, in, y_, std::numeric_limits<float>::lowest(),
-                                  std::numeric_limits<float>::max(), s));
+      QFUSE_ASSIGN_OR_RETURN(ByteTable table,
+                             ClampTable(mode, in, y_, std::numeric_limits<float>::lowest(),
+                                        std::numeric_limits<float>::max()));
+      tables_.push_back(table);
     }
     return absl::OkStatus();
   }
@@ -428,7 +404,7 @@ class QLinearConcatKernel : public Kernel {
   int64_t axis_ = 0;
   ActivationQuant y_;
   std::vector<ActivationQuant> in_;
-  std::vector<std::array<uint8_t, 256>> tables_;  // per input: raw byte -> output byte (ByteTable)
+  std::vector<ByteTable> tables_;  // per input: raw byte -> output byte (ClampTable)
   std::vector<bool> copy_;
 };
 

@@ -1,10 +1,35 @@
 #include "runtime/int8/unit_requantization.h"
 
+#include <limits>
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/int8/byte_table.h"
 #include "runtime/int8/int8_ops.h"
+#include "runtime/int8/unary_requantization.h"
 
 namespace qfuse::runtime::int8 {
+
+absl::StatusOr<std::optional<FoldedClamp>> ReadFoldedClamp(const ir::Node& node) {
+  if (!node.attrs().Has(kFoldedStageTypeAttr)) return std::optional<FoldedClamp>();
+  FoldedClamp f;
+  QFUSE_ASSIGN_OR_RETURN(const int64_t type, node.attrs().GetInt(kFoldedStageTypeAttr, 0));
+  f.stage.type = static_cast<ir::DataType>(type);
+  if (f.stage.type != ir::DataType::kInt8 && f.stage.type != ir::DataType::kUint8) {
+    return absl::InvalidArgumentError(absl::StrCat(kFoldedStageTypeAttr, " must be INT8 or UINT8"));
+  }
+  QFUSE_ASSIGN_OR_RETURN(f.stage.scale, node.attrs().GetFloat(kFoldedStageScaleAttr, 0.f));
+  QFUSE_ASSIGN_OR_RETURN(const int64_t zp, node.attrs().GetInt(kFoldedStageZeroPointAttr, 0));
+  f.stage.zero_point = static_cast<int32_t>(zp);
+  QFUSE_ASSIGN_OR_RETURN(f.min, node.attrs().GetFloat(kFoldedClampMinAttr, std::numeric_limits<float>::lowest()));
+  QFUSE_ASSIGN_OR_RETURN(f.max, node.attrs().GetFloat(kFoldedClampMaxAttr, std::numeric_limits<float>::max()));
+  if (!(f.stage.scale > 0)) return absl::InvalidArgumentError(absl::StrCat(kFoldedStageScaleAttr, " must be > 0"));
+  if (node.output(0) == nullptr || node.output(0)->type().dtype == ir::DataType::kFloat32) {
+    return absl::InvalidArgumentError("a node with a folded clamp must have an INT8/UINT8 output");
+  }
+  return std::optional<FoldedClamp>(f);
+}
 
 absl::Status CheckIntegerUnitForm(ir::UnitBaseOp op, const ir::AttributeMap& attrs, int64_t w_rank) {
   switch (op) {
@@ -71,6 +96,16 @@ absl::StatusOr<UnitRequantization> ReadUnitRequantization(const ir::Node& node) 
     stage.output_scale = y.scale;
     stage.output_zero_point = y.zero_point;
   }
+  std::optional<FoldedClamp> folded;
+  QFUSE_ASSIGN_OR_RETURN(folded, ReadFoldedClamp(node));
+  if (folded.has_value() && u.float_epilogue) {
+    return absl::InvalidArgumentError("a folded clamp needs a clamp activation in the unit");
+  }
+  if (folded.has_value()) {
+    stage.output_type = folded->stage.type;
+    stage.output_scale = folded->stage.scale;
+    stage.output_zero_point = folded->stage.zero_point;
+  }
   QFUSE_ASSIGN_OR_RETURN(const int64_t dequantized_epilogue, node.attrs().GetInt(kDequantizedEpilogueAttr, 0));
   stage.dequantize_then_quantize = dequantized_epilogue != 0;
   stage.a.input_scale = stage.dequantize_then_quantize ? 1.f : u.x.scale;  // w's scales are s_x * s_w[c] then
@@ -83,6 +118,11 @@ absl::StatusOr<UnitRequantization> ReadUnitRequantization(const ir::Node& node) 
   stage.act_min = bounds.lo;
   stage.act_max = bounds.hi;
   QFUSE_ASSIGN_OR_RETURN(u.stage, OutputStage::Create(stage));
+  if (folded.has_value()) {
+    QFUSE_ASSIGN_OR_RETURN(const ActivationQuant y, ReadActivationQuant(node.output(0), "y"));
+    QFUSE_ASSIGN_OR_RETURN(const ByteTable table, ClampTable(mode, folded->stage, y, folded->min, folded->max));
+    u.stage.SetByteMap(table, y.type, folded->stage.scale / y.scale);
+  }
   return u;
 }
 

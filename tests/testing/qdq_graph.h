@@ -48,6 +48,26 @@ class QdqGraph {
     q->output(0)->mutable_type().shape = y->type().shape;
     (void)g_.MarkOutput(q->output(0));
   }
+  // QuantizeLinear of `y` as the graph output "y" of `type` (INT8 or UINT8).
+  void Output(ir::Value* y, ir::DataType type, float scale, int zp) {
+    ir::Node* q = *g_.AddNode("QuantizeLinear", "q_out", {y, Scalar("y_s", scale), ZeroPoint("y_zp", type, zp)}, {"y"});
+    q->output(0)->mutable_type() = Type(type, {});
+    q->output(0)->mutable_type().shape = y->type().shape;
+    (void)g_.MarkOutput(q->output(0));
+  }
+  // QuantizeLinear of `v` to `type` (INT8 or UINT8) and its DequantizeLinear: a requantized
+  // intermediate, as between two separately quantized ops.
+  ir::Value* QuantizeDequantize(ir::Value* v, ir::DataType type, float scale, int zp) {
+    const std::string name = "q" + std::to_string(++count_);
+    ir::Value* s = Scalar(name + "_s", scale);
+    ir::Value* z = ZeroPoint(name + "_zp", type, zp);
+    ir::Node* q = *g_.AddNode("QuantizeLinear", name, {v, s, z}, {name + "_out"});
+    q->output(0)->mutable_type() = Type(type, {});
+    q->output(0)->mutable_type().shape = v->type().shape;
+    ir::Node* dq = *g_.AddNode("DequantizeLinear", name + "_dq", {q->output(0), s, z}, {name + "_dequantized"});
+    dq->output(0)->mutable_type() = v->type();
+    return dq->output(0);
+  }
   void FloatOutput(ir::Value* y) { (void)g_.MarkOutput(y); }
   ir::Graph& graph() { return g_; }
 
@@ -55,6 +75,10 @@ class QdqGraph {
   ir::Value* Scalar(const std::string& name, float v) { return *g_.AddConstant(name, ir::Tensor::Scalar<float>(v)); }
   ir::Value* Int8Scalar(const std::string& name, int8_t v) {
     return *g_.AddConstant(name, ir::Tensor::Scalar<int8_t>(v));
+  }
+  ir::Value* ZeroPoint(const std::string& name, ir::DataType type, int zp) {
+    return type == ir::DataType::kUint8 ? *g_.AddConstant(name, ir::Tensor::Scalar<uint8_t>(static_cast<uint8_t>(zp)))
+                                        : Int8Scalar(name, static_cast<int8_t>(zp));
   }
   ir::Value* Dq(ir::Value* q, ir::Value* s, ir::Value* zp, const std::vector<int64_t>& dims,
                 ir::AttributeMap attrs = {}) {

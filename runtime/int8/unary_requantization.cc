@@ -1,0 +1,42 @@
+#include "runtime/int8/unary_requantization.h"
+
+#include "base/status_macros.h"
+
+namespace qfuse::runtime::int8 {
+
+absl::StatusOr<OutputStage> SingleTermStage(numerics::RequantizeMode mode, const ActivationQuant& in,
+                                            const ActivationQuant& out, float weight, float act_min,
+                                            float act_max) {
+  OutputStageSpec spec;
+  spec.mode = mode;
+  spec.output_type = out.type;
+  spec.output_scale = out.scale;
+  spec.output_zero_point = out.zero_point;
+  spec.a.input_scale = in.scale;
+  spec.a.weight_scales = {weight};
+  spec.act_min = act_min;
+  spec.act_max = act_max;
+  return OutputStage::Create(spec);
+}
+
+absl::StatusOr<ByteTable> ClampTable(numerics::RequantizeMode mode, const ActivationQuant& x,
+                                                    const ActivationQuant& y, float lo, float hi) {
+  QFUSE_ASSIGN_OR_RETURN(const OutputStage stage, SingleTermStage(mode, x, y, 1.f, lo, hi));
+  ByteTable table{};
+  for (int raw = 0; raw < 256; ++raw) {
+    const int32_t q = x.type == ir::DataType::kInt8 ? static_cast<int8_t>(raw) : raw;
+    if (mode == numerics::RequantizeMode::kOnnx) {
+      float f = numerics::Dequantize(q, x.scale, x.zero_point);
+      f = f < lo ? lo : f;
+      f = f > hi ? hi : f;
+      table[raw] = y.type == ir::DataType::kInt8
+                       ? static_cast<uint8_t>(numerics::QuantizeLinear<int8_t>(f, y.scale, y.zero_point))
+                       : numerics::QuantizeLinear<uint8_t>(f, y.scale, y.zero_point);
+    } else {
+      table[raw] = static_cast<uint8_t>(stage.Quantize(q - x.zero_point, 0));
+    }
+  }
+  return table;
+}
+
+}  // namespace qfuse::runtime::int8

@@ -1,0 +1,36 @@
+// Requantizing one int8/uint8 input to another quantization: the single-term output stage
+// (runtime/int8/output_stage.h) and the 256-byte table of a requantizing clamp, shared by
+// QLinearClamp, QLinearConcat, the average pools and the clamps folded into QLinearUnit
+// (qdq_lowering.h).
+#ifndef QFUSE_RUNTIME_INT8_UNARY_REQUANTIZATION_H_
+#define QFUSE_RUNTIME_INT8_UNARY_REQUANTIZATION_H_
+
+#include <array>
+#include <cstdint>
+#include <limits>
+
+#include "absl/status/statusor.h"
+#include "numerics/requantize.h"
+#include "runtime/int8/byte_table.h"
+#include "runtime/int8/output_stage.h"
+#include "runtime/int8/value_params.h"
+
+namespace qfuse::runtime::int8 {
+
+// A single-term output stage from `in` to `out` (multiplier in.scale * weight / out.scale,
+// activation bounds act_min / act_max in real units).
+absl::StatusOr<OutputStage> SingleTermStage(numerics::RequantizeMode mode, const ActivationQuant& in,
+                                            const ActivationQuant& out, float weight = 1.f,
+                                            float act_min = std::numeric_limits<float>::lowest(),
+                                            float act_max = std::numeric_limits<float>::max());
+
+// Raw input byte -> output byte of y = clamp(x, lo, hi) requantized from x's quantization to
+// y's. Mode kOnnx is onnxruntime's float path DequantizeLinear -> [Relu | Clip] ->
+// QuantizeLinear (it has no integer Relu or Clip; its QLinearConcat tables are the same
+// Q(DQ(x))); kFixed is the single-term output stage with bounds lo and hi.
+absl::StatusOr<ByteTable> ClampTable(numerics::RequantizeMode mode, const ActivationQuant& x,
+                                                    const ActivationQuant& y, float lo, float hi);
+
+}  // namespace qfuse::runtime::int8
+
+#endif  // QFUSE_RUNTIME_INT8_UNARY_REQUANTIZATION_H_
