@@ -2,6 +2,7 @@
 
   /usr/bin/python3 models/zoo/fx_peer.py --zoo out/zoo --arch resnet18 [--variant norm-pm1]
   /usr/bin/python3 models/zoo/fx_peer.py --zoo out/zoo --all
+  /usr/bin/python3 models/zoo/fx_peer.py --zoo out/zoo --arch mobilenet_v3_small --no_reduce_range
 
 Rebuilds the arch, loads <dir>/weights.pt (the exact weights exported to ONNX),
 prepare_fx with get_default_qconfig_mapping('fbgemm') (HistogramObserver
@@ -35,26 +36,35 @@ def class_axis(kind):
     return -1 if kind == "sequence" else 1
 
 
-def quantize(model, calib, qconfig_name, non_traceable=()):
-    from torch.ao.quantization import get_default_qconfig_mapping
+def quantize(model, calib, qconfig_name, non_traceable=(), reduce_range=True):
+    """reduce_range=False: 8-bit HistogramObserver activations instead of fbgemm's 7-bit ones.
+    (fbgemm's observers fit each activation's range to 0..127 but store it as quint8 0..255,
+    so every tensor holds about twice its calibrated maximum: coarser steps, and headroom for
+    inputs beyond the calibration range. docs/zoo.md measures both.)"""
+    from torch.ao.quantization import (HistogramObserver, QConfig, default_per_channel_weight_observer,
+                                       get_default_qconfig_mapping)
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
     from torch.ao.quantization.fx.custom_config import PrepareCustomConfig
     cfg = PrepareCustomConfig()
     if non_traceable:
         cfg.set_non_traceable_module_classes(list(non_traceable))
     example = (torch.from_numpy(calib[:1]),)
-    prepared = prepare_fx(copy.deepcopy(model), get_default_qconfig_mapping(qconfig_name),
-                          example, prepare_custom_config=cfg)
+    mapping = get_default_qconfig_mapping(qconfig_name)
+    if not reduce_range:
+        mapping.set_global(QConfig(activation=HistogramObserver.with_args(reduce_range=False),
+                                   weight=default_per_channel_weight_observer))
+    prepared = prepare_fx(copy.deepcopy(model), mapping, example, prepare_custom_config=cfg)
     with torch.no_grad():
         for i in range(0, len(calib), 16):
             prepared(torch.from_numpy(calib[i:i + 16]))
     return convert_fx(prepared)
 
 
-def run_dir(zoo, arch, variant, calib_samples):
+def run_dir(zoo, arch, variant, calib_samples, reduce_range=True):
     d = os.path.join(zoo, arch, variant) if variant else os.path.join(zoo, arch)
     kind = "classification" if arch.endswith("_fmnist") else archs.ARCHS[arch].kind
-    rec = {"arch": arch, "variant": variant or "", "kind": kind, "qconfig": "fbgemm",
+    rec = {"arch": arch, "variant": variant or "", "kind": kind,
+           "qconfig": "fbgemm" if reduce_range else "fbgemm, activations without reduce_range",
            "torch": torch.__version__}
     t0 = time.time()
     engines = torch.backends.quantized.supported_engines
@@ -74,14 +84,14 @@ def run_dir(zoo, arch, variant, calib_samples):
         rec["fp32_vs_saved_max_abs"] = float(np.abs(np.load(saved) - ref).max())
     qmodel = None
     try:
-        qmodel = quantize(model, calib, "fbgemm")
+        qmodel = quantize(model, calib, "fbgemm", reduce_range=reduce_range)
         rec["mode"] = "full FX graph"
     except Exception as e:  # noqa: BLE001 - FX cannot trace/quantize: record it
         rec["error"] = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0][:400])
         rec["error_where"] = traceback.format_exc().strip().splitlines()[-3][:300]
         if any(isinstance(m, torch.nn.MultiheadAttention) for m in model.modules()):
             try:
-                qmodel = quantize(model, calib, "fbgemm", (torch.nn.MultiheadAttention,))
+                qmodel = quantize(model, calib, "fbgemm", (torch.nn.MultiheadAttention,), reduce_range)
                 rec["mode"] = "fallback: nn.MultiheadAttention non-traceable (kept fp32)"
             except Exception as e2:  # noqa: BLE001
                 rec["fallback_error"] = "%s: %s" % (type(e2).__name__,
@@ -109,7 +119,7 @@ def run_dir(zoo, arch, variant, calib_samples):
             rec.pop("mode", None)
     rec["ok"] = "sqnr_db" in rec
     rec["seconds"] = round(time.time() - t0, 1)
-    common.write_json(os.path.join(d, "fx.json"), rec)
+    common.write_json(os.path.join(d, "fx.json" if reduce_range else "fx_no_reduce_range.json"), rec)
     name = arch + ("/" + variant if variant else "")
     if rec["ok"]:
         extra = (" top1 fp32 %.4f int8 %.4f" % (rec["top1_fp32"], rec["top1_int8"])
@@ -141,6 +151,8 @@ def main():
     ap.add_argument("--variant", default="", help="e.g. norm-meanstd")
     ap.add_argument("--all", action="store_true", help="every arch and variant in --zoo")
     ap.add_argument("--calib_samples", type=int, default=0, help="0: all of calib.npy")
+    ap.add_argument("--no_reduce_range", action="store_true",
+                    help="8-bit activation observers (writes fx_no_reduce_range.json, not fx.json)")
     a = ap.parse_args()
     common.setup_torch(0)
     if a.all:
@@ -148,16 +160,17 @@ def main():
         n = 0
         for arch, variant in all_dirs(a.zoo):
             try:
-                run_dir(a.zoo, arch, variant, a.calib_samples)
+                run_dir(a.zoo, arch, variant, a.calib_samples, not a.no_reduce_range)
             except Exception as e:  # noqa: BLE001 - keep going
                 print("fx %s/%s: ERROR %s" % (arch, variant, e), flush=True)
             n += 1
         print("fx_peer: %d models in %.0f s" % (n, time.time() - t0))
     elif a.arch:
-        run_dir(a.zoo, a.arch, a.variant, a.calib_samples)
+        run_dir(a.zoo, a.arch, a.variant, a.calib_samples, not a.no_reduce_range)
     else:
         ap.error("give --arch or --all")
-    write_summary(a.zoo)
+    if not a.no_reduce_range:
+        write_summary(a.zoo)
 
 
 def write_summary(zoo):
