@@ -136,7 +136,8 @@ class OutputStage {
   // A byte map applied after the stage to every quantized output the row, channel and pixel
   // functions below write: out = map[stage(...)], with the map's bytes of type `mapped_type`
   // (a requantizing clamp folded into the unit before it, qdq_lowering.h). Quantize() is
-  // the stage alone.
+  // the stage alone, and so is QuantizeRealRow (the float epilogue of non-linear activations,
+  // which the lowering never folds a clamp into).
   // `ratio` (float32, the stage's output scale over the mapped bytes' scale) gives the
   // vectorised pixel functions a linear form of the map, clamp(round(r * ratio), lo, hi) +
   // zp for the stage's integer r before its zero point, used only if it equals the map on
@@ -247,7 +248,6 @@ class OutputStage {
   // T's limits (the non-linear activation epilogue above).
   template <typename T>
   void QuantizeRealRow(const float* v, int64_t n, T* out) const {
-    MapBytesOnReturn mapped(byte_map_.get(), out, n);
     for (int64_t i = 0; i < n; ++i) out[i] = numerics::QuantizeLinear<T>(v[i], output_scale_, zp_);
   }
   template <typename B>
