@@ -1,7 +1,8 @@
 # Sourced by the int8 A/B scripts (int8_engines_ab.sh, binaries_ab.sh): the models of
 # tools/ort/bench_vs_ort.sh as "name|dims|batches"; for_each_int8_file, which calls
 # "$@" NAME FILE BATCHES DIMS_FLAG... for each int8 file of level $LEVEL (ONLY=a,b keeps
-# those names), or exits when one is missing; and median_table, which prints the table.
+# those names), or exits when one is missing; float_model NAME, the float model it came from;
+# and median_table, which prints the table.
 BENCH_MODELS=(
   "resnet_small||1,64"
   "mobilenetv2_small||1,64"
@@ -10,6 +11,16 @@ BENCH_MODELS=(
   "resnet18_320|height=320,width=320|1,8"
   "mobilenet_v2_320|height=320,width=320|1,8"
 )
+
+# The float model a BENCH_MODELS name was quantized from (tools/ort/bench_vs_ort.sh's list).
+float_model() {
+  case "$1" in
+    resnet_small | mobilenetv2_small) echo "models/$1/model.onnx" ;;
+    resnet18_*) echo "out/zoo/resnet18/opset13.onnx" ;;
+    mobilenet_v2_*) echo "out/zoo/mobilenet_v2/opset13.onnx" ;;
+    *) echo "float_model: unknown bench model $1" >&2; return 1 ;;
+  esac
+}
 
 for_each_int8_file() {
   local entry name dims batches file

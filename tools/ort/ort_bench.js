@@ -1,5 +1,6 @@
 // Times onnxruntime on a model with random FLOAT inputs: median/min/max latency at
-// batch 1 and batch 64 (symbolic dims take the batch size), like `//tools:run --bench`.
+// batch 1 and batch 64 (symbolic dims take the batch size), like `//tools:run --bench`, then
+// the process's peak resident memory.
 //   node tools/ort/ort_bench.js MODEL [--threads=2] [--runs=30] [--batches=1,64] [--dims=height=224,width=224] [--exact]
 // (--dims: sizes of named symbolic dims; the others take the batch size; --exact: session option
 // session.x64quantprecision=1, onnxruntime's non-saturating u8 x u8 kernels on x86 without VNNI,
@@ -37,6 +38,7 @@ function randomData(n, seed) {
 
 async function main() {
   const args = parseArgs(process.argv);
+  const nodeKiB = process.resourceUsage().maxRSS;  // node itself, before onnxruntime loads the model
   const session = await ort.InferenceSession.create(args.model, {
     intraOpNumThreads: args.threads,
     interOpNumThreads: 1,
@@ -67,6 +69,9 @@ async function main() {
                 `min ${ms[0].toFixed(3).padStart(8)} ms  max ${ms[ms.length - 1].toFixed(3).padStart(8)} ms  ` +
                 `throughput ${(batch * 1000 / median).toFixed(1).padStart(9)} samples/s`);
   }
+  // As //tools:run prints it (the process's peak resident set), and node's share before the session.
+  console.log(`peak resident memory of the process: ${(process.resourceUsage().maxRSS / 1024).toFixed(1)} MiB ` +
+              `(node before the session: ${(nodeKiB / 1024).toFixed(1)} MiB)`);
 }
 
 main().catch((e) => {
