@@ -9,20 +9,14 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/requantize_isa_guard.h"
 #include "runtime/int8/output_stage.h"
 #include "runtime/int8/unary_requantization.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
 
-class IsaGuard {
- public:
-  IsaGuard() : saved_(CurrentRequantizeIsa()) {}
-  ~IsaGuard() { SetRequantizeIsa(saved_); }
-
- private:
-  RequantizeIsa saved_;
-};
+using IsaGuard = testing::RequantizeIsaGuard;
 
 struct Clamp {
   float lo, hi;

@@ -10,18 +10,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/requantize_isa_guard.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
 
-class IsaGuard {
- public:
-  IsaGuard() : saved_(CurrentRequantizeIsa()) {}
-  ~IsaGuard() { SetRequantizeIsa(saved_); }
-
- private:
-  RequantizeIsa saved_;
-};
+using IsaGuard = testing::RequantizeIsaGuard;
 
 struct Case {
   numerics::RequantizeMode mode;
