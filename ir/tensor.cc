@@ -2,8 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -16,23 +16,28 @@ namespace {
 // Cache-line alignment lets SIMD kernels use aligned loads on tensor starts.
 constexpr size_t kTensorAlignment = 64;
 
-// Freed buffers of 64 KiB and more are kept (up to 256 MiB in all) and handed out
-// again for the same size: a runtime that allocates the same activations every run
-// then touches warm memory instead of fresh pages the OS must zero and map each time.
+// Freed buffers of 64 KiB and more are kept (up to 256 MiB in all) and handed out again
+// for a request of their size or up to half of it (the smallest that fits): a runtime that
+// allocates the same activations every run then touches warm memory instead of fresh pages
+// the OS must zero and map each time, and one cached buffer serves the many nearby sizes of
+// a network's layers instead of one buffer being kept per size.
 class BufferCache {
  public:
   static BufferCache& Get() {
     static BufferCache* cache = new BufferCache();  // never destroyed: buffers outlive main
     return *cache;
   }
-  uint8_t* Take(size_t bytes) {
+  // A buffer of at least `bytes`; *capacity is its real size (what Give takes back).
+  uint8_t* Take(size_t bytes, size_t* capacity) {
+    *capacity = bytes;
     if (bytes >= kMinCached) {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = free_.find(bytes);
-      if (it != free_.end() && !it->second.empty()) {
-        uint8_t* p = it->second.back();
-        it->second.pop_back();
-        cached_bytes_ -= bytes;
+      auto it = free_.lower_bound(bytes);
+      if (it != free_.end() && it->first / 2 <= bytes) {
+        uint8_t* p = it->second;
+        *capacity = it->first;
+        cached_bytes_ -= it->first;
+        free_.erase(it);
         return p;
       }
     }
@@ -42,7 +47,7 @@ class BufferCache {
     if (bytes >= kMinCached) {
       std::lock_guard<std::mutex> lock(mu_);
       if (cached_bytes_ + bytes <= kMaxCached) {
-        free_[bytes].push_back(p);
+        free_.emplace(bytes, p);
         cached_bytes_ += bytes;
         return;
       }
@@ -54,7 +59,7 @@ class BufferCache {
   static constexpr size_t kMinCached = size_t{64} << 10;
   static constexpr size_t kMaxCached = size_t{256} << 20;
   std::mutex mu_;
-  std::unordered_map<size_t, std::vector<uint8_t*>> free_;
+  std::multimap<size_t, uint8_t*> free_;  // capacity -> buffer
   size_t cached_bytes_ = 0;
 };
 
@@ -128,9 +133,10 @@ absl::StatusOr<Tensor> Tensor::CreateUninitialized(DataType dtype, std::vector<i
 
 bool Tensor::Allocate(bool zero) {
   const size_t padded = PaddedBytes(byte_size());
-  uint8_t* p = BufferCache::Get().Take(padded);
+  size_t capacity = 0;
+  uint8_t* p = BufferCache::Get().Take(padded, &capacity);
   if (p == nullptr) return false;
-  data_ = std::unique_ptr<uint8_t[], AlignedDeleter>(p, AlignedDeleter{padded});
+  data_ = std::unique_ptr<uint8_t[], AlignedDeleter>(p, AlignedDeleter{capacity});
   // Without `zero`, only the alignment padding past the elements is cleared.
   const size_t from = zero ? 0 : byte_size();
   std::memset(data_.get() + from, 0, padded - from);
