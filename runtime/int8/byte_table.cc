@@ -39,7 +39,8 @@ __attribute__((target("avx2"))) int64_t LookupBytesAvx2(const uint8_t* table, co
 
 void LookupBytes(const ByteTable& table, const uint8_t* x, int64_t n, uint8_t* y) {
   const uint8_t* t = table.data();
-  int64_t i = IsaAllowed(Isa::kAvx2) ? LookupBytesAvx2(t, x, n, y) : 0;
+  // Below one vector the 16 row broadcasts cost more than the bytes.
+  int64_t i = n >= 32 && IsaAllowed(Isa::kAvx2) ? LookupBytesAvx2(t, x, n, y) : 0;
   for (; i < n; ++i) y[i] = t[x[i]];
 }
 

@@ -361,9 +361,8 @@ int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, c
   const LinearByteMap* linear = linear_map_.has_value() ? &*linear_map_ : nullptr;
   const int64_t whole = OnnxPixelsAvx2(onnx_a_.data(), onnx_a_.size() == 1, onnx_b_, divisor_, flo_, fhi_, zp_, linear, a,
                                        bias, b, b_signed, b_zp, channels, pixels, out);
-  const bool mapped = linear != nullptr && whole > 0;  // whole channels written through the map
-  if (whole < channels || (byte_map_ != nullptr && !mapped)) {  // each pixel's last channels, as QuantizeChannels
-    const int64_t from = mapped ? whole : 0;
+  const bool linear_done = linear != nullptr && whole > 0;  // whole channels written through the map
+  if (whole < channels) {  // each pixel's last channels, as QuantizeChannels
     for (int64_t p = 0; p < pixels; ++p) {
       for (int64_t j = whole; j < channels; ++j) {
         const int64_t i = p * channels + j;
@@ -371,9 +370,11 @@ int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, c
         const int32_t bv = b == nullptr ? 0 : (b_signed ? int32_t{static_cast<int8_t>(b[i])} : int32_t{b[i]}) - b_zp;
         out[i] = static_cast<uint8_t>(b == nullptr ? Quantize(acc, j) : Quantize(acc, bv, j));
       }
-      if (byte_map_ != nullptr) MapBytes(*byte_map_, out + p * channels + from, channels - from);
+      if (linear_done) MapBytes(*byte_map_, out + p * channels + whole, channels - whole);
     }
   }
+  // Without the linear form, the table once over the whole block.
+  if (byte_map_ != nullptr && !linear_done) MapBytes(*byte_map_, out, pixels * channels);
   return pixels;
 }
 

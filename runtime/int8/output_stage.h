@@ -273,7 +273,7 @@ class OutputStage {
     MapBytesOnReturn(const ByteTable* map, T* out, int64_t n)
         : map_(map), out_(reinterpret_cast<uint8_t*>(out)), n_(n) {}
     ~MapBytesOnReturn() {
-      if (map_ != nullptr) LookupBytes(*map_, out_, n_, out_);
+      if (map_ != nullptr) MapBytes(*map_, out_, n_);
     }
     MapBytesOnReturn(const MapBytesOnReturn&) = delete;
     MapBytesOnReturn& operator=(const MapBytesOnReturn&) = delete;

@@ -480,22 +480,24 @@ class PassThroughPattern : public ir::rewrite::Pattern<PassThroughMatch> {
 // QLinearAdd or a QLinearMul, with no other reader: that node takes the clamp's
 // requantization as a byte map after its own (int8_ops.h's kFolded* attributes) and writes
 // the clamp's output; the clamp and the intermediate tensor are gone. Same bytes, one pass
-// over the tensor less.
-absl::Status FoldClamps(Graph* graph, const Replacer& replacer) {
+// over the tensor less. Returns how many it folded.
+absl::StatusOr<int64_t> FoldClamps(Graph* graph, const Replacer& replacer) {
+  int64_t folded = 0;
   std::vector<Node*> clamps;
   for (Node* n : graph->nodes()) {
     if (n->domain() == ir::kQfuseDomain && n->op_type() == kQLinearClampOp) clamps.push_back(n);
   }
   for (Node* clamp : clamps) {
     Value* stage_out = clamp->input(0);
-    Node* unit = stage_out == nullptr ? nullptr : stage_out->producer();
-    if (unit == nullptr || unit->domain() != ir::kQfuseDomain ||
-        (unit->op_type() != kQLinearUnitOp && unit->op_type() != kQLinearAddOp && unit->op_type() != kQLinearMulOp) ||
-        unit->attrs().Has(kFoldedStageTypeAttr) || stage_out->uses().size() != 1 || stage_out->is_graph_output()) {
+    Node* producer = stage_out == nullptr ? nullptr : stage_out->producer();
+    if (producer == nullptr || producer->domain() != ir::kQfuseDomain ||
+        (producer->op_type() != kQLinearUnitOp && producer->op_type() != kQLinearAddOp &&
+         producer->op_type() != kQLinearMulOp) ||
+        producer->attrs().Has(kFoldedStageTypeAttr) || stage_out->uses().size() != 1 || stage_out->is_graph_output()) {
       continue;
     }
-    if (unit->op_type() == kQLinearUnitOp) {
-      absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(*unit);
+    if (producer->op_type() == kQLinearUnitOp) {
+      absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(*producer);
       if (!spec.ok() || !ir::IsClampActivation(spec->activation)) continue;
     }
     absl::StatusOr<ActivationQuant> stage = ReadActivationQuant(stage_out, "x");
@@ -503,7 +505,7 @@ absl::Status FoldClamps(Graph* graph, const Replacer& replacer) {
     if (!stage.ok() || !y.ok()) continue;
     QFUSE_ASSIGN_OR_RETURN(const float lo, clamp->attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
     QFUSE_ASSIGN_OR_RETURN(const float hi, clamp->attrs().GetFloat("max", std::numeric_limits<float>::max()));
-    ir::AttributeMap& attrs = unit->mutable_attrs();
+    ir::AttributeMap& attrs = producer->mutable_attrs();
     attrs.Set(kFoldedStageTypeAttr, static_cast<int64_t>(stage->type));
     attrs.Set(kFoldedStageScaleAttr, stage->scale);
     attrs.Set(kFoldedStageZeroPointAttr, static_cast<int64_t>(stage->zero_point));
@@ -515,8 +517,9 @@ absl::Status FoldClamps(Graph* graph, const Replacer& replacer) {
     graph->ReplaceAllUsesWith(clamp_out, stage_out);
     QFUSE_RETURN_IF_ERROR(replacer.Remove(graph, clamp));
     QFUSE_RETURN_IF_ERROR(graph->RenameValue(stage_out, name));
+    ++folded;
   }
-  return absl::OkStatus();
+  return folded;
 }
 
 // DequantizeLinear nodes nobody reads any more.
@@ -576,9 +579,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.concats = rewrites[&concat];
   QFUSE_RETURN_IF_ERROR(RemoveUnreadDequantize(graph, replacer));
   if (options.fold_clamps) {
-    const int64_t removed = stats.removed_nodes;
-    QFUSE_RETURN_IF_ERROR(FoldClamps(graph, replacer));
-    stats.folded_clamps = stats.removed_nodes - removed;
+    QFUSE_ASSIGN_OR_RETURN(stats.folded_clamps, FoldClamps(graph, replacer));
   }
   graph->RemoveUnusedConstants();
   QFUSE_RETURN_IF_ERROR(graph->Verify());

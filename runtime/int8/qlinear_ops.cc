@@ -188,7 +188,7 @@ class QLinearClampKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(const ActivationQuant y, ReadActivationQuant(node.output(0), "Y"));
     QFUSE_ASSIGN_OR_RETURN(const float lo, node.attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
     QFUSE_ASSIGN_OR_RETURN(const float hi, node.attrs().GetFloat("max", std::numeric_limits<float>::max()));
-    QFUSE_ASSIGN_OR_RETURN(stage_, SingleTermStage(mode, x_, y, 1.f, lo, hi));
+    out_type_ = y.type;
     QFUSE_ASSIGN_OR_RETURN(table_, ClampTable(mode, x_, y, lo, hi));
     return absl::OkStatus();
   }
@@ -198,7 +198,7 @@ class QLinearClampKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 1));
     QFUSE_RETURN_IF_ERROR(CheckType(inputs[0], x_, "X"));
     const Tensor& x = *inputs[0];
-    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(stage_.output_type(), x.dims()));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(out_type_, x.dims()));
     const uint8_t* xd = static_cast<const uint8_t*>(x.raw_data());
     uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
     ctx.pool->ParallelFor(x.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
@@ -209,7 +209,7 @@ class QLinearClampKernel : public Kernel {
 
  private:
   ActivationQuant x_;
-  OutputStage stage_;
+  ir::DataType out_type_ = DataType::kInt8;
   ByteTable table_{};  // raw input byte -> output byte (ClampTable)
 };
 
