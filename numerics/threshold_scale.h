@@ -3,6 +3,7 @@
 #ifndef QFUSE_NUMERICS_THRESHOLD_SCALE_H_
 #define QFUSE_NUMERICS_THRESHOLD_SCALE_H_
 
+#include <cmath>
 #include <cstdint>
 
 namespace qfuse::numerics {
@@ -20,6 +21,24 @@ inline float ScaleOfThreshold(float threshold, int32_t qmax) {
 // The threshold a scale stands for: scale * qmax in one float32 product (a TensorRT cache stores
 // only the scale).
 inline float ThresholdOfScale(float scale, int32_t qmax) { return scale * static_cast<float>(qmax); }
+
+// A scale at or just above `scale` (or below it by float rounding only: float(1/255) itself has
+// the reciprocal 254.99998) whose float32 reciprocal floors to M = floor(1 / scale + 2^-20 M):
+// float(1.0 / M), or the float up to 3 ulps below it (float(1/3) = 0.33333334, whose reciprocal
+// 2.9999998 floors to 2). onnxruntime runs DequantizeLinear -> Softmax -> QuantizeLinear as its
+// QLinearSoftmax, which multiplies by floor(1 / y_scale); on this scale that factor is the
+// scale's own reciprocal up to float rounding. The range grows by one part in M at most. A
+// scale not in [2^-23, 1) comes back unchanged (below it, 1 / scale is a whole float32 already).
+inline float ScaleWithWholeReciprocal(float scale) {
+  if (!(scale >= 0x1p-23f && scale < 1.f)) return scale;
+  for (double m = std::floor(1.0 / static_cast<double>(scale) * (1.0 + 0x1p-20)); m >= 1.0; m -= 1.0) {
+    float candidate = static_cast<float>(1.0 / m);
+    for (int ulps = 0; ulps <= 3; ++ulps, candidate = std::nextafter(candidate, 0.f)) {
+      if (std::floor(1.0f / candidate) == static_cast<float>(m)) return candidate;
+    }
+  }
+  return 1.f;
+}
 
 }  // namespace qfuse::numerics
 

@@ -253,6 +253,12 @@ class Converter {
       params.scales = {numerics::ScaleOfThreshold(range->threshold, numerics::kInt8SymmetricMax)};
       params.zero_points = {128};
     }
+    if (producer != nullptr && Is(*producer, "Softmax")) {
+      // onnxruntime's QLinearSoftmax (its fusion of DQ -> Softmax -> Q) multiplies by
+      // floor(1 / y_scale): a whole 1 / y_scale keeps it the graph's arithmetic. Softmax
+      // outputs are >= 0, so every grid above has zero point 0 or 128 whatever the scale.
+      params.scales[0] = numerics::ScaleWithWholeReciprocal(params.scales[0]);
+    }
     return params;
   }
 

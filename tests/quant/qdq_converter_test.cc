@@ -395,5 +395,37 @@ TEST(QdqConverterTest, ShapeArithmeticStaysFloat) {
   EXPECT_EQ(out[0].tensor.dims(), (std::vector<int64_t>{1, 2, 8, 8}));
 }
 
+// A Softmax output's scale is T / 255 moved to the float just at or below 1/M (M whole) whose
+// float32 reciprocal floors to M, for onnxruntime's QLinearSoftmax (floor(1 / y_scale)); other
+// tensors keep the table's scale. Hand-computed: T = 1 gives 1/255 in float32, whose reciprocal
+// floors to 254; one ulp below it floors to 255.
+TEST(QdqConverterTest, SoftmaxOutputScalesHaveWholeReciprocals) {
+  for (DeployTarget target : {DeployTarget::kQfuse, DeployTarget::kOnnxRuntime}) {
+    testing::GraphBuilder b;
+    ir::Value* x = b.Input("x", {2, 8});
+    ir::Value* m = b.Op("MatMul", {x, b.Random("w", {8, 8})}, "m", {2, 8});
+    ir::Value* p = b.Op("Softmax", {m}, "p", {2, 8});
+    b.Output(b.Op("MatMul", {p, b.Random("w2", {8, 4})}, "y", {2, 4}));
+    calib::CalibrationTable table;
+    table.tensors = {{"m", 2.f, 2.f / 127, -2.f, 2.f},
+                     {"p", 1.f, 1.f / 127, 0.f, 1.f},
+                     {"x", 2.f, 2.f / 127, -2.f, 2.f},
+                     {"y", 2.f, 2.f / 127, -2.f, 2.f}};
+    ConvertOptions options;
+    options.target = target;
+    options = WithTargetDefaults(options, UserChoices());
+    QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, options).status());
+    std::map<std::string, float> scale;  // quantized value -> its scale
+    for (const ir::Node* n : b.graph().nodes()) {
+      if (n->op_type() == "QuantizeLinear") scale[n->input(0)->name()] = n->input(1)->initializer()->data<float>()[0];
+    }
+    ASSERT_EQ(scale.count("p"), 1u);
+    EXPECT_EQ(std::floor(1.f / (1.f / 255)), 254.f);  // T / 255 as it was
+    EXPECT_EQ(scale.at("p"), std::nextafter(1.f / 255, 0.f));
+    EXPECT_EQ(std::floor(1.f / scale.at("p")), 255.f);
+    EXPECT_EQ(scale.at("m"), 2.f / 127);
+  }
+}
+
 }  // namespace
 }  // namespace qfuse::quant
