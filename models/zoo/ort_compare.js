@@ -2,7 +2,9 @@
 // on a float32 .npy input and compares its first output with qfuse's output on the same input
 // (raw little-endian float32 written by `tools/run --save_outputs`). Prints one JSON line:
 //   {"model", "ort_ms", "max_abs", "cosine", "argmax_agree"} (see argmaxAgreement).
-//   node models/zoo/ort_compare.js model.onnx input.npy qfuse_output.f32 [samples]
+//   node models/zoo/ort_compare.js model.onnx input.npy qfuse_output.f32 [samples] [optimization]
+// optimization: onnxruntime's graphOptimizationLevel (all, the default; extended, basic or
+// disabled), to tell a fusion of onnxruntime's from float rounding (models/zoo/cut_compare.py).
 // Exits 1 with a one-line error when onnxruntime cannot load or run the model.
 'use strict';
 const fs = require('fs');
@@ -43,7 +45,7 @@ function argmaxAgreement(a, b, dims) {
 }
 
 async function main() {
-  const [model, input, qfuseOut, limit] = process.argv.slice(2);
+  const [model, input, qfuseOut, limit, optimization] = process.argv.slice(2);
   const x = readNpy(input);
   if (limit && Number(limit) < x.shape[0]) {  // the first `limit` samples only
     x.data = x.data.slice(0, Number(limit) * (x.data.length / x.shape[0]));
@@ -53,7 +55,8 @@ async function main() {
   // u8 x s8 GEMM (vpmaddubsw) saturates int16 pair sums with 8-bit weights; this option makes it
   // run u8 x u8 instead, exactly (onnxruntime_session_options_config_keys.h). No effect with VNNI.
   const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: 2, interOpNumThreads: 1, extra: {session: {x64quantprecision: '1'}}});
+    intraOpNumThreads: 2, interOpNumThreads: 1, graphOptimizationLevel: optimization || 'all',
+    extra: {session: {x64quantprecision: '1'}}});
   const n = x.shape[0];
   const per = x.data.length / n;
   const batch = 16;
