@@ -14,6 +14,7 @@
 #include "ir/rewrite/pattern.h"
 #include "ir/unit_activation_match.h"
 #include "ir/unit_chain_match.h"
+#include "runtime/int8/activation_matmul.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/qdq_operands.h"
 #include "runtime/int8/unit_requantization.h"
@@ -556,6 +557,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const PassThroughPattern pass_through(replacer);
   const SingleOpPattern average_pool(replacer, MatchAveragePool);
   const SingleOpPattern concat(replacer, MatchConcat);
+  const ActivationMatMulPattern activation_matmul(&stats.removed_nodes);
   // The patterns by anchor op type (ops with an int8 form, ir/int8_forms.h; ConvTranspose
   // has no integer unit kernel).
   ir::rewrite::RuleTable table;
@@ -569,6 +571,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   table.Add(Ops(ir::kKeepsInputQuantizationOps), &pass_through);
   table.Add(Ops(ir::kAveragePoolOps), &average_pool);
   table.Add(Ops(ir::kConcatOps), &concat);
+  if (options.mode == numerics::RequantizeMode::kOnnx) table.Add({"MatMul"}, &activation_matmul);
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
   stats.units = rewrites[&unit] + rewrites[&integer_head];
   stats.adds = rewrites[&add];
@@ -577,6 +580,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.pass_through = rewrites[&pass_through];
   stats.average_pools = rewrites[&average_pool];
   stats.concats = rewrites[&concat];
+  stats.activation_matmuls = rewrites[&activation_matmul];
   QFUSE_RETURN_IF_ERROR(RemoveUnreadDequantize(graph, replacer));
   if (options.fold_clamps) {
     QFUSE_ASSIGN_OR_RETURN(stats.folded_clamps, FoldClamps(graph, replacer));

@@ -17,6 +17,8 @@
 //       (DQ(x)) -> Q with Q's params equal to x's                            => the op on int8
 //   (e) AveragePool | GlobalAveragePool(DQ(x)) -> Q                          => QLinear*AveragePool
 //   (f) Concat(DQ(x_0), ..., DQ(x_n)) -> Q                                   => QLinearConcat
+//   (g) MatMul(DQ(a), DQ(b)) -> Q of two activations, mode kOnnx (activation_matmul.h)
+//                                                                            => ONNX QLinearMatMul
 // Every float intermediate of a group must have that group as its only reader. The
 // integer node's output keeps the QuantizeLinear output's name (so observers see the
 // same int8 tensors as in simulated quantization), and QuantParams are written into
@@ -51,6 +53,7 @@ struct LoweringStats {
   int64_t pass_through = 0;    // (d)
   int64_t average_pools = 0;   // (e)
   int64_t concats = 0;         // (f)
+  int64_t activation_matmuls = 0;  // (g)
   int64_t folded_clamps = 0;   // QLinearClamps folded into the node before them
   int64_t removed_nodes = 0;   // Q, DQ and float ops replaced
 };

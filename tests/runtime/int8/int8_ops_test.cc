@@ -4,7 +4,7 @@
 //   fixed: gemmlowp (RoundingDivideByPOT ties away from zero: 2.5 -> 3, -2.5 -> -3; a tie
 //          inside SaturatingRoundingDoublingHighMul, i.e. multiplier 0.5 with shift 0,
 //          goes toward +infinity: 2.5 -> 3, -2.5 -> -2).
-// Plus: what the lowering leaves, the accumulator-overflow refusal and float fallbacks.
+// Also: a MatMul of two activations as onnxruntime's QLinearMatMul. Plus: what the lowering leaves, the accumulator-overflow refusal and float fallbacks.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -304,6 +304,29 @@ TEST(Int8OpsTest, MulIsOnnxRuntimesQLinearMul) {
     // 10 * 125 = 1250: fl(1250 r) = 2.4999998, fl(102.4999998) = 102.5, a tie -> 102.
     EXPECT_EQ(integer.values, (std::vector<int>{68, a_is_scalar ? 68 : 102})) << "a is scalar: " << a_is_scalar;
   }
+}
+
+// A MatMul of two quantized activations (an attention's Q K^T or P V) becomes ONNX
+// QLinearMatMul, the op onnxruntime fuses the group into: exact int32 sums times
+// r = fl(fl(sA * sB) / sY), rounded half to even before the zero point. With sA = sB = 0.01,
+// sY = 0.05 and zero point 100, A = [-126, 3] and B = [125, 0]^T give -15750,
+// fl(-15750 r) = -31.499998 -> -31 -> 69, where the float group (DQ -> MatMul -> Q) computes
+// fl(-1.26 * 1.25) / 0.05 = -31.5 -> -32 -> 68. Mode fixed keeps the float group.
+TEST(Int8OpsTest, MatMulOfTwoActivationsIsOnnxRuntimesQLinearMatMul) {
+  QdqGraph b;
+  Value* a = b.Input("a", {1, 2}, 0.01f, 0);
+  Value* c = b.Input("c", {2, 1}, 0.01f, 0);
+  b.Output(b.Op("MatMul", {a, c}, {1, 1}), 0.05f, 100);
+  const std::vector<NamedTensor> in = {Int8("a", {1, 2}, {-126, 3}), Int8("c", {2, 1}, {125, 0})};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result integer, RunGraph(b.graph(), in, true, kOnnx));
+  EXPECT_EQ(integer.ops.at("QLinearMatMul"), 1);
+  EXPECT_EQ(integer.ops.count("MatMul"), 0u);
+  EXPECT_EQ(integer.values, std::vector<int>{69});
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result simulated, RunGraph(b.graph(), in, false, kOnnx));
+  EXPECT_EQ(simulated.values, std::vector<int>{68});
+  QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(b.graph(), in, true, kFixed));
+  EXPECT_EQ(fixed.ops.at("MatMul"), 1);
+  EXPECT_EQ(fixed.values, std::vector<int>{68});
 }
 
 TEST(Int8OpsTest, AccumulatorOverflowIsRefusedNamingTheNode) {

@@ -95,6 +95,39 @@ TEST(QdqLoweringTest, AddOfTwoActivations) {
   EXPECT_EQ(OpCounts(b.graph()), (std::map<std::string, int>{{Q(kQLinearAddOp), 1}}));
 }
 
+// Two activations into a MatMul (attention) become ONNX QLinearMatMul reading the int8 values
+// and the DQ / Q nodes' own scales and zero points, named as the MatMul was; mode fixed leaves
+// the float group.
+TEST(QdqLoweringTest, MatMulOfTwoActivationsBecomesQLinearMatMul) {
+  for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
+    QdqGraph b;
+    b.Output(b.Op("MatMul", {b.Input("a", {2, 3, 4}, 0.1f, 1), b.Input("c", {2, 4, 5}, 0.2f, -2)}, {2, 3, 5}), 0.3f, 4);
+    const std::string matmul_name = b.graph().FindValue("a_dequantized")->uses()[0].node->name();
+    LoweringOptions options;
+    options.mode = mode;
+    QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph(), options));
+    if (mode == numerics::RequantizeMode::kFixed) {
+      EXPECT_EQ(stats.activation_matmuls, 0);
+      EXPECT_EQ(OpCounts(b.graph()).at("MatMul"), 1);
+      continue;
+    }
+    EXPECT_EQ(stats.activation_matmuls, 1);
+    EXPECT_EQ(OpCounts(b.graph()), (std::map<std::string, int>{{"QLinearMatMul", 1}}));
+    const ir::Node* mm = OutputProducer(b.graph());
+    EXPECT_EQ(mm->name(), matmul_name);
+    EXPECT_EQ(b.graph().outputs()[0]->name(), "y");
+    ASSERT_EQ(mm->inputs().size(), 8u);
+    EXPECT_EQ(mm->input(0)->name(), "a");
+    EXPECT_EQ(mm->input(3)->name(), "c");
+    EXPECT_EQ(mm->input(1)->initializer()->data<float>()[0], 0.1f);
+    EXPECT_EQ(mm->input(2)->initializer()->data<int8_t>()[0], 1);
+    EXPECT_EQ(mm->input(4)->initializer()->data<float>()[0], 0.2f);
+    EXPECT_EQ(mm->input(5)->initializer()->data<int8_t>()[0], -2);
+    EXPECT_EQ(mm->input(6)->initializer()->data<float>()[0], 0.3f);
+    EXPECT_EQ(mm->input(7)->initializer()->data<int8_t>()[0], 4);
+  }
+}
+
 TEST(QdqLoweringTest, ReluAndClipBecomeClampsWithTheirBounds) {
   for (const char* op : {"Relu", "Clip"}) {
     QdqGraph b;
