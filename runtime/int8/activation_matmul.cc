@@ -1,7 +1,7 @@
 #include "runtime/int8/activation_matmul.h"
 
 #include <string>
-#include <utility>
+#include <vector>
 
 #include "base/status_macros.h"
 
