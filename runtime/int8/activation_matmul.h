@@ -13,6 +13,7 @@
 
 #include "ir/graph.h"
 #include "ir/rewrite/pattern.h"
+#include "runtime/int8/group_replacer.h"
 #include "runtime/int8/qdq_operands.h"
 
 namespace qfuse::runtime::int8 {
@@ -26,15 +27,14 @@ struct ActivationMatMulMatch {
 
 class ActivationMatMulPattern : public ir::rewrite::Pattern<ActivationMatMulMatch> {
  public:
-  // `removed_nodes` (not owned) counts the nodes the rewrite removes.
-  explicit ActivationMatMulPattern(int64_t* removed_nodes) : removed_nodes_(removed_nodes) {}
+  explicit ActivationMatMulPattern(const Replacer& replacer) : replacer_(replacer) {}
 
  protected:
   std::optional<ActivationMatMulMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const ActivationMatMulMatch& m) const override;
 
  private:
-  int64_t* removed_nodes_;
+  const Replacer& replacer_;
 };
 
 }  // namespace qfuse::runtime::int8

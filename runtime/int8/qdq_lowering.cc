@@ -15,6 +15,7 @@
 #include "ir/unit_activation_match.h"
 #include "ir/unit_chain_match.h"
 #include "runtime/int8/activation_matmul.h"
+#include "runtime/int8/group_replacer.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/qdq_operands.h"
 #include "runtime/int8/unit_requantization.h"
@@ -33,55 +34,6 @@ using ir::Value;
 bool Is(const Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
 
 std::vector<std::string> Ops(absl::Span<const char* const> ops) { return {ops.begin(), ops.end()}; }
-
-// A matched group: the float ops it replaces (last first; the first computes the value the
-// sink quantizes), where it ends, and the node whose name the integer op takes.
-struct Group {
-  std::vector<NodeId> chain;
-  Sink sink;
-  NodeId name_from = ir::kNoNode;
-};
-
-// The action every pattern ends with: adds the integer node `op_type` reading `inputs`, moves
-// the sink's readers and output name to its output and removes the sink's QuantizeLinear and
-// the group's float ops.
-class Replacer {
- public:
-  Replacer(const LoweringOptions& options, LoweringStats* stats) : options_(options), stats_(stats) {}
-
-  absl::Status Replace(Graph* graph, const Group& group, const std::string& op_type,
-                       const std::vector<Value*>& inputs, ir::AttributeMap attrs) const {
-    attrs.Set(kRequantizeModeAttr, std::string(RequantizeModeName(options_.mode)));
-    Node* q = graph->FindNode(group.sink.q);
-    Value* y = graph->FindNode(group.chain.front())->output(0);
-    Value* old_out = q != nullptr ? q->output(0) : y;
-    const std::string name = old_out->name();
-    const std::string node_name = graph->FindNode(group.name_from)->name();  // a copy: that node goes
-    ir::TensorType type = y->type();
-    if (q != nullptr) {
-      type.dtype = group.sink.qtype;
-      type.quant = group.sink.params;
-    }
-    QFUSE_ASSIGN_OR_RETURN(Node * n, graph->AddNode(op_type, node_name, inputs, {graph->UniqueValueName(name + "_int8")},
-                                                    std::move(attrs), ir::kQfuseDomain));
-    n->output(0)->mutable_type() = type;
-    graph->ReplaceAllUsesWith(old_out, n->output(0));
-    if (q != nullptr) QFUSE_RETURN_IF_ERROR(Remove(graph, q));
-    for (NodeId id : group.chain) QFUSE_RETURN_IF_ERROR(Remove(graph, graph->FindNode(id)));
-    QFUSE_RETURN_IF_ERROR(graph->RenameNode(n, node_name));  // free again once the chain is gone
-    return graph->RenameValue(n->output(0), name);
-  }
-
-  absl::Status Remove(Graph* graph, Node* node) const {
-    QFUSE_RETURN_IF_ERROR(graph->RemoveNode(node));
-    ++stats_->removed_nodes;
-    return absl::OkStatus();
-  }
-
- private:
-  const LoweringOptions& options_;
-  LoweringStats* stats_;
-};
 
 // A single float op whose output the sink quantizes, the group of patterns (b)-(f).
 std::optional<Group> SingleOpGroup(const Node& op) {
@@ -557,7 +509,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const PassThroughPattern pass_through(replacer);
   const SingleOpPattern average_pool(replacer, MatchAveragePool);
   const SingleOpPattern concat(replacer, MatchConcat);
-  const ActivationMatMulPattern activation_matmul(&stats.removed_nodes);
+  const ActivationMatMulPattern activation_matmul(replacer);
   // The patterns by anchor op type (ops with an int8 form, ir/int8_forms.h; ConvTranspose
   // has no integer unit kernel).
   ir::rewrite::RuleTable table;
