@@ -420,7 +420,6 @@ TEST(QdqConverterTest, SoftmaxOutputScalesHaveWholeReciprocals) {
       if (n->op_type() == "QuantizeLinear") scale[n->input(0)->name()] = n->input(1)->initializer()->data<float>()[0];
     }
     ASSERT_EQ(scale.count("p"), 1u);
-    EXPECT_EQ(std::floor(1.f / (1.f / 255)), 254.f);  // T / 255 as it was
     EXPECT_EQ(scale.at("p"), std::nextafter(1.f / 255, 0.f));
     EXPECT_EQ(std::floor(1.f / scale.at("p")), 255.f);
     EXPECT_EQ(scale.at("m"), 2.f / 127);
