@@ -17,6 +17,7 @@
 #include "runtime/int8/activation_matmul.h"
 #include "runtime/int8/group_replacer.h"
 #include "runtime/int8/int8_ops.h"
+#include "runtime/int8/layer_norm_fusion.h"
 #include "runtime/int8/qdq_operands.h"
 #include "runtime/int8/unit_requantization.h"
 #include "runtime/int8/value_params.h"
@@ -510,6 +511,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const SingleOpPattern average_pool(replacer, MatchAveragePool);
   const SingleOpPattern concat(replacer, MatchConcat);
   const ActivationMatMulPattern activation_matmul(replacer);
+  const LayerNormPattern layer_norm(replacer);
   // The patterns by anchor op type (ops with an int8 form, ir/int8_forms.h; ConvTranspose
   // has no integer unit kernel).
   ir::rewrite::RuleTable table;
@@ -524,6 +526,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   table.Add(Ops(ir::kAveragePoolOps), &average_pool);
   table.Add(Ops(ir::kConcatOps), &concat);
   if (options.mode == numerics::RequantizeMode::kOnnx) table.Add({"MatMul"}, &activation_matmul);
+  table.Add({"ReduceMean"}, &layer_norm);
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
   stats.units = rewrites[&unit] + rewrites[&integer_head];
   stats.adds = rewrites[&add];
@@ -533,6 +536,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.average_pools = rewrites[&average_pool];
   stats.concats = rewrites[&concat];
   stats.activation_matmuls = rewrites[&activation_matmul];
+  stats.layer_norms = rewrites[&layer_norm];
   QFUSE_RETURN_IF_ERROR(RemoveUnreadDequantize(graph, replacer));
   if (options.fold_clamps) {
     QFUSE_ASSIGN_OR_RETURN(stats.folded_clamps, FoldClamps(graph, replacer));

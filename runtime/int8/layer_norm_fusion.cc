@@ -1,0 +1,153 @@
+#include "runtime/int8/layer_norm_fusion.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "base/status_macros.h"
+
+namespace qfuse::runtime::int8 {
+namespace {
+
+bool IsOp(const ir::Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
+
+bool IsFloat(const ir::Value* v) { return v != nullptr && v->type().dtype == ir::DataType::kFloat32; }
+
+// The one node reading `v` (as input `index`), when `v` is FLOAT, read once and not a graph output.
+const ir::Node* SoleReader(const ir::Value* v, const char* op, int index) {
+  if (!IsFloat(v) || v->is_graph_output() || v->uses().size() != 1) return nullptr;
+  const ir::Use& use = v->uses()[0];
+  return IsOp(use.node, op) && use.input_index == index ? use.node : nullptr;
+}
+
+// The value of a one-element FLOAT constant.
+std::optional<float> ConstantScalar(const ir::Value* v) {
+  if (v == nullptr || !v->is_constant() || v->initializer()->dtype() != ir::DataType::kFloat32 ||
+      v->initializer()->num_elements() != 1) {
+    return std::nullopt;
+  }
+  return v->initializer()->data<float>()[0];
+}
+
+// A one-dimensional FLOAT constant.
+bool IsVectorConstant(const ir::Value* v) {
+  return v != nullptr && v->is_constant() && v->initializer()->dtype() == ir::DataType::kFloat32 &&
+         v->initializer()->dims().size() == 1;
+}
+
+// The input of binary `n` that is not `v` (nullptr unless `v` is exactly one of the two).
+ir::Value* OtherInput(const ir::Node& n, const ir::Value* v) {
+  if (n.inputs().size() != 2) return nullptr;
+  if (n.input(0) == v && n.input(1) != v) return n.input(1);
+  if (n.input(1) == v && n.input(0) != v) return n.input(0);
+  return nullptr;
+}
+
+// ReduceMean's axes as negative numbers, sorted, when they are the trailing axes -k..-1 and
+// keepdims is 1: returns -k. Axes come from the attribute (opset < 18) or a constant input.
+std::optional<int64_t> TrailingReduceAxis(const ir::Node& rm, const ir::Value& x) {
+  absl::StatusOr<int64_t> keepdims = rm.attrs().GetInt("keepdims", 1);
+  if (!keepdims.ok() || *keepdims != 1) return std::nullopt;
+  absl::StatusOr<std::vector<int64_t>> attr_axes = rm.attrs().GetInts("axes", {});
+  if (!attr_axes.ok()) return std::nullopt;
+  std::vector<int64_t> axes = *attr_axes;
+  if (const ir::Value* in = rm.input(1); in != nullptr) {
+    if (!in->is_constant() || in->initializer()->dtype() != ir::DataType::kInt64) return std::nullopt;
+    const auto values = in->initializer()->values<int64_t>();
+    axes.assign(values.begin(), values.end());
+  }
+  if (axes.empty()) return std::nullopt;
+  const ir::Shape& shape = x.type().shape;
+  for (int64_t& a : axes) {
+    if (a >= 0) {
+      if (!shape.rank_known) return std::nullopt;
+      a -= shape.rank();
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  const int64_t k = static_cast<int64_t>(axes.size());
+  for (int64_t i = 0; i < k; ++i) {
+    if (axes[i] != i - k) return std::nullopt;
+  }
+  return -k;
+}
+
+}  // namespace
+
+std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, const ir::Node& anchor) const {
+  (void)graph;
+  if (!IsOp(&anchor, "ReduceMean")) return std::nullopt;
+  ir::Value* x = anchor.input(0);
+  if (!IsFloat(x)) return std::nullopt;
+  const std::optional<int64_t> axis = TrailingReduceAxis(anchor, *x);
+  if (!axis.has_value()) return std::nullopt;
+  // mean -> Sub(x, mean) -> d, read by Pow(d, 2) and Div(d, .) only.
+  const ir::Node* sub = SoleReader(anchor.output(0), "Sub", 1);
+  if (sub == nullptr || sub->input(0) != x) return std::nullopt;
+  const ir::Value* d = sub->output(0);
+  if (!IsFloat(d) || d->is_graph_output() || d->uses().size() != 2) return std::nullopt;
+  const ir::Node* pow = nullptr;
+  const ir::Node* div = nullptr;
+  for (const ir::Use& use : d->uses()) {
+    if (IsOp(use.node, "Pow") && use.input_index == 0) pow = use.node;
+    if (IsOp(use.node, "Div") && use.input_index == 0) div = use.node;
+  }
+  if (pow == nullptr || div == nullptr || ConstantScalar(pow->input(1)) != 2.0f) return std::nullopt;
+  // var = ReduceMean(d^2) over the same axes, + epsilon, Sqrt, the Div's divisor.
+  const ir::Node* rm2 = SoleReader(pow->output(0), "ReduceMean", 0);
+  if (rm2 == nullptr || TrailingReduceAxis(*rm2, *pow->output(0)) != axis) return std::nullopt;
+  const ir::Value* var = rm2->output(0);
+  if (!IsFloat(var) || var->is_graph_output() || var->uses().size() != 1) return std::nullopt;
+  const ir::Node* add_eps = var->uses()[0].node;
+  if (!IsOp(add_eps, "Add")) return std::nullopt;
+  const std::optional<float> epsilon = ConstantScalar(OtherInput(*add_eps, var));
+  if (!epsilon.has_value()) return std::nullopt;
+  const ir::Node* sqrt = SoleReader(add_eps->output(0), "Sqrt", 0);
+  if (sqrt == nullptr || SoleReader(sqrt->output(0), "Div", 1) != div) return std::nullopt;
+  // (d / std) * scale + bias, scale and bias one-dimensional constants of one length.
+  const ir::Value* normalized = div->output(0);
+  if (!IsFloat(normalized) || normalized->is_graph_output() || normalized->uses().size() != 1) return std::nullopt;
+  const ir::Node* mul = normalized->uses()[0].node;
+  if (!IsOp(mul, "Mul")) return std::nullopt;
+  ir::Value* scale = OtherInput(*mul, normalized);
+  const ir::Value* scaled = mul->output(0);
+  if (!IsVectorConstant(scale) || !IsFloat(scaled) || scaled->is_graph_output() || scaled->uses().size() != 1) {
+    return std::nullopt;
+  }
+  const ir::Node* final_add = scaled->uses()[0].node;
+  if (!IsOp(final_add, "Add") || !IsFloat(final_add->output(0))) return std::nullopt;
+  ir::Value* bias = OtherInput(*final_add, scaled);
+  if (!IsVectorConstant(bias) || bias->initializer()->dims() != scale->initializer()->dims()) return std::nullopt;
+
+  LayerNormMatch m;
+  m.chain = {anchor.id(), sub->id(), pow->id(), rm2->id(), add_eps->id(), sqrt->id(), div->id(), mul->id(),
+             final_add->id()};
+  m.final_add = final_add->id();
+  m.x = x;
+  m.scale = scale;
+  m.bias = bias;
+  m.axis = *axis;
+  m.epsilon = *epsilon;
+  return m;
+}
+
+absl::Status LayerNormPattern::Rewrite(ir::Graph* graph, const LayerNormMatch& m) const {
+  ir::Value* y = graph->FindNode(m.final_add)->output(0);
+  const std::string name = y->name();
+  const std::string node_name = graph->FindNode(m.chain.front())->name();  // a copy: that node goes
+  ir::AttributeMap attrs;
+  attrs.Set("axis", m.axis);
+  attrs.Set("epsilon", m.epsilon);
+  QFUSE_ASSIGN_OR_RETURN(ir::Node * n, graph->AddNode("LayerNormalization", node_name, {m.x, m.scale, m.bias},
+                                                      {graph->UniqueValueName(name + "_layer_norm")},
+                                                      std::move(attrs)));
+  n->output(0)->mutable_type() = y->type();
+  graph->ReplaceAllUsesWith(y, n->output(0));
+  for (auto it = m.chain.rbegin(); it != m.chain.rend(); ++it) {
+    QFUSE_RETURN_IF_ERROR(replacer_.Remove(graph, graph->FindNode(*it)));
+  }
+  QFUSE_RETURN_IF_ERROR(graph->RenameNode(n, node_name));
+  return graph->RenameValue(n->output(0), name);
+}
+
+}  // namespace qfuse::runtime::int8

@@ -1,0 +1,49 @@
+// Pattern (h) of the QDQ lowering (runtime/int8/qdq_lowering.h): LayerNormalization as
+// exporters before opset 17 write it, in a float region of a QDQ graph,
+//   mean = ReduceMean(x, trailing axes); d = Sub(x, mean); var = ReduceMean(Pow(d, 2))
+//   y = Add(Mul(Div(d, Sqrt(Add(var, epsilon))), scale), bias)
+// => one LayerNormalization(x, scale, bias) over those axes (runtime/kernels/nn). onnxruntime's
+// LayerNormFusion rewrites the same chain into its LayerNormalization kernel, so between its
+// DequantizeLinear and QuantizeLinear the two runtimes then run one normalisation each, which
+// rounds to the same int8 values where the nine float ops did not (docs/zoo.md, CRNN).
+// Taken only where every intermediate is FLOAT, read by the chain alone and not a graph
+// output, the exponent is the constant 2, epsilon a one-element constant, and scale and bias
+// one-dimensional constants; anything else keeps its nine ops.
+#ifndef QFUSE_RUNTIME_INT8_LAYER_NORM_FUSION_H_
+#define QFUSE_RUNTIME_INT8_LAYER_NORM_FUSION_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/rewrite/pattern.h"
+#include "runtime/int8/group_replacer.h"
+
+namespace qfuse::runtime::int8 {
+
+struct LayerNormMatch {
+  std::vector<ir::NodeId> chain;  // ReduceMean first, the final Add last
+  ir::NodeId final_add = ir::kNoNode;
+  ir::Value* x = nullptr;
+  ir::Value* scale = nullptr;
+  ir::Value* bias = nullptr;
+  int64_t axis = -1;  // negative: the first of the trailing axes
+  float epsilon = 0.f;
+};
+
+class LayerNormPattern : public ir::rewrite::Pattern<LayerNormMatch> {
+ public:
+  explicit LayerNormPattern(const Replacer& replacer) : replacer_(replacer) {}
+
+ protected:
+  std::optional<LayerNormMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
+  absl::Status Rewrite(ir::Graph* graph, const LayerNormMatch& m) const override;
+
+ private:
+  const Replacer& replacer_;
+};
+
+}  // namespace qfuse::runtime::int8
+
+#endif  // QFUSE_RUNTIME_INT8_LAYER_NORM_FUSION_H_

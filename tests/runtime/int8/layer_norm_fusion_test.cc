@@ -1,0 +1,164 @@
+// Pattern (h) of the QDQ lowering: the pre-opset-17 LayerNorm chain in a float region becomes
+// one LayerNormalization, which gives the chain's values (checked against a double-precision
+// computation by hand), and chains that differ anywhere keep their nine ops.
+#include "runtime/int8/layer_norm_fusion.h"
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/graph.h"
+#include "runtime/executor.h"
+#include "runtime/int8/qdq_lowering.h"
+#include "tests/testing/qdq_graph.h"
+#include "tests/testing/status_matchers.h"
+
+namespace qfuse::runtime::int8 {
+namespace {
+
+using ir::Value;
+using testing::QdqGraph;
+
+constexpr float kXScale = 0.05f;
+constexpr int8_t kXZero = 3;
+constexpr float kEpsilon = 1e-3f;
+
+// How a test's chain departs from the LayerNorm form.
+struct ChainShape {
+  std::vector<int64_t> dims = {2, 3, 8};
+  std::vector<int64_t> axes = {-1};
+  float exponent = 2.f;
+  bool difference_is_an_output = false;  // Sub's output also a graph output
+};
+
+std::vector<float> Scale(int64_t n) {
+  std::vector<float> s;
+  for (int64_t i = 0; i < n; ++i) s.push_back(0.5f + 0.125f * static_cast<float>(i));
+  return s;
+}
+
+std::vector<float> Bias(int64_t n) {
+  std::vector<float> b;
+  for (int64_t i = 0; i < n; ++i) b.push_back(0.25f * static_cast<float>(i) - 1.f);
+  return b;
+}
+
+// DQ(x) -> ReduceMean -> Sub -> Pow -> ReduceMean -> Add eps -> Sqrt -> Div -> Mul -> Add, as
+// PyTorch exports nn.LayerNorm before opset 17, with a float graph output.
+void BuildChain(QdqGraph& b, const ChainShape& shape) {
+  const std::vector<int64_t>& dims = shape.dims;
+  std::vector<int64_t> stat_dims = dims;
+  for (int64_t a : shape.axes) stat_dims[a < 0 ? a + static_cast<int64_t>(dims.size()) : a] = 1;
+  const int64_t last = dims.back();
+  Value* gamma = *b.graph().AddConstant("gamma", ir::Tensor::FromVector<float>({last}, Scale(last)));
+  Value* beta = *b.graph().AddConstant("beta", ir::Tensor::FromVector<float>({last}, Bias(last)));
+  ir::AttributeMap reduce;
+  reduce.Set("axes", shape.axes);
+  Value* x = b.Input("x", dims, kXScale, kXZero);
+  Value* mean = b.Op("ReduceMean", {x}, stat_dims, reduce);
+  Value* d = b.Op("Sub", {x, mean}, dims);
+  Value* var = b.Op("ReduceMean", {b.Op("Pow", {d, b.FloatConst("two", shape.exponent)}, dims)}, stat_dims, reduce);
+  Value* std_dev = b.Op("Sqrt", {b.Op("Add", {var, b.FloatConst("eps", kEpsilon)}, stat_dims)}, stat_dims);
+  Value* y = b.Op("Add", {b.Op("Mul", {b.Op("Div", {d, std_dev}, dims), gamma}, dims), beta}, dims);
+  b.FloatOutput(y);
+  if (shape.difference_is_an_output) b.FloatOutput(d);
+}
+
+std::map<std::string, int> OpCounts(const ir::Graph& g) {
+  std::map<std::string, int> counts;
+  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
+  return counts;
+}
+
+// Random int8 values for x.
+ir::Tensor RandomInput(const std::vector<int64_t>& dims) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> dist(-128, 127);
+  ir::Tensor t = *ir::Tensor::Create(ir::DataType::kInt8, dims);
+  for (int8_t& v : t.mutable_values<int8_t>()) v = static_cast<int8_t>(dist(rng));
+  return t;
+}
+
+TEST(LayerNormFusionTest, TheChainBecomesOneLayerNormalization) {
+  QdqGraph b;
+  BuildChain(b, ChainShape{});
+  const std::string first_name = b.graph().FindValue("x_dequantized")->uses()[0].node->name();
+  const std::string output_name = b.graph().outputs()[0]->name();
+  QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
+  EXPECT_EQ(stats.layer_norms, 1);
+  EXPECT_EQ(OpCounts(b.graph()), (std::map<std::string, int>{{"DequantizeLinear", 1}, {"LayerNormalization", 1}}));
+  const ir::Node* ln = b.graph().outputs()[0]->producer();
+  ASSERT_EQ(ln->op_type(), "LayerNormalization");
+  EXPECT_EQ(ln->name(), first_name);
+  EXPECT_EQ(b.graph().outputs()[0]->name(), output_name);
+  ASSERT_EQ(ln->inputs().size(), 3u);
+  EXPECT_EQ(ln->input(0)->name(), "x_dequantized");
+  EXPECT_EQ(ln->input(1)->name(), "gamma");
+  EXPECT_EQ(ln->input(2)->name(), "beta");
+  EXPECT_EQ(*ln->attrs().GetInt("axis", 0), -1);
+  EXPECT_EQ(*ln->attrs().GetFloat("epsilon", 0.f), kEpsilon);
+}
+
+// The executor lowers (and fuses) with integer kernels and runs the nine float ops without;
+// both must give (x - mean) / sqrt(var + eps) * gamma + beta, computed here in double.
+TEST(LayerNormFusionTest, FusedAndUnfusedGiveTheLayerNorm) {
+  for (const std::vector<int64_t>& axes : {std::vector<int64_t>{-1}, std::vector<int64_t>{1, 2}}) {
+    ChainShape shape;
+    shape.axes = axes;
+    QdqGraph b;
+    BuildChain(b, shape);
+    const ir::Tensor x = RandomInput(shape.dims);
+    std::map<bool, std::vector<float>> outputs;
+    for (bool integer_kernels : {true, false}) {
+      ExecutorOptions options;
+      options.integer_kernels = integer_kernels;
+      QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, Executor::Create(b.graph(), options));
+      EXPECT_EQ(OpCounts(exec->graph()).count("LayerNormalization"), integer_kernels ? 1u : 0u);
+      QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> out, exec->Run({{"x", x}}));
+      const auto v = out[0].tensor.values<float>();
+      outputs[integer_kernels].assign(v.begin(), v.end());
+    }
+    const int64_t cols = axes.size() == 1 ? shape.dims[2] : shape.dims[1] * shape.dims[2];
+    const std::vector<float> gamma = Scale(shape.dims[2]);
+    const std::vector<float> beta = Bias(shape.dims[2]);
+    const auto xv = x.values<int8_t>();
+    for (int64_t row = 0; row < static_cast<int64_t>(xv.size()) / cols; ++row) {
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < cols; ++i) mean += kXScale * (xv[row * cols + i] - kXZero);
+      mean /= static_cast<double>(cols);
+      for (int64_t i = 0; i < cols; ++i) var += std::pow(kXScale * (xv[row * cols + i] - kXZero) - mean, 2);
+      var /= static_cast<double>(cols);
+      for (int64_t i = 0; i < cols; ++i) {
+        const int64_t k = row * cols + i;
+        const int64_t c = k % shape.dims[2];
+        const double want = (kXScale * (xv[k] - kXZero) - mean) / std::sqrt(var + kEpsilon) * gamma[c] + beta[c];
+        EXPECT_NEAR(outputs[true][k], want, 2e-6 * (1 + std::abs(want))) << "fused, element " << k;
+        EXPECT_NEAR(outputs[false][k], want, 2e-6 * (1 + std::abs(want))) << "nine ops, element " << k;
+      }
+    }
+  }
+}
+
+TEST(LayerNormFusionTest, ChainsThatDifferKeepTheirOps) {
+  ChainShape cube;
+  cube.exponent = 3.f;
+  ChainShape middle_axis;
+  middle_axis.axes = {1};
+  ChainShape difference_read_elsewhere;
+  difference_read_elsewhere.difference_is_an_output = true;
+  for (const ChainShape& shape : {cube, middle_axis, difference_read_elsewhere}) {
+    QdqGraph b;
+    BuildChain(b, shape);
+    QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
+    EXPECT_EQ(stats.layer_norms, 0);
+    EXPECT_EQ(OpCounts(b.graph()).at("ReduceMean"), 2);
+    EXPECT_EQ(OpCounts(b.graph()).count("LayerNormalization"), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace qfuse::runtime::int8
