@@ -83,6 +83,7 @@ KernelRegistry* BuildRegistry() {
   r->Register(q + int8::kQLinearAveragePoolOp, int8::CreateQLinearAveragePoolKernel);
   r->Register(q + int8::kQLinearGlobalAveragePoolOp, int8::CreateQLinearAveragePoolKernel);
   r->Register(q + int8::kQLinearConcatOp, int8::CreateQLinearConcatKernel);
+  r->Register(q + int8::kQLinearSoftmaxOp, int8::CreateQLinearSoftmaxKernel);
   return r;
 }
 

@@ -52,6 +52,12 @@ inline constexpr char kQLinearGlobalAveragePoolOp[] = "QLinearGlobalAveragePool"
 // QLinearConcat(x_0, ..., x_n) -> y ("axis"): each input requantized to y's params,
 // y = stage_i(x_i - zp_i) (a copy when the params are equal).
 inline constexpr char kQLinearConcatOp[] = "QLinearConcat";
+// QLinearSoftmax(x) -> y ("axis"), x and y UINT8: onnxruntime's com.microsoft.QLinearSoftmax,
+// which its QDQ fusion makes of DequantizeLinear -> Softmax -> QuantizeLinear, computed as it
+// computes it (runtime/int8/qlinear_softmax.cc): a float table e[i] of exp((i - 255) * s_x)
+// times a constant factor, per slice along the axis the float sum S of e[x + 255 - max x] in
+// axis order, y = min(255, nearbyint(e * floor(1 / s_y) / S) + zp_y). Mode onnx only.
+inline constexpr char kQLinearSoftmaxOp[] = "QLinearSoftmax";
 
 // Requantization mode of every integer node: "onnx" or "fixed".
 inline constexpr char kRequantizeModeAttr[] = "qfuse_requantize";
@@ -90,6 +96,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearMulKernel(const ir::Node& n
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearSoftmaxKernel(const ir::Node& node);
 
 }  // namespace qfuse::runtime::int8
 

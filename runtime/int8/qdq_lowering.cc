@@ -15,6 +15,7 @@
 #include "ir/unit_activation_match.h"
 #include "ir/unit_chain_match.h"
 #include "runtime/int8/activation_matmul.h"
+#include "runtime/int8/activation_softmax.h"
 #include "runtime/int8/group_replacer.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/layer_norm_fusion.h"
@@ -512,6 +513,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const SingleOpPattern concat(replacer, MatchConcat);
   const ActivationMatMulPattern activation_matmul(replacer);
   const LayerNormPattern layer_norm(replacer);
+  const ActivationSoftmaxPattern activation_softmax(replacer);
   // The patterns by anchor op type (ops with an int8 form, ir/int8_forms.h; ConvTranspose
   // has no integer unit kernel).
   ir::rewrite::RuleTable table;
@@ -525,7 +527,10 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   table.Add(Ops(ir::kKeepsInputQuantizationOps), &pass_through);
   table.Add(Ops(ir::kAveragePoolOps), &average_pool);
   table.Add(Ops(ir::kConcatOps), &concat);
-  if (options.mode == numerics::RequantizeMode::kOnnx) table.Add({"MatMul"}, &activation_matmul);
+  if (options.mode == numerics::RequantizeMode::kOnnx) {
+    table.Add({"MatMul"}, &activation_matmul);
+    table.Add({"Softmax"}, &activation_softmax);
+  }
   table.Add({"ReduceMean"}, &layer_norm);
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
   stats.units = rewrites[&unit] + rewrites[&integer_head];
@@ -537,6 +542,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.concats = rewrites[&concat];
   stats.activation_matmuls = rewrites[&activation_matmul];
   stats.layer_norms = rewrites[&layer_norm];
+  stats.activation_softmaxes = rewrites[&activation_softmax];
   QFUSE_RETURN_IF_ERROR(RemoveUnreadDequantize(graph, replacer));
   if (options.fold_clamps) {
     QFUSE_ASSIGN_OR_RETURN(stats.folded_clamps, FoldClamps(graph, replacer));

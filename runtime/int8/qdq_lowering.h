@@ -22,6 +22,8 @@
 //   (h) in a float region: ReduceMean -> Sub -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div
 //       -> Mul scale -> Add bias, the pre-opset-17 LayerNorm (layer_norm_fusion.h)
 //                                                               => float LayerNormalization
+//   (i) Softmax(DQ(x)) -> Q, x and y UINT8, mode kOnnx (activation_softmax.h)
+//                                                => QLinearSoftmax, onnxruntime's arithmetic
 // Every float intermediate of a group must have that group as its only reader. The
 // integer node's output keeps the QuantizeLinear output's name (so observers see the
 // same int8 tensors as in simulated quantization), and QuantParams are written into
@@ -58,6 +60,7 @@ struct LoweringStats {
   int64_t concats = 0;         // (f)
   int64_t activation_matmuls = 0;  // (g)
   int64_t layer_norms = 0;     // (h)
+  int64_t activation_softmaxes = 0;  // (i)
   int64_t folded_clamps = 0;   // QLinearClamps folded into the node before them
   int64_t removed_nodes = 0;   // Q, DQ and float ops replaced
 };

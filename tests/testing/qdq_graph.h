@@ -25,6 +25,11 @@ class QdqGraph {
     return Dq(q, Scalar(name + "_s", scale), Int8Scalar(name + "_zp", zp), dims);
   }
   // int8 weights behind a per-axis (scales.size() > 1) or per-tensor DequantizeLinear.
+  // A graph input of `type` (INT8 or UINT8) and its DequantizeLinear output.
+  ir::Value* Input(const std::string& name, const std::vector<int64_t>& dims, ir::DataType type, float scale, int zp) {
+    ir::Value* q = *g_.AddInput(name, Type(type, dims));
+    return Dq(q, Scalar(name + "_s", scale), ZeroPoint(name + "_zp", type, zp), dims);
+  }
   ir::Value* Weights(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int8_t>& w,
                      const std::vector<float>& scales, int64_t axis) {
     ir::Value* data = *g_.AddConstant(name, ir::Tensor::FromVector<int8_t>(dims, w));

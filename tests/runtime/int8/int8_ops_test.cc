@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -48,7 +49,13 @@ absl::StatusOr<Result> RunGraph(const ir::Graph& g, const std::vector<NamedTenso
   Result r;
   const Tensor& t = out[0].tensor;
   for (int64_t i = 0; i < t.num_elements(); ++i) {
-    r.values.push_back(t.dtype() == DataType::kInt8 ? t.data<int8_t>()[i] : static_cast<int>(t.data<float>()[i] * 1000));
+    if (t.dtype() == DataType::kInt8) {
+      r.values.push_back(t.data<int8_t>()[i]);
+    } else if (t.dtype() == DataType::kUint8) {
+      r.values.push_back(t.data<uint8_t>()[i]);
+    } else {
+      r.values.push_back(static_cast<int>(t.data<float>()[i] * 1000));
+    }
   }
   for (const ir::Node* n : exec->graph().nodes()) ++r.ops[n->op_type()];
   return r;
@@ -327,6 +334,65 @@ TEST(Int8OpsTest, MatMulOfTwoActivationsIsOnnxRuntimesQLinearMatMul) {
   QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(b.graph(), in, true, kFixed));
   EXPECT_EQ(fixed.ops.at("MatMul"), 1);
   EXPECT_EQ(fixed.values, std::vector<int>{68});
+}
+
+// A Softmax between UINT8 DequantizeLinear and QuantizeLinear runs as onnxruntime's
+// QLinearSoftmax, which multiplies by floor(1 / s_y): s_y = float(1/255) makes that 254, so x =
+// [255, 0] at s_x = 1 (p = [1, e^-255]) gives [254, 0] where the float group gives [255, 0].
+// x = [20, 10, 0] at s_x = 0.1 gives onnxruntime 1.30's [169, 62, 23] (the float group and
+// onnxruntime without its fusions: [170, 62, 23]). Mode fixed keeps the float group.
+TEST(Int8OpsTest, SoftmaxIsOnnxRuntimesQLinearSoftmax) {
+  struct Case {
+    float x_scale;
+    std::vector<uint8_t> x;
+    std::vector<int> fused, float_group;
+  };
+  for (const Case& c : {Case{1.f, {255, 0}, {254, 0}, {255, 0}}, Case{0.1f, {20, 10, 0}, {169, 62, 23}, {170, 62, 23}}}) {
+    const std::vector<int64_t> dims = {1, static_cast<int64_t>(c.x.size())};
+    QdqGraph b;
+    ir::AttributeMap axis;
+    axis.Set("axis", int64_t{-1});
+    b.Output(b.Op("Softmax", {b.Input("x", dims, DataType::kUint8, c.x_scale, 0)}, dims, axis), DataType::kUint8,
+             1.f / 255, 0);
+    const std::vector<NamedTensor> in = {{"x", Tensor::FromVector<uint8_t>(dims, c.x)}};
+    QFUSE_ASSERT_OK_AND_ASSIGN(Result integer, RunGraph(b.graph(), in, true, kOnnx));
+    EXPECT_EQ(integer.ops.at("QLinearSoftmax"), 1);
+    EXPECT_EQ(integer.values, c.fused);
+    QFUSE_ASSERT_OK_AND_ASSIGN(Result simulated, RunGraph(b.graph(), in, false, kOnnx));
+    EXPECT_EQ(simulated.values, c.float_group);
+    QFUSE_ASSERT_OK_AND_ASSIGN(Result fixed, RunGraph(b.graph(), in, true, kFixed));
+    EXPECT_EQ(fixed.ops.at("Softmax"), 1);
+    EXPECT_EQ(fixed.values, c.float_group);
+  }
+}
+
+// onnxruntime computes a Softmax over a middle axis by transposing that axis last: the strided
+// slices must give the bytes of the transposed tensor's rows.
+TEST(Int8OpsTest, QLinearSoftmaxOverAMiddleAxisEqualsItsTransposedRows) {
+  std::vector<uint8_t> x(2 * 5 * 3), xt(x.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<uint8_t>((i * 97 + 13) % 256);
+  for (int n = 0; n < 2; ++n) {
+    for (int k = 0; k < 5; ++k) {
+      for (int j = 0; j < 3; ++j) xt[(n * 3 + j) * 5 + k] = x[(n * 5 + k) * 3 + j];
+    }
+  }
+  std::vector<std::vector<int>> out;
+  for (const auto& [dims, data, axis] : {std::make_tuple(std::vector<int64_t>{2, 5, 3}, x, int64_t{1}),
+                                         std::make_tuple(std::vector<int64_t>{2, 3, 5}, xt, int64_t{-1})}) {
+    QdqGraph b;
+    ir::AttributeMap attrs;
+    attrs.Set("axis", axis);
+    b.Output(b.Op("Softmax", {b.Input("x", dims, DataType::kUint8, 0.05f, 0)}, dims, attrs), DataType::kUint8,
+             1.f / 256, 0);
+    QFUSE_ASSERT_OK_AND_ASSIGN(Result r, RunGraph(b.graph(), {{"x", Tensor::FromVector<uint8_t>(dims, data)}}, true, kOnnx));
+    EXPECT_EQ(r.ops.at("QLinearSoftmax"), 1);
+    out.push_back(r.values);
+  }
+  for (int n = 0; n < 2; ++n) {
+    for (int k = 0; k < 5; ++k) {
+      for (int j = 0; j < 3; ++j) EXPECT_EQ(out[0][(n * 5 + k) * 3 + j], out[1][(n * 3 + j) * 5 + k]);
+    }
+  }
 }
 
 TEST(Int8OpsTest, AccumulatorOverflowIsRefusedNamingTheNode) {

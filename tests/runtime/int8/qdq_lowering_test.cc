@@ -128,6 +128,38 @@ TEST(QdqLoweringTest, MatMulOfTwoActivationsBecomesQLinearMatMul) {
   }
 }
 
+// Softmax becomes QLinearSoftmax (axis kept) where onnxruntime fuses it: UINT8 in and out, mode
+// onnx. An INT8 input (onnxruntime wants one type on both sides) and mode fixed keep the float op.
+TEST(QdqLoweringTest, SoftmaxOfUint8BecomesQLinearSoftmax) {
+  struct Case {
+    ir::DataType x_type;
+    numerics::RequantizeMode mode;
+    bool lowered;
+  };
+  for (const Case& c : {Case{ir::DataType::kUint8, numerics::RequantizeMode::kOnnx, true},
+                        Case{ir::DataType::kInt8, numerics::RequantizeMode::kOnnx, false},
+                        Case{ir::DataType::kUint8, numerics::RequantizeMode::kFixed, false}}) {
+    QdqGraph b;
+    ir::AttributeMap axis;
+    axis.Set("axis", int64_t{1});
+    b.Output(b.Op("Softmax", {b.Input("x", {2, 5, 3}, c.x_type, 0.1f, 0)}, {2, 5, 3}, axis), ir::DataType::kUint8,
+             1.f / 256, 0);
+    LoweringOptions options;
+    options.mode = c.mode;
+    QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph(), options));
+    EXPECT_EQ(stats.activation_softmaxes, c.lowered ? 1 : 0);
+    if (!c.lowered) {
+      EXPECT_EQ(OpCounts(b.graph()).at("Softmax"), 1);
+      continue;
+    }
+    EXPECT_EQ(OpCounts(b.graph()), (std::map<std::string, int>{{Q(kQLinearSoftmaxOp), 1}}));
+    const ir::Node* softmax = OutputProducer(b.graph());
+    EXPECT_EQ(softmax->input(0)->name(), "x");
+    EXPECT_EQ(*softmax->attrs().GetInt("axis", -1), 1);
+    EXPECT_EQ(b.graph().outputs()[0]->type().dtype, ir::DataType::kUint8);
+  }
+}
+
 TEST(QdqLoweringTest, ReluAndClipBecomeClampsWithTheirBounds) {
   for (const char* op : {"Relu", "Clip"}) {
     QdqGraph b;
