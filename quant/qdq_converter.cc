@@ -114,6 +114,7 @@ class Converter {
       }
       if (quantize_weights) QFUSE_RETURN_IF_ERROR(InsertWeights(node, std::move(*weights)));
     }
+    MoveShapeReadersToQuantized();
     return stats_;
   }
 
@@ -260,6 +261,22 @@ class Converter {
       params.scales[0] = numerics::ScaleWithWholeReciprocal(params.scales[0]);
     }
     return params;
+  }
+
+  // A Shape (or Size) reading a quantized float value reads its QuantizeLinear output instead,
+  // which has the same shape: the float value's only reader is then the QuantizeLinear, as
+  // onnxruntime's QDQ fusion requires of a group (a MultiheadAttention's output Gemm, whose
+  // output a Shape also reads, otherwise runs in float there, in qfuse as an integer unit), and
+  // neither runtime dequantizes a tensor only to read its shape.
+  void MoveShapeReadersToQuantized() {
+    for (const auto& [value, dequantized] : dequantized_) {
+      Value* quantized = dequantized->producer()->input(0);
+      std::vector<ir::Use> moves;
+      for (const ir::Use& use : value->uses()) {
+        if (Is(*use.node, "Shape") || Is(*use.node, "Size")) moves.push_back(use);
+      }
+      for (const ir::Use& use : moves) graph_.SetInput(use.node, use.input_index, quantized);
+    }
   }
 
   // Activations are stored as UINT8: uint8 activations, or int8's grid shifted by 128.

@@ -29,6 +29,17 @@ struct TensorLayout {
   int64_t channels = 0;  // the logical C of a non-plain layout
 };
 
+// The ONNX (plain) dims of `t` stored in `layout`: [N, C, H, W] for both non-plain kinds.
+inline std::vector<int64_t> PlainDims(const Tensor& t, const TensorLayout& layout) {
+  const std::vector<int64_t>& d = t.dims();
+  switch (layout.kind) {
+    case LayoutKind::kChannelBlocked: return {d[0], layout.channels, d[2], d[3]};
+    case LayoutKind::kChannelsLast: return {d[0], layout.channels, d[1], d[2]};
+    case LayoutKind::kPlain: break;
+  }
+  return d;
+}
+
 struct KernelContext {
   const ThreadPool* pool = nullptr;  // never null during Run
   // The layout of each input, in input order (null: every input is plain).

@@ -365,7 +365,9 @@ TEST(QdqConverterTest, TargetQfuseGridsFollowTheLowerBounds) {
 
 // An opset-9 export computes Upsample scales at run time: Cast(Shape) -> Div -> Concat. Those
 // FLOAT values are shape arithmetic, not activations: quantizing them to int8 turned a scale of
-// 2 into 1.875 and a 16x16 map into 15x15 (LR-ASPP at opset 9). They stay float.
+// 2 into 1.875 and a 16x16 map into 15x15 (LR-ASPP at opset 9). They stay float. The Shape
+// itself reads the quantized tensor, whose dims are the same (in the integer runtime, stored
+// channels-last: the Resize must still get [1, 2, 8, 8]).
 TEST(QdqConverterTest, ShapeArithmeticStaysFloat) {
   testing::GraphBuilder b;
   ir::Value* x = b.Input("x", {1, 2, 4, 4});
@@ -388,7 +390,16 @@ TEST(QdqConverterTest, ShapeArithmeticStaysFloat) {
     if (n->op_type() == "QuantizeLinear") quantized.insert(n->input(0)->name());
   }
   EXPECT_EQ(quantized, (std::set<std::string>{"x", "c", "up"}));
+  // The Shape reads c's QuantizeLinear output, so c's only reader is its QuantizeLinear (the
+  // Conv's group stays one that onnxruntime fuses and qfuse lowers to an integer unit).
+  const ir::Value* c_value = b.graph().FindValue("c");
+  ASSERT_EQ(c_value->uses().size(), 1u);
+  EXPECT_EQ(c_value->uses()[0].node->op_type(), "QuantizeLinear");
+  EXPECT_EQ(shape->producer()->input(0), c_value->uses()[0].node->output(0));
   QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, runtime::Executor::Create(b.graph()));
+  int units = 0;
+  for (const ir::Node* n : exec->graph().nodes()) units += n->op_type() == "QLinearUnit";
+  EXPECT_EQ(units, 2);
   ir::Tensor input(ir::DataType::kFloat32, {1, 2, 4, 4});
   for (float& v : input.mutable_values<float>()) v = 0.5f;
   QFUSE_ASSERT_OK_AND_ASSIGN(auto out, exec->Run({{"x", input}}));

@@ -141,18 +141,22 @@ class UnsqueezeKernel : public Kernel {
 };
 
 // Shape(data) with optional start/end (clamped to [0, rank]).
+// Reads only the dims, so any layout is taken as it is (no conversion to plain).
 class ShapeKernel : public Kernel {
  public:
   ShapeKernel(int64_t start, std::optional<int64_t> end) : start_(start), end_(end) {}
+  bool accepts_layout(int input, LayoutKind kind) const override { return true; }
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
     QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 1));
-    const int64_t rank = inputs[0]->rank();
+    const std::vector<int64_t> shape =
+        ctx.input_layouts != nullptr ? PlainDims(*inputs[0], ctx.input_layouts[0]) : inputs[0]->dims();
+    const int64_t rank = static_cast<int64_t>(shape.size());
     auto clamp = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
     const int64_t start = clamp(start_);
     const int64_t end = end_.has_value() ? clamp(*end_) : rank;
     std::vector<int64_t> dims;
-    for (int64_t d = start; d < end; ++d) dims.push_back(inputs[0]->dims()[d]);
+    for (int64_t d = start; d < end; ++d) dims.push_back(shape[d]);
     outputs[0] = Tensor::FromVector<int64_t>({static_cast<int64_t>(dims.size())}, dims);
     return absl::OkStatus();
   }
