@@ -216,6 +216,28 @@ class QLinearUnitKernel : public Kernel {
     }
   }
 
+  // Rows [row0, row0 + rows) of a Gemm / MatMul output, int8 / uint8 without a float epilogue:
+  // each row is one pixel's channels (OutputStage::QuantizePixels, the bytes of QuantizeRow).
+  void StoreRows(const int32_t* acc, int64_t row0, int64_t rows, const Tensor* r, Tensor* y) const {
+    const int32_t* bias = bias_.empty() ? nullptr : bias_.data();
+    const int32_t rzp = r_.has_value() ? r_->zero_point : 0;
+    const int64_t offset = row0 * cout_;
+    auto with_output = [&](auto* res) {
+      if (y->dtype() == DataType::kInt8) {
+        stage_.QuantizePixels(acc, bias, res, rzp, cout_, rows, y->data<int8_t>() + offset);
+      } else {
+        stage_.QuantizePixels(acc, bias, res, rzp, cout_, rows, y->data<uint8_t>() + offset);
+      }
+    };
+    if (r == nullptr) {
+      with_output(static_cast<const int8_t*>(nullptr));
+    } else if (r->dtype() == DataType::kInt8) {
+      with_output(r->data<int8_t>() + offset);
+    } else {
+      with_output(r->data<uint8_t>() + offset);
+    }
+  }
+
   // The non-linear activation epilogue of output_stage.h.
   template <typename B>
   void StoreActivated(const int32_t* acc, int64_t stride, int32_t bias, const B* res, int32_t rzp, int64_t c, Tensor* y,
@@ -320,12 +342,16 @@ class QLinearUnitKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(*y, Tensor::Create(stage_.output_type(), out_dims));
     const int64_t m = x.num_elements() / std::max<int64_t>(k_, 1);
     if (y->num_elements() == 0) return absl::OkStatus();
-    const int64_t tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
+    // Blocks of up to 32 rows, smaller when that leaves a thread idle (a transformer's few tokens).
+    const int64_t threads = std::max(1, ctx.pool->num_threads());
+    const int64_t rows_per_task = std::clamp<int64_t>((m + threads - 1) / threads, 4, kRowsPerTask);
+    const int64_t tasks = (m + rows_per_task - 1) / rows_per_task;
+    const bool quantized_rows = !float_epilogue_ && y->dtype() != DataType::kFloat32;
     ctx.pool->ParallelFor(tasks, 1, [&](int64_t begin, int64_t end) {
       thread_local std::vector<int32_t> acc;
       acc.resize(kRowsPerTask * cout_);
       for (int64_t task = begin; task < end; ++task) {
-        const int64_t m0 = task * kRowsPerTask, m1 = std::min(m, m0 + kRowsPerTask);
+        const int64_t m0 = task * rows_per_task, m1 = std::min(m, m0 + rows_per_task);
         kernels::quant::Int8GemmArgs args;
         args.m = m1 - m0;
         args.a = static_cast<const uint8_t*>(x.raw_data()) + m0 * k_;
@@ -335,6 +361,10 @@ class QLinearUnitKernel : public Kernel {
         args.c = acc.data();
         args.ldc = cout_;
         kernels::quant::IntegerGemm(args, weights_[0]);
+        if (quantized_rows) {
+          StoreRows(acc.data(), m0, m1 - m0, r, y);
+          continue;
+        }
         // Output rows are contiguous: element (row, c) is at row * cout + c.
         for (int64_t row = m0; row < m1; ++row) {
           for (int64_t c = 0; c < cout_; ++c) Store(acc.data() + (row - m0) * cout_ + c, 1, c, r, y, row * cout_ + c, 1);

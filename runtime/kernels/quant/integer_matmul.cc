@@ -34,8 +34,9 @@ std::vector<int64_t> MatrixDimsB(const Tensor& b) {
   return d;
 }
 
-// One PreparedWeights per B matrix of the batch.
-absl::StatusOr<std::vector<PreparedWeights>> PrepareB(const Tensor& b, const Tensor* b_zp_t) {
+// One PreparedWeights per B matrix of the batch, prepared in parallel on `pool` when given.
+absl::StatusOr<std::vector<PreparedWeights>> PrepareB(const Tensor& b, const Tensor* b_zp_t,
+                                                      const ThreadPool* pool = nullptr) {
   if (!quant::IsQuantizedByteType(b.dtype()) || b.rank() < 1) {
     return absl::UnimplementedError(absl::StrCat("B has type ", ir::DataTypeName(b.dtype()), "; expected INT8 or UINT8"));
   }
@@ -43,17 +44,24 @@ absl::StatusOr<std::vector<PreparedWeights>> PrepareB(const Tensor& b, const Ten
   const int64_t k = d[d.size() - 2], n = d.back();
   QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> zps, quant::ReadZeroPoints(b_zp_t, n, b.dtype(), "b_zero_point"));
   const int64_t count = k * n == 0 ? 0 : b.num_elements() / (k * n);
-  std::vector<PreparedWeights> out;
-  for (int64_t i = 0; i < count; ++i) {
-    quant::WeightsView v;
-    v.tensor = &b;
-    v.offset = i * k * n;
-    v.k = k;
-    v.n = n;
-    v.stride_k = n;
-    v.stride_n = 1;
-    v.zero_points = zps;
-    out.push_back(quant::PrepareWeights(v));
+  std::vector<PreparedWeights> out(count);
+  auto prepare = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      quant::WeightsView v;
+      v.tensor = &b;
+      v.offset = i * k * n;
+      v.k = k;
+      v.n = n;
+      v.stride_k = n;
+      v.stride_n = 1;
+      v.zero_points = zps;
+      out[i] = quant::PrepareWeights(v);
+    }
+  };
+  if (pool != nullptr) {
+    pool->ParallelFor(count, 1, prepare);
+  } else {
+    prepare(0, count);
   }
   return out;
 }
@@ -109,7 +117,7 @@ class IntegerMatMulKernel : public Kernel {
     std::vector<PreparedWeights> run_b;
     const std::vector<PreparedWeights>* weights = &constant_b_;
     if (!has_constant_b_) {
-      QFUSE_ASSIGN_OR_RETURN(run_b, PrepareB(*b, OptionalInput(inputs, in_.b_zp)));
+      QFUSE_ASSIGN_OR_RETURN(run_b, PrepareB(*b, OptionalInput(inputs, in_.b_zp), ctx.pool));
       weights = &run_b;
     }
     QFUSE_RETURN_IF_ERROR(quant::CheckGemmAccumulatorBound(a->dtype(), a_zp, *weights, 0, name_));
@@ -142,8 +150,11 @@ class IntegerMatMulKernel : public Kernel {
     const std::vector<int64_t> a_strides = BroadcastStrides(a_batch, batch);
     const std::vector<int64_t> b_strides = BroadcastStrides(b_batch, batch);
     const int64_t batches = ir::NumElements(batch);
-    std::vector<int32_t> acc(out_type == DataType::kInt32 ? 0 : m * n);
-    for (int64_t bi = 0; bi < batches; ++bi) {
+    // A batch of several matrices runs one matrix per task; a single one spreads its rows.
+    const bool per_matrix = batches > 1;
+    auto run_matrix = [&](int64_t bi, const ThreadPool* gemm_pool) {
+      thread_local std::vector<int32_t> acc;
+      acc.resize(out_type == DataType::kInt32 ? 0 : m * n);
       int64_t a_index = 0, b_index = 0, rest = bi;
       for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
         const int64_t i = rest % batch[d];
@@ -160,9 +171,9 @@ class IntegerMatMulKernel : public Kernel {
       args.a_row_zero_points = a_zp.size() > 1 ? a_zp.data() : nullptr;
       args.c = out_type == DataType::kInt32 ? outputs[0].data<int32_t>() + bi * m * n : acc.data();
       args.ldc = n;
-      args.pool = ctx.pool;
+      args.pool = gemm_pool;
       quant::IntegerGemm(args, (*weights)[b_index]);
-      if (out_type == DataType::kInt32) continue;
+      if (out_type == DataType::kInt32) return;
       auto requantize = [&](auto* y) {
         using T = std::remove_pointer_t<decltype(y)>;
         for (int64_t r = 0; r < m; ++r) {
@@ -177,6 +188,13 @@ class IntegerMatMulKernel : public Kernel {
       } else {
         requantize(outputs[0].data<uint8_t>() + bi * m * n);
       }
+    };
+    if (per_matrix) {
+      ctx.pool->ParallelFor(batches, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t bi = begin; bi < end; ++bi) run_matrix(bi, nullptr);
+      });
+    } else {
+      run_matrix(0, ctx.pool);
     }
     return absl::OkStatus();
   }
