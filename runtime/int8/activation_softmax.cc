@@ -8,7 +8,6 @@ namespace qfuse::runtime::int8 {
 
 std::optional<ActivationSoftmaxMatch> ActivationSoftmaxPattern::Match(const ir::Graph& graph,
                                                                       const ir::Node& anchor) const {
-  (void)graph;
   if (!anchor.domain().empty() || anchor.op_type() != "Softmax" || anchor.output(0) == nullptr) return std::nullopt;
   std::optional<DqOperand> x = MatchDqActivation(anchor.input(0));
   std::optional<Sink> sink = MatchQuantizeSink(*anchor.output(0));

@@ -339,7 +339,7 @@ class QLinearUnitKernel : public Kernel {
     std::vector<int64_t> out_dims = x.dims();
     out_dims.back() = cout_;
     QFUSE_RETURN_IF_ERROR(CheckResidual(r, out_dims));
-    QFUSE_ASSIGN_OR_RETURN(*y, Tensor::Create(stage_.output_type(), out_dims));
+    QFUSE_ASSIGN_OR_RETURN(*y, Tensor::CreateUninitialized(stage_.output_type(), out_dims));  // every row written
     const int64_t m = x.num_elements() / std::max<int64_t>(k_, 1);
     if (y->num_elements() == 0) return absl::OkStatus();
     // Blocks of up to 32 rows, smaller when that leaves a thread idle (a transformer's few tokens).

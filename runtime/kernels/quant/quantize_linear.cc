@@ -42,6 +42,18 @@ absl::StatusOr<AxisLayout> Layout(const Tensor& x, int64_t axis, int64_t params)
   return l;
 }
 
+// Calls fn(c, begin, stop) for each run of [begin, end) whose elements share channel c's
+// scale and zero point (runs of `inner` elements), so that a run's loop loads them once.
+template <typename Fn>
+void ForEachChannelRun(const AxisLayout& layout, int64_t begin, int64_t end, Fn fn) {
+  for (int64_t i = begin; i < end;) {
+    const int64_t row = i / layout.inner;
+    const int64_t stop = std::min(end, (row + 1) * layout.inner);
+    fn(row % layout.channels, i, stop);
+    i = stop;
+  }
+}
+
 // numerics::QuantizeLinear over a run of FLOAT values with AVX2, 32 at a time: the same
 // float32 division (vdivps is IEEE like the scalar one), MAXPS/MINPS clamp (a NaN gives
 // the low bound, as ClampLikeMlas) and cvtps2dq under the default rounding (lrintf, half to
@@ -119,19 +131,14 @@ class QuantizeLinearKernel : public Kernel {
     auto run = [&](const auto* xd, auto* y) {
       using T = std::remove_pointer_t<decltype(y)>;
       ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
-        // Runs of `inner` elements share one channel: its scale and zero point are
-        // loaded once per run, and the run's loop vectorises.
-        for (int64_t i = begin; i < end;) {
-          const int64_t row = i / layout.inner;
-          const int64_t stop = std::min(end, (row + 1) * layout.inner);
-          const int64_t c = row % layout.channels;
+        ForEachChannelRun(layout, begin, end, [&](int64_t c, int64_t i, int64_t stop) {
           const float scale = scales[c];
           const int32_t zp = zps[c];
           if constexpr (std::is_same_v<std::remove_cv_t<std::remove_pointer_t<decltype(xd)>>, float>) {
             if (avx2) i += QuantizeRunAvx2(xd + i, stop - i, scale, zp, y + i);
           }
           for (; i < stop; ++i) y[i] = numerics::QuantizeLinear<T>(static_cast<float>(xd[i]), scale, zp);
-        }
+        });
       });
     };
     // The input and output types are chosen once, outside the element loop.
@@ -172,23 +179,19 @@ class DequantizeLinearKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(std::vector<int32_t> zps, ReadZeroPoints(zp_t, params, x.dtype(), "x_zero_point"));
     if (zps.size() != scales.size()) zps.resize(scales.size(), zps[0]);
     QFUSE_ASSIGN_OR_RETURN(AxisLayout layout, Layout(x, axis_, params));
-    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(DataType::kFloat32, x.dims()));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(DataType::kFloat32, x.dims()));  // all written
     float* y = outputs[0].data<float>();
     const int64_t n = x.num_elements();
     const bool avx2 = IsaAllowed(Isa::kAvx2);
     auto run = [&](const auto* xd) {
       using X = std::remove_cv_t<std::remove_pointer_t<decltype(xd)>>;
       ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
-        // Runs of `inner` elements share one channel's scale and zero point.
-        for (int64_t i = begin; i < end;) {
-          const int64_t row = i / layout.inner;
-          const int64_t stop = std::min(end, (row + 1) * layout.inner);
-          const int64_t c = row % layout.channels;
+        ForEachChannelRun(layout, begin, end, [&](int64_t c, int64_t i, int64_t stop) {
           if constexpr (sizeof(X) == 1) {
             if (avx2) i += DequantizeRunAvx2(xd + i, stop - i, scales[c], zps[c], y + i);
           }
           for (; i < stop; ++i) y[i] = numerics::Dequantize(xd[i], scales[c], zps[c]);
-        }
+        });
       });
     };
     switch (x.dtype()) {

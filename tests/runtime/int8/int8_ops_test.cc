@@ -340,7 +340,8 @@ TEST(Int8OpsTest, MatMulOfTwoActivationsIsOnnxRuntimesQLinearMatMul) {
 // QLinearSoftmax, which multiplies by floor(1 / s_y): s_y = float(1/255) makes that 254, so x =
 // [255, 0] at s_x = 1 (p = [1, e^-255]) gives [254, 0] where the float group gives [255, 0].
 // x = [20, 10, 0] at s_x = 0.1 gives onnxruntime 1.30's [169, 62, 23] (the float group and
-// onnxruntime without its fusions: [170, 62, 23]). Mode fixed keeps the float group.
+// onnxruntime without its fusions: [170, 62, 23]; models/zoo/softmax_probe.py --tiny). Mode fixed
+// keeps the float group.
 TEST(Int8OpsTest, SoftmaxIsOnnxRuntimesQLinearSoftmax) {
   struct Case {
     float x_scale;

@@ -108,6 +108,37 @@ TEST(QuantizeLinearTest, EveryCapGivesTheScalarBytes) {
   }
 }
 
+// The vector DequantizeLinear of bytes (AVX2, 8 at a time) against numerics::Dequantize per
+// value under every cap this CPU has: every int8 and uint8 value, per tensor and per axis with
+// runs (77) that are not multiples of 8.
+TEST(DequantizeLinearTest, EveryCapGivesTheScalarValues) {
+  IsaCapGuard guard;
+  std::vector<int8_t> s8(3 * 77);
+  std::vector<uint8_t> u8(3 * 77);
+  for (size_t i = 0; i < s8.size(); ++i) {
+    s8[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 256) - 128);
+    u8[i] = static_cast<uint8_t>(i * 53 % 256);
+  }
+  const float axis_scale[3] = {0.1f, 1e-3f, 7.5f};
+  const int32_t axis_zp[3] = {0, 128, 255};
+  for (runtime::Isa cap : {runtime::Isa::kScalar, runtime::Isa::kAvx2}) {
+    if (cap > runtime::DetectedIsa()) continue;
+    runtime::SetIsaCap(cap);
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto per_tensor, RunOneNode("DequantizeLinear", {In(T1<int8_t>({3, 77}, s8)),
+                                                                                In(Scalar(0.0371f)), In(Scalar<int8_t>(-5))}));
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto axis, RunOneNode("DequantizeLinear", {In(T1<uint8_t>({3, 77}, u8)),
+                                                                          In(T1<float>({3}, {0.1f, 1e-3f, 7.5f})),
+                                                                          In(T1<uint8_t>({3}, {0, 128, 255}))},
+                                                     Attrs({{"axis", int64_t{0}}})));
+    const std::vector<float> got = Values<float>(per_tensor[0]), got_axis = Values<float>(axis[0]);
+    for (size_t i = 0; i < s8.size(); ++i) {
+      ASSERT_EQ(got[i], numerics::Dequantize(s8[i], 0.0371f, -5)) << "cap " << runtime::IsaName(cap) << " " << i;
+      ASSERT_EQ(got_axis[i], numerics::Dequantize(u8[i], axis_scale[i / 77], axis_zp[i / 77]))
+          << "cap " << runtime::IsaName(cap) << " " << i;
+    }
+  }
+}
+
 TEST(DequantizeLinearTest, TypesAndAxis) {
   QFUSE_ASSERT_OK_AND_ASSIGN(auto out, RunOneNode("DequantizeLinear", {In(T1<int8_t>({3}, {-128, 0, 127})),
                                                                        In(Scalar(0.5f)), In(Scalar<int8_t>(-1))}));
