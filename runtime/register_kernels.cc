@@ -84,6 +84,7 @@ KernelRegistry* BuildRegistry() {
   r->Register(q + int8::kQLinearGlobalAveragePoolOp, int8::CreateQLinearAveragePoolKernel);
   r->Register(q + int8::kQLinearConcatOp, int8::CreateQLinearConcatKernel);
   r->Register(q + int8::kQLinearSoftmaxOp, int8::CreateQLinearSoftmaxKernel);
+  r->Register(q + int8::kGeluOp, CreateUnaryKernel);  // a float op the lowering makes
   return r;
 }
 

@@ -58,6 +58,13 @@ inline constexpr char kQLinearConcatOp[] = "QLinearConcat";
 // times a constant factor, per slice along the axis the float sum S of e[x + 255 - max x] in
 // axis order, y = min(255, nearbyint(e * floor(1 / s_y) / S) + zp_y). Mode onnx only.
 inline constexpr char kQLinearSoftmaxOp[] = "QLinearSoftmax";
+// Gelu(x) -> y, FLOAT (not an integer op: the lowering's float-region pattern (j),
+// gelu_fusion.h, makes it), run by the unary float kernels (runtime/kernels/elementwise):
+// onnxruntime's fused Gelu arithmetic (ir::GeluRow), or with kGeluDivisorAttr the five ops'
+// own arithmetic in one pass (ir::GeluChainRow; kGeluHalfFirstAttr 1: Mul(Mul(x, 0.5), .)).
+inline constexpr char kGeluOp[] = "Gelu";
+inline constexpr char kGeluDivisorAttr[] = "qfuse_gelu_divisor";
+inline constexpr char kGeluHalfFirstAttr[] = "qfuse_gelu_half_first";
 
 // Requantization mode of every integer node: "onnx" or "fixed".
 inline constexpr char kRequantizeModeAttr[] = "qfuse_requantize";

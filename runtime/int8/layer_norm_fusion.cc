@@ -5,42 +5,15 @@
 #include <utility>
 
 #include "base/status_macros.h"
+#include "runtime/int8/float_chain.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
-
-bool IsOp(const ir::Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
-
-bool IsFloat(const ir::Value* v) { return v != nullptr && v->type().dtype == ir::DataType::kFloat32; }
-
-// The one node reading `v` (as input `index`), when `v` is FLOAT, read once and not a graph output.
-const ir::Node* SoleReader(const ir::Value* v, const char* op, int index) {
-  if (!IsFloat(v) || v->is_graph_output() || v->uses().size() != 1) return nullptr;
-  const ir::Use& use = v->uses()[0];
-  return IsOp(use.node, op) && use.input_index == index ? use.node : nullptr;
-}
-
-// The value of a one-element FLOAT constant.
-std::optional<float> ConstantScalar(const ir::Value* v) {
-  if (v == nullptr || !v->is_constant() || v->initializer()->dtype() != ir::DataType::kFloat32 ||
-      v->initializer()->num_elements() != 1) {
-    return std::nullopt;
-  }
-  return v->initializer()->data<float>()[0];
-}
 
 // A one-dimensional FLOAT constant.
 bool IsVectorConstant(const ir::Value* v) {
   return v != nullptr && v->is_constant() && v->initializer()->dtype() == ir::DataType::kFloat32 &&
          v->initializer()->dims().size() == 1;
-}
-
-// The input of binary `n` that is not `v` (nullptr unless `v` is exactly one of the two).
-ir::Value* OtherInput(const ir::Node& n, const ir::Value* v) {
-  if (n.inputs().size() != 2) return nullptr;
-  if (n.input(0) == v && n.input(1) != v) return n.input(1);
-  if (n.input(1) == v && n.input(0) != v) return n.input(0);
-  return nullptr;
 }
 
 // ReduceMean's axes as negative numbers, sorted, when they are the trailing axes -k..-1 and
@@ -76,46 +49,46 @@ std::optional<int64_t> TrailingReduceAxis(const ir::Node& rm, const ir::Value& x
 
 std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, const ir::Node& anchor) const {
   (void)graph;
-  if (!IsOp(&anchor, "ReduceMean")) return std::nullopt;
+  if (!IsOnnxOp(&anchor, "ReduceMean")) return std::nullopt;
   ir::Value* x = anchor.input(0);
-  if (!IsFloat(x)) return std::nullopt;
+  if (!IsFloatValue(x)) return std::nullopt;
   const std::optional<int64_t> axis = TrailingReduceAxis(anchor, *x);
   if (!axis.has_value()) return std::nullopt;
   // mean -> Sub(x, mean) -> d, read by Pow(d, 2) and Div(d, .) only.
   const ir::Node* sub = SoleReader(anchor.output(0), "Sub", 1);
   if (sub == nullptr || sub->input(0) != x) return std::nullopt;
   const ir::Value* d = sub->output(0);
-  if (!IsFloat(d) || d->is_graph_output() || d->uses().size() != 2) return std::nullopt;
+  if (!IsFloatValue(d) || d->is_graph_output() || d->uses().size() != 2) return std::nullopt;
   const ir::Node* pow = nullptr;
   const ir::Node* div = nullptr;
   for (const ir::Use& use : d->uses()) {
-    if (IsOp(use.node, "Pow") && use.input_index == 0) pow = use.node;
-    if (IsOp(use.node, "Div") && use.input_index == 0) div = use.node;
+    if (IsOnnxOp(use.node, "Pow") && use.input_index == 0) pow = use.node;
+    if (IsOnnxOp(use.node, "Div") && use.input_index == 0) div = use.node;
   }
   if (pow == nullptr || div == nullptr || ConstantScalar(pow->input(1)) != 2.0f) return std::nullopt;
   // var = ReduceMean(d^2) over the same axes, + epsilon, Sqrt, the Div's divisor.
   const ir::Node* rm2 = SoleReader(pow->output(0), "ReduceMean", 0);
   if (rm2 == nullptr || TrailingReduceAxis(*rm2, *pow->output(0)) != axis) return std::nullopt;
   const ir::Value* var = rm2->output(0);
-  if (!IsFloat(var) || var->is_graph_output() || var->uses().size() != 1) return std::nullopt;
+  if (!IsFloatValue(var) || var->is_graph_output() || var->uses().size() != 1) return std::nullopt;
   const ir::Node* add_eps = var->uses()[0].node;
-  if (!IsOp(add_eps, "Add")) return std::nullopt;
+  if (!IsOnnxOp(add_eps, "Add")) return std::nullopt;
   const std::optional<float> epsilon = ConstantScalar(OtherInput(*add_eps, var));
   if (!epsilon.has_value()) return std::nullopt;
   const ir::Node* sqrt = SoleReader(add_eps->output(0), "Sqrt", 0);
   if (sqrt == nullptr || SoleReader(sqrt->output(0), "Div", 1) != div) return std::nullopt;
   // (d / std) * scale + bias, scale and bias one-dimensional constants of one length.
   const ir::Value* normalized = div->output(0);
-  if (!IsFloat(normalized) || normalized->is_graph_output() || normalized->uses().size() != 1) return std::nullopt;
+  if (!IsFloatValue(normalized) || normalized->is_graph_output() || normalized->uses().size() != 1) return std::nullopt;
   const ir::Node* mul = normalized->uses()[0].node;
-  if (!IsOp(mul, "Mul")) return std::nullopt;
+  if (!IsOnnxOp(mul, "Mul")) return std::nullopt;
   ir::Value* scale = OtherInput(*mul, normalized);
   const ir::Value* scaled = mul->output(0);
-  if (!IsVectorConstant(scale) || !IsFloat(scaled) || scaled->is_graph_output() || scaled->uses().size() != 1) {
+  if (!IsVectorConstant(scale) || !IsFloatValue(scaled) || scaled->is_graph_output() || scaled->uses().size() != 1) {
     return std::nullopt;
   }
   const ir::Node* final_add = scaled->uses()[0].node;
-  if (!IsOp(final_add, "Add") || !IsFloat(final_add->output(0))) return std::nullopt;
+  if (!IsOnnxOp(final_add, "Add") || !IsFloatValue(final_add->output(0))) return std::nullopt;
   ir::Value* bias = OtherInput(*final_add, scaled);
   if (!IsVectorConstant(bias) || bias->initializer()->dims() != scale->initializer()->dims()) return std::nullopt;
 

@@ -18,6 +18,7 @@
 #include "runtime/int8/activation_softmax.h"
 #include "runtime/int8/group_replacer.h"
 #include "runtime/int8/int8_ops.h"
+#include "runtime/int8/gelu_fusion.h"
 #include "runtime/int8/layer_norm_fusion.h"
 #include "runtime/int8/qdq_operands.h"
 #include "runtime/int8/unit_requantization.h"
@@ -514,6 +515,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const ActivationMatMulPattern activation_matmul(replacer);
   const LayerNormPattern layer_norm(replacer);
   const ActivationSoftmaxPattern activation_softmax(replacer);
+  const GeluPattern gelu(replacer);
   // The patterns by anchor op type (ops with an int8 form, ir/int8_forms.h; ConvTranspose
   // has no integer unit kernel).
   ir::rewrite::RuleTable table;
@@ -532,6 +534,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
     table.Add({"Softmax"}, &activation_softmax);
   }
   table.Add({"ReduceMean"}, &layer_norm);
+  table.Add({"Erf"}, &gelu);
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
   stats.units = rewrites[&unit] + rewrites[&integer_head];
   stats.adds = rewrites[&add];
@@ -543,6 +546,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.activation_matmuls = rewrites[&activation_matmul];
   stats.layer_norms = rewrites[&layer_norm];
   stats.activation_softmaxes = rewrites[&activation_softmax];
+  stats.gelus = rewrites[&gelu];
   QFUSE_RETURN_IF_ERROR(RemoveUnreadDequantize(graph, replacer));
   if (options.fold_clamps) {
     QFUSE_ASSIGN_OR_RETURN(stats.folded_clamps, FoldClamps(graph, replacer));

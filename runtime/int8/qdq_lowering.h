@@ -24,6 +24,8 @@
 //                                                               => float LayerNormalization
 //   (i) Softmax(DQ(x)) -> Q, x and y UINT8, mode kOnnx (activation_softmax.h)
 //                                                => QLinearSoftmax, onnxruntime's arithmetic
+//   (j) in a float region: Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5 (or Mul(Mul(x,
+//       0.5), .)), GELU before opset 20 (gelu_fusion.h)   => qfuse.Gelu, onnxruntime's arithmetic
 // Every float intermediate of a group must have that group as its only reader. The
 // integer node's output keeps the QuantizeLinear output's name (so observers see the
 // same int8 tensors as in simulated quantization), and QuantParams are written into
@@ -61,6 +63,7 @@ struct LoweringStats {
   int64_t activation_matmuls = 0;  // (g)
   int64_t layer_norms = 0;     // (h)
   int64_t activation_softmaxes = 0;  // (i)
+  int64_t gelus = 0;           // (j)
   int64_t folded_clamps = 0;   // QLinearClamps folded into the node before them
   int64_t removed_nodes = 0;   // Q, DQ and float ops replaced
 };

@@ -1,4 +1,4 @@
-// Unary kernels: float activations and math, Clip (any numeric type), Identity and
+// Unary kernels: float activations and math (qfuse.Gelu too), Clip (any numeric type), Identity and
 // Dropout (copy; training mode draws a deterministic pseudo-random mask).
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ir/erf.h"
+#include "ir/fused_unit.h"
 #include "ir/logistic.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/kernels/elementwise/broadcast.h"
 #include "runtime/kernels/elementwise/dispatch.h"
 #include "runtime/kernels/elementwise/elementwise.h"
@@ -18,12 +21,15 @@
 namespace qfuse::runtime::kernels {
 namespace {
 
-enum class UnaryOp { kRelu, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kErf, kExp, kSqrt };
+enum class UnaryOp { kRelu, kLeakyRelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kErf, kGelu, kExp, kSqrt };
 
 struct UnaryParams {
   UnaryOp op = UnaryOp::kRelu;
   float alpha = 0;
   float beta = 0;
+  // kGelu: the divisor of the unfused chain (0: onnxruntime's fused form) and its Mul order.
+  float gelu_divisor = 0;
+  bool gelu_half_first = false;
 };
 
 template <typename T, typename Fn>
@@ -61,7 +67,26 @@ void RunMath(const ThreadPool& pool, const UnaryParams& p, const T* x, T* y, int
         return v * std::max(T(0), std::min(T(1), v * alpha + T(0.5)));
       });
     case UnaryOp::kTanh: return Apply(pool, x, y, n, [](T v) { return std::tanh(v); });
-    case UnaryOp::kErf: return Apply(pool, x, y, n, [](T v) { return std::erf(v); });
+    case UnaryOp::kErf:
+      if constexpr (std::is_same_v<T, float>) {  // onnxruntime's float32 erf, ir/erf.h
+        const bool vector = IsaAllowed(Isa::kAvx2);
+        return ParallelElements(pool, n, [&](int64_t begin, int64_t end) {
+          ir::ErfRow(x + begin, y + begin, end - begin, vector);
+        });
+      }
+      return Apply(pool, x, y, n, [](T v) { return std::erf(v); });
+    case UnaryOp::kGelu:
+      if constexpr (std::is_same_v<T, float>) {  // onnxruntime's fused Gelu, ir/erf.h
+        const bool vector = IsaAllowed(Isa::kAvx2);
+        return ParallelElements(pool, n, [&](int64_t begin, int64_t end) {
+          if (p.gelu_divisor == 0) {
+            ir::GeluRow(x + begin, y + begin, end - begin, vector);
+          } else {
+            ir::GeluChainRow(x + begin, y + begin, end - begin, p.gelu_divisor, p.gelu_half_first, vector);
+          }
+        });
+      }
+      return Apply(pool, x, y, n, [](T v) { return T(0.5) * v * (T(1) + std::erf(v / std::sqrt(T(2)))); });
     case UnaryOp::kExp: return Apply(pool, x, y, n, [](T v) { return std::exp(v); });
     case UnaryOp::kSqrt: return Apply(pool, x, y, n, [](T v) { return std::sqrt(v); });
   }
@@ -215,6 +240,12 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateUnaryKernel(const ir::Node& node) 
     p.op = UnaryOp::kTanh;
   } else if (op == "Erf") {
     p.op = UnaryOp::kErf;
+  } else if (op == "Gelu" && node.domain() == ir::kQfuseDomain) {  // made by runtime/int8/gelu_fusion.h
+    p.op = UnaryOp::kGelu;
+    // int8_ops.h's kGeluDivisorAttr and kGeluHalfFirstAttr.
+    QFUSE_ASSIGN_OR_RETURN(p.gelu_divisor, attrs.GetFloat("qfuse_gelu_divisor", 0.f));
+    QFUSE_ASSIGN_OR_RETURN(const int64_t half_first, attrs.GetInt("qfuse_gelu_half_first", 0));
+    p.gelu_half_first = half_first != 0;
   } else if (op == "Exp") {
     p.op = UnaryOp::kExp;
   } else if (op == "Sqrt") {

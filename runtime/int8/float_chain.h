@@ -1,0 +1,27 @@
+// Matching helpers for the lowering's float-region patterns (layer_norm_fusion.h,
+// gelu_fusion.h): chains of standard float ops whose intermediates nothing else reads.
+#ifndef QFUSE_RUNTIME_INT8_FLOAT_CHAIN_H_
+#define QFUSE_RUNTIME_INT8_FLOAT_CHAIN_H_
+
+#include <optional>
+
+#include "ir/graph.h"
+
+namespace qfuse::runtime::int8 {
+
+// `n` is a node of the default domain of type `op`.
+bool IsOnnxOp(const ir::Node* n, const char* op);
+bool IsFloatValue(const ir::Value* v);
+// The one node reading `v` (as input `index`), when it is of type `op` and `v` is FLOAT, read
+// once and not a graph output; else nullptr.
+const ir::Node* SoleReader(const ir::Value* v, const char* op, int index);
+// The same for a reader at either input of a binary `op`.
+const ir::Node* SoleBinaryReader(const ir::Value* v, const char* op);
+// The value of a one-element FLOAT constant.
+std::optional<float> ConstantScalar(const ir::Value* v);
+// The input of binary `n` that is not `v` (nullptr unless `v` is exactly one of the two).
+ir::Value* OtherInput(const ir::Node& n, const ir::Value* v);
+
+}  // namespace qfuse::runtime::int8
+
+#endif  // QFUSE_RUNTIME_INT8_FLOAT_CHAIN_H_
