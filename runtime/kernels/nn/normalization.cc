@@ -9,7 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/nn/layer_norm_row.h"
 #include "runtime/kernels/nn/nn.h"
 #include "runtime/kernels/nn/nn_common.h"
 
@@ -276,22 +278,14 @@ class LayerNormKernel : public Kernel {
     }
     const float* xd = x.data<float>();
     float* yd = outputs[0].data<float>();
-    const double epsilon = p_.epsilon;
+    // onnxruntime's arithmetic (layer_norm_row.h), so a LayerNormalization between
+    // DequantizeLinear and QuantizeLinear rounds as there.
+    const bool vector = IsaAllowed(Isa::kAvx2);
     ctx.pool->ParallelFor(rows, MinChunk(4 * cols), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        const float* xr = xd + r * cols;
-        float* yr = yd + r * cols;
-        double mean, var;
-        MeanVariance(xr, cols, &mean, &var);
-        const float inv_std = static_cast<float>(1.0 / std::sqrt(var + epsilon));
-        const float m = static_cast<float>(mean);
-        if (bias != nullptr) {
-          for (int64_t i = 0; i < cols; ++i) yr[i] = (xr[i] - m) * inv_std * scale[i] + bias[i];
-        } else {
-          for (int64_t i = 0; i < cols; ++i) yr[i] = (xr[i] - m) * inv_std * scale[i];
-        }
-        if (mean_out != nullptr) mean_out[r] = m;
-        if (inv_std_out != nullptr) inv_std_out[r] = inv_std;
+        const LayerNormRowStats stats = LayerNormRow(xd + r * cols, scale, bias, cols, p_.epsilon, yd + r * cols, vector);
+        if (mean_out != nullptr) mean_out[r] = stats.mean;
+        if (inv_std_out != nullptr) inv_std_out[r] = stats.inv_std_dev;
       }
     });
     return absl::OkStatus();
