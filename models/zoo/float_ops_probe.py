@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Checks qfuse's float32 Erf, GELU and LayerNormalization against onnxruntime's, value for value.
+
+These are the float ops that sit between DequantizeLinear and QuantizeLinear in the zoo's
+transformers, where one ulp can move a value across a rounding boundary of the next
+QuantizeLinear; qfuse computes each as onnxruntime 1.30 does on x86 with AVX2 (ir/erf.h,
+runtime/kernels/nn/layer_norm_row.h). The script writes small float models:
+  erf.onnx           Erf alone, on 2^20 values (half a grid over [-5, 5], half normal with
+                     sigma 2, plus 0, -0, the split point 0.921875 and values past the clamp);
+  gelu.onnx          Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5 (PyTorch's GELU before
+                     opset 20; onnxruntime's GeluFusion runs it as its Gelu kernel), same values;
+  gelu_product.onnx  Mul(x, 0.70710678) -> Erf -> Add 1 -> Mul(Mul(x, 0.5), .), the product form
+                     qfuse's fused Gelu computes where onnxruntime fuses (gelu_fusion_test checks
+                     the fused kernel gives exactly the product form);
+  ln_<n>_<data>.onnx LayerNormalization-17 over rows of n = 5, 9, 12, 20, 64, 192, 768 (2048 rows;
+                     inputs normal(0.3, 2) and normal(50, 1); with a bias, and n = 12 also without).
+Runs each in qfuse (bazel-bin/tools/run, float kernels) and onnxruntime (tools/ort's
+onnxruntime-node via models/zoo/ort_compare.js) and prints max |qfuse - onnxruntime|; 0 means
+every value is the same float. The GELU rows compare qfuse's product form with onnxruntime's
+fused Gelu, qfuse's five ops with onnxruntime's five ops (optimisation disabled), and, for
+scale, qfuse's five ops with onnxruntime's fused Gelu.
+
+  /usr/bin/python3 models/zoo/float_ops_probe.py [--keep DIR]
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+N = 1 << 20
+
+
+def scalar(name, value):
+    return helper.make_tensor(name, TensorProto.FLOAT, [], [value])
+
+
+def save(path, nodes, initializers, dims, opset=13):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)
+    graph = helper.make_graph(nodes, os.path.basename(path), [x], [y], initializer=initializers)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+
+
+def write_erf_models(d):
+    dims = [1, N]
+    save(os.path.join(d, "erf.onnx"), [helper.make_node("Erf", ["x"], ["y"])], [], dims)
+    save(os.path.join(d, "gelu.onnx"),
+         [helper.make_node("Div", ["x", "sqrt2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+          helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "a"], ["m"]),
+          helper.make_node("Mul", ["m", "half"], ["y"])],
+         [scalar("sqrt2", float(np.float32(np.sqrt(2)))), scalar("one", 1.0), scalar("half", 0.5)], dims)
+    save(os.path.join(d, "gelu_product.onnx"),
+         [helper.make_node("Mul", ["x", "inv"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+          helper.make_node("Add", ["e", "one"], ["a"]), helper.make_node("Mul", ["x", "half"], ["h"]),
+          helper.make_node("Mul", ["h", "a"], ["y"])],
+         [scalar("inv", float(np.float32(0.70710678118654752440))), scalar("one", 1.0), scalar("half", 0.5)], dims)
+    rng = np.random.default_rng(0)
+    x = np.concatenate([np.linspace(-5, 5, N // 2, dtype=np.float32), rng.normal(0, 2, N // 2).astype(np.float32)])
+    x[:8] = [0, -0.0, 0.921875, -0.921875, np.nextafter(np.float32(0.921875), np.float32(1)), 3.925, 10, -10]
+    np.save(os.path.join(d, "erf_x.npy"), x.reshape(dims).astype(np.float32))
+
+
+def write_layer_norm_models(d):
+    rng = np.random.default_rng(1)
+    cases = []
+    for n in (5, 9, 12, 20, 64, 192, 768):
+        for data, (mean, sigma) in (("n0.3", (0.3, 2.0)), ("n50", (50.0, 1.0))):
+            for with_bias in ((True, False) if n == 12 else (True,)):
+                name = f"ln_{n}_{data}" + ("" if with_bias else "_nobias")
+                inits = [numpy_helper.from_array(rng.normal(1, 0.3, n).astype(np.float32), "scale")]
+                inputs = ["x", "scale"]
+                if with_bias:
+                    inits.append(numpy_helper.from_array(rng.normal(0, 0.5, n).astype(np.float32), "bias"))
+                    inputs.append("bias")
+                node = helper.make_node("LayerNormalization", inputs, ["y"], axis=-1, epsilon=1e-5)
+                save(os.path.join(d, name + ".onnx"), [node], inits, ["rows", n], opset=17)
+                np.save(os.path.join(d, name + "_x.npy"), rng.normal(mean, sigma, (2048, n)).astype(np.float32))
+                cases.append(name)
+    return cases
+
+
+def qfuse_run(d, model, data):
+    out = os.path.join(d, model + ".f32")
+    subprocess.run([os.path.join(ROOT, "bazel-bin", "tools", "run"), "--model=" + os.path.join(d, model + ".onnx"),
+                    "--data=" + os.path.join(d, data), "--save_outputs=" + out],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return out
+
+
+def ort_max_abs(d, model, data, qfuse_output, optimization="all"):
+    line = subprocess.run(["node", os.path.join(ROOT, "models", "zoo", "ort_compare.js"),
+                           os.path.join(d, model + ".onnx"), os.path.join(d, data), qfuse_output, "",
+                           optimization], check=True, capture_output=True, text=True).stdout
+    return json.loads(line)["max_abs"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--keep", help="write the models and outputs here instead of a temporary directory")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        d = args.keep or tmp
+        os.makedirs(d, exist_ok=True)
+        write_erf_models(d)
+        erf, gelu, product = (qfuse_run(d, m, "erf_x.npy") for m in ("erf", "gelu", "gelu_product"))
+        rows = [("qfuse Erf vs onnxruntime Erf", ort_max_abs(d, "erf", "erf_x.npy", erf), N),
+                ("qfuse product form vs onnxruntime fused Gelu", ort_max_abs(d, "gelu", "erf_x.npy", product), N),
+                ("qfuse five ops vs onnxruntime five ops", ort_max_abs(d, "gelu", "erf_x.npy", gelu, "disabled"), N),
+                ("qfuse five ops vs onnxruntime fused Gelu", ort_max_abs(d, "gelu", "erf_x.npy", gelu), N)]
+        for case in write_layer_norm_models(d):
+            out = qfuse_run(d, case, case + "_x.npy")
+            n = int(case.split("_")[1])
+            rows.append((f"LayerNormalization {case}", ort_max_abs(d, case, case + "_x.npy", out), 2048 * n))
+        for name, diff, count in rows:
+            print(f"{name:48s} max |diff| {diff:.3g} over {count} values")
+
+
+if __name__ == "__main__":
+    main()
