@@ -4,8 +4,12 @@
 #define QFUSE_RUNTIME_INT8_FLOAT_CHAIN_H_
 
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "absl/status/status.h"
 #include "ir/graph.h"
+#include "runtime/int8/group_replacer.h"
 
 namespace qfuse::runtime::int8 {
 
@@ -21,6 +25,13 @@ const ir::Node* SoleBinaryReader(const ir::Value* v, const char* op);
 std::optional<float> ConstantScalar(const ir::Value* v);
 // The input of binary `n` that is not `v` (nullptr unless `v` is exactly one of the two).
 ir::Value* OtherInput(const ir::Node& n, const ir::Value* v);
+
+// Replaces the float ops `chain` (first to last; the last writes the value the chain computes)
+// by one node `op_type` of `domain` reading `inputs`: it takes the first op's name and the
+// last one's output name, type and readers, and the chain's ops are removed.
+absl::Status ReplaceFloatChain(ir::Graph* graph, const Replacer& replacer, const std::vector<ir::NodeId>& chain,
+                               const std::string& op_type, const std::vector<ir::Value*>& inputs,
+                               ir::AttributeMap attrs, const std::string& domain = "");
 
 }  // namespace qfuse::runtime::int8
 

@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "base/status_macros.h"
 #include "ir/fused_unit.h"
 #include "runtime/int8/float_chain.h"
 #include "runtime/int8/int8_ops.h"
@@ -67,24 +66,12 @@ std::optional<GeluMatch> GeluPattern::Match(const ir::Graph& graph, const ir::No
 }
 
 absl::Status GeluPattern::Rewrite(ir::Graph* graph, const GeluMatch& m) const {
-  ir::Value* y = graph->FindNode(m.chain.back())->output(0);
-  const std::string name = y->name();
-  const std::string node_name = graph->FindNode(m.chain.front())->name();  // a copy: that node goes
   ir::AttributeMap attrs;
   if (m.as_chain) {
     attrs.Set(kGeluDivisorAttr, m.divisor);
     attrs.Set(kGeluHalfFirstAttr, static_cast<int64_t>(m.half_first));
   }
-  QFUSE_ASSIGN_OR_RETURN(ir::Node * n, graph->AddNode(kGeluOp, node_name, {m.x},
-                                                      {graph->UniqueValueName(name + "_gelu")}, std::move(attrs),
-                                                      ir::kQfuseDomain));
-  n->output(0)->mutable_type() = y->type();
-  graph->ReplaceAllUsesWith(y, n->output(0));
-  for (auto it = m.chain.rbegin(); it != m.chain.rend(); ++it) {
-    QFUSE_RETURN_IF_ERROR(replacer_.Remove(graph, graph->FindNode(*it)));
-  }
-  QFUSE_RETURN_IF_ERROR(graph->RenameNode(n, node_name));
-  return graph->RenameValue(n->output(0), name);
+  return ReplaceFloatChain(graph, replacer_, m.chain, kGeluOp, {m.x}, std::move(attrs), ir::kQfuseDomain);
 }
 
 }  // namespace qfuse::runtime::int8

@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "base/status_macros.h"
 #include "runtime/int8/float_chain.h"
 
 namespace qfuse::runtime::int8 {
@@ -95,7 +94,6 @@ std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, co
   LayerNormMatch m;
   m.chain = {anchor.id(), sub->id(), pow->id(), rm2->id(), add_eps->id(), sqrt->id(), div->id(), mul->id(),
              final_add->id()};
-  m.final_add = final_add->id();
   m.x = x;
   m.scale = scale;
   m.bias = bias;
@@ -105,22 +103,10 @@ std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, co
 }
 
 absl::Status LayerNormPattern::Rewrite(ir::Graph* graph, const LayerNormMatch& m) const {
-  ir::Value* y = graph->FindNode(m.final_add)->output(0);
-  const std::string name = y->name();
-  const std::string node_name = graph->FindNode(m.chain.front())->name();  // a copy: that node goes
   ir::AttributeMap attrs;
   attrs.Set("axis", m.axis);
   attrs.Set("epsilon", m.epsilon);
-  QFUSE_ASSIGN_OR_RETURN(ir::Node * n, graph->AddNode("LayerNormalization", node_name, {m.x, m.scale, m.bias},
-                                                      {graph->UniqueValueName(name + "_layer_norm")},
-                                                      std::move(attrs)));
-  n->output(0)->mutable_type() = y->type();
-  graph->ReplaceAllUsesWith(y, n->output(0));
-  for (auto it = m.chain.rbegin(); it != m.chain.rend(); ++it) {
-    QFUSE_RETURN_IF_ERROR(replacer_.Remove(graph, graph->FindNode(*it)));
-  }
-  QFUSE_RETURN_IF_ERROR(graph->RenameNode(n, node_name));
-  return graph->RenameValue(n->output(0), name);
+  return ReplaceFloatChain(graph, replacer_, m.chain, "LayerNormalization", {m.x, m.scale, m.bias}, std::move(attrs));
 }
 
 }  // namespace qfuse::runtime::int8

@@ -24,7 +24,6 @@ namespace qfuse::runtime::int8 {
 
 struct LayerNormMatch {
   std::vector<ir::NodeId> chain;  // ReduceMean first, the final Add last
-  ir::NodeId final_add = ir::kNoNode;
   ir::Value* x = nullptr;
   ir::Value* scale = nullptr;
   ir::Value* bias = nullptr;
