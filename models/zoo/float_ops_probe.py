@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Checks qfuse's float32 Erf, GELU and LayerNormalization against onnxruntime's, value for value.
+"""Checks qfuse's float32 Erf, GELU, LayerNormalization and Softmax against onnxruntime's, value for value.
 
 These are the float ops that sit between DequantizeLinear and QuantizeLinear in the zoo's
 transformers, where one ulp can move a value across a rounding boundary of the next
 QuantizeLinear; qfuse computes each as onnxruntime 1.30 does on x86 with AVX2 (ir/erf.h,
-runtime/kernels/nn/layer_norm_row.h). The script writes small float models:
+runtime/kernels/nn/layer_norm_row.h, softmax_row.h). The script writes small float models:
   erf.onnx           Erf alone, on 2^20 values (half a grid over [-5, 5], half normal with
                      sigma 2, plus 0, -0, the split point 0.921875 and values past the clamp);
   gelu.onnx          Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5 (PyTorch's GELU before
@@ -13,7 +13,9 @@ runtime/kernels/nn/layer_norm_row.h). The script writes small float models:
                      qfuse's fused Gelu computes where onnxruntime fuses (gelu_fusion_test checks
                      the fused kernel gives exactly the product form);
   ln_<n>_<data>.onnx LayerNormalization-17 over rows of n = 5, 9, 12, 20, 64, 192, 768 (2048 rows;
-                     inputs normal(0.3, 2) and normal(50, 1); with a bias, and n = 12 also without).
+                     inputs normal(0.3, 2) and normal(50, 1); with a bias, and n = 12 also without);
+  softmax_*, logsoftmax_*  Softmax-13 / LogSoftmax-13 over the last axis of rows of n = 1 to 1000
+                     (inputs normal(0, 10) and uniform(-80, 80)), and over a middle axis.
 Runs each in qfuse (bazel-bin/tools/run, float kernels) and onnxruntime (tools/ort's
 onnxruntime-node via models/zoo/ort_compare.js) and prints max |qfuse - onnxruntime|; 0 means
 every value is the same float. The GELU rows compare qfuse's product form with onnxruntime's
@@ -85,6 +87,25 @@ def write_layer_norm_models(d):
     return cases
 
 
+def write_softmax_models(d):
+    rng = np.random.default_rng(2)
+    cases = []
+    for op in ("Softmax", "LogSoftmax"):
+        for n in (1, 5, 8, 9, 33, 197, 1000):
+            for data, draw in (("n10", lambda shape: rng.normal(0, 10, shape)),
+                               ("u80", lambda shape: rng.uniform(-80, 80, shape))):
+                name = f"{op.lower()}_{n}_{data}"
+                save(os.path.join(d, name + ".onnx"), [helper.make_node(op, ["x"], ["y"], axis=-1)], [], ["rows", n])
+                np.save(os.path.join(d, name + "_x.npy"), draw((1024, n)).astype(np.float32))
+                cases.append((name, 1024 * n))
+        # A middle axis: onnxruntime moves it last, qfuse gathers each slice into a row.
+        name = f"{op.lower()}_axis1"
+        save(os.path.join(d, name + ".onnx"), [helper.make_node(op, ["x"], ["y"], axis=1)], [], ["rows", 37, 5])
+        np.save(os.path.join(d, name + "_x.npy"), rng.normal(0, 10, (256, 37, 5)).astype(np.float32))
+        cases.append((name, 256 * 37 * 5))
+    return cases
+
+
 def qfuse_run(d, model, data):
     out = os.path.join(d, model + ".f32")
     subprocess.run([os.path.join(ROOT, "bazel-bin", "tools", "run"), "--model=" + os.path.join(d, model + ".onnx"),
@@ -117,6 +138,9 @@ def main():
             out = qfuse_run(d, case, case + "_x.npy")
             n = int(case.split("_")[1])
             rows.append((f"LayerNormalization {case}", ort_max_abs(d, case, case + "_x.npy", out), 2048 * n))
+        for case, count in write_softmax_models(d):
+            out = qfuse_run(d, case, case + "_x.npy")
+            rows.append((case, ort_max_abs(d, case, case + "_x.npy", out), count))
         for name, diff, count in rows:
             print(f"{name:48s} max |diff| {diff:.3g} over {count} values")
 

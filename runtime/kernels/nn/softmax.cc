@@ -1,16 +1,15 @@
 // Softmax and LogSoftmax over one axis (opset-13 semantics; the importer rewrote older
-// forms), FLOAT only. Each slice subtracts its maximum before exp, so large inputs do not
-// overflow; sums accumulate in float.
-#include <algorithm>
+// forms), FLOAT only. Each slice is computed as onnxruntime computes a row (softmax_row.h).
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/nn/nn.h"
 #include "runtime/kernels/nn/nn_common.h"
+#include "runtime/kernels/nn/softmax_row.h"
 
 namespace qfuse::runtime::kernels {
 namespace {
@@ -18,57 +17,15 @@ namespace {
 using nn_internal::AxisView;
 using nn_internal::MinChunk;
 
-// One contiguous slice of `n` values.
-template <bool kLog>
-void SoftmaxContiguous(const float* x, int64_t n, float* y) {
-  float max = std::numeric_limits<float>::lowest();
-  for (int64_t i = 0; i < n; ++i) max = std::max(max, x[i]);
-  float sum = 0.0f;
-  if (kLog) {
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - max);
-    const float shift = max + std::log(sum);
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
-  } else {
-    for (int64_t i = 0; i < n; ++i) {
-      y[i] = std::exp(x[i] - max);
-      sum += y[i];
-    }
-    const float inv = 1.0f / sum;
-    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
-  }
-}
-
-// One [axis, inner] block, reduced over axis for every inner position at once;
-// `max` and `sum` are scratch rows of `inner` floats.
-template <bool kLog>
-void SoftmaxStrided(const float* x, int64_t axis, int64_t inner, float* y, float* max, float* sum) {
-  std::fill(max, max + inner, std::numeric_limits<float>::lowest());
-  std::fill(sum, sum + inner, 0.0f);
-  for (int64_t a = 0; a < axis; ++a) {
-    const float* xa = x + a * inner;
-    for (int64_t i = 0; i < inner; ++i) max[i] = std::max(max[i], xa[i]);
-  }
-  for (int64_t a = 0; a < axis; ++a) {
-    const float* xa = x + a * inner;
-    float* ya = y + a * inner;
-    for (int64_t i = 0; i < inner; ++i) {
-      ya[i] = std::exp(xa[i] - max[i]);
-      sum[i] += ya[i];
-    }
-  }
-  if (kLog) {
-    for (int64_t i = 0; i < inner; ++i) sum[i] = max[i] + std::log(sum[i]);
-    for (int64_t a = 0; a < axis; ++a) {
-      const float* xa = x + a * inner;
-      float* ya = y + a * inner;
-      for (int64_t i = 0; i < inner; ++i) ya[i] = xa[i] - sum[i];
-    }
-  } else {
-    for (int64_t i = 0; i < inner; ++i) sum[i] = 1.0f / sum[i];
-    for (int64_t a = 0; a < axis; ++a) {
-      float* ya = y + a * inner;
-      for (int64_t i = 0; i < inner; ++i) ya[i] *= sum[i];
-    }
+// One [axis, inner] block: each inner position's slice gathered into a row, normalised as
+// a contiguous one (as onnxruntime transposes the axis last), and scattered back. `row` is
+// scratch of 2 * axis floats.
+void SoftmaxStrided(const float* x, int64_t axis, int64_t inner, bool log, bool vector, float* y, float* row) {
+  float* out = row + axis;
+  for (int64_t i = 0; i < inner; ++i) {
+    for (int64_t a = 0; a < axis; ++a) row[a] = x[a * inner + i];
+    SoftmaxRow(row, axis, log, out, vector);
+    for (int64_t a = 0; a < axis; ++a) y[a * inner + i] = out[a];
   }
 }
 
@@ -91,26 +48,15 @@ class SoftmaxKernel : public Kernel {
     float* yd = outputs[0].data<float>();
     const int64_t block = v.axis * v.inner;
     const bool log = log_;
+    const bool vector = IsaAllowed(Isa::kAvx2);
     ctx.pool->ParallelFor(v.outer, MinChunk(4 * block), [&](int64_t begin, int64_t end) {
       if (v.inner == 1) {
-        for (int64_t o = begin; o < end; ++o) {
-          if (log) {
-            SoftmaxContiguous<true>(xd + o * block, v.axis, yd + o * block);
-          } else {
-            SoftmaxContiguous<false>(xd + o * block, v.axis, yd + o * block);
-          }
-        }
+        for (int64_t o = begin; o < end; ++o) SoftmaxRow(xd + o * block, v.axis, log, yd + o * block, vector);
         return;
       }
-      std::vector<float> scratch(2 * v.inner);
+      std::vector<float> scratch(2 * v.axis);
       for (int64_t o = begin; o < end; ++o) {
-        if (log) {
-          SoftmaxStrided<true>(xd + o * block, v.axis, v.inner, yd + o * block, scratch.data(),
-                               scratch.data() + v.inner);
-        } else {
-          SoftmaxStrided<false>(xd + o * block, v.axis, v.inner, yd + o * block, scratch.data(),
-                                scratch.data() + v.inner);
-        }
+        SoftmaxStrided(xd + o * block, v.axis, v.inner, log, vector, yd + o * block, scratch.data());
       }
     });
     return absl::OkStatus();
