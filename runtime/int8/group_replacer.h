@@ -38,6 +38,8 @@ class Replacer {
 
   absl::Status Remove(ir::Graph* graph, ir::Node* node) const;
 
+  const LoweringOptions& options() const { return options_; }
+
  private:
   absl::Status ReplaceWith(ir::Graph* graph, const Group& group, const std::string& op_type,
                            const std::vector<ir::Value*>& inputs, ir::AttributeMap attrs,

@@ -73,6 +73,15 @@ inline constexpr char kRequantizeModeAttr[] = "qfuse_requantize";
 // scale is in them and x's own is not read), and mode onnx requantizes as that form computes:
 // dequantize, add the residual, divide by s_y (output_stage.h).
 inline constexpr char kDequantizedEpilogueAttr[] = "qfuse_dequantized_epilogue";
+// QLinearUnit of base MatMul with a bias and/or a residual, mode onnx, int 1: computed as
+// onnxruntime runs DequantizeLinear -> MatMul -> Add bias -> [Add residual] -> [activation] ->
+// QuantizeLinear (a MatMul not followed directly by QuantizeLinear becomes its
+// MatMulIntegerToFloat, and the Adds stay float), each step in float32:
+//   v = float(acc) * float32(s_x * s_w[c]);  v = v + float(b[c]) * s_b[c];
+//   v = v + float(r - zp_r) * s_r;  v = act(v);  y = QuantizeLinear(v) (v / s_y, half to even).
+// kBiasScalesAttr (floats, one or per channel): s_b, the bias DequantizeLinear's scales.
+inline constexpr char kMatMulToFloatAttr[] = "qfuse_matmul_to_float";
+inline constexpr char kBiasScalesAttr[] = "qfuse_bias_scales";
 
 // QLinearUnit, QLinearAdd or QLinearMul with a requantizing clamp folded in (the lowering's
 // clamp folding, qdq_lowering.h): the node computes bytes of the clamp's input, type

@@ -127,6 +127,11 @@ class UnitPattern : public ir::rewrite::Pattern<UnitMatch> {
   absl::Status Rewrite(Graph* graph, const UnitMatch& m) const override {
     ir::AttributeMap attrs = graph->FindNode(m.group.name_from)->attrs();
     ir::WriteUnitSpec(m.spec, &attrs);
+    if (m.spec.base_op == ir::UnitBaseOp::kMatMul && replacer_.options().mode == numerics::RequantizeMode::kOnnx &&
+        (m.bias.has_value() || m.residual.has_value())) {
+      attrs.Set(kMatMulToFloatAttr, int64_t{1});
+      if (m.bias.has_value()) attrs.Set(kBiasScalesAttr, m.bias->params.scales);
+    }
     std::vector<Value*> inputs = {QuantizedInput(graph, m.x), QuantizedInput(graph, m.w)};
     if (m.bias.has_value() || m.residual.has_value()) {
       inputs.push_back(m.bias.has_value() ? QuantizedInput(graph, *m.bias) : nullptr);
@@ -454,7 +459,7 @@ absl::StatusOr<int64_t> FoldClamps(Graph* graph, const Replacer& replacer) {
     }
     if (producer->op_type() == kQLinearUnitOp) {
       absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(*producer);
-      if (!spec.ok() || !ir::IsClampActivation(spec->activation)) continue;
+      if (!spec.ok() || !ir::IsClampActivation(spec->activation) || producer->attrs().Has(kMatMulToFloatAttr)) continue;
     }
     absl::StatusOr<ActivationQuant> stage = ReadActivationQuant(stage_out, "x");
     absl::StatusOr<ActivationQuant> y = ReadActivationQuant(clamp->output(0), "y");

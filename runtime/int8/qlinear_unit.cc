@@ -131,6 +131,9 @@ class QLinearUnitKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(UnitRequantization u, ReadUnitRequantization(node));
     spec_ = u.spec;
     float_epilogue_ = u.float_epilogue;
+    matmul_to_float_ = u.matmul_to_float;
+    dequant_scales_ = std::move(u.dequant_scales);
+    float_bias_ = std::move(u.float_bias);
     x_ = u.x;
     r_ = u.residual;
     bias_ = std::move(u.bias);
@@ -235,6 +238,40 @@ class QLinearUnitKernel : public Kernel {
       with_output(r->data<int8_t>() + offset);
     } else {
       with_output(r->data<uint8_t>() + offset);
+    }
+  }
+
+  // Rows [row0, row0 + rows) as onnxruntime's MatMulIntegerToFloat -> Add bias -> [Add
+  // residual] -> [activation] -> [QuantizeLinear] compute them (int8_ops.h kMatMulToFloatAttr).
+  void StoreRowsInFloat(const int32_t* acc, int64_t row0, int64_t rows, const Tensor* r, Tensor* y) const {
+    thread_local std::vector<float> real;
+    real.resize(cout_);
+    const int32_t rzp = r_.has_value() ? r_->zero_point : 0;
+    const float rs = r_.has_value() ? r_->scale : 0.f;
+    for (int64_t i = 0; i < rows; ++i) {
+      const int32_t* a = acc + i * cout_;
+      const int64_t offset = (row0 + i) * cout_;
+      float* v = y->dtype() == DataType::kFloat32 ? y->data<float>() + offset : real.data();
+      for (int64_t c = 0; c < cout_; ++c) v[c] = static_cast<float>(a[c]) * dequant_scales_[c];
+      if (!float_bias_.empty()) {
+        for (int64_t c = 0; c < cout_; ++c) v[c] = v[c] + float_bias_[c];
+      }
+      if (r != nullptr) {
+        auto add_residual = [&](const auto* res) {
+          for (int64_t c = 0; c < cout_; ++c) v[c] = v[c] + static_cast<float>(static_cast<int32_t>(res[c]) - rzp) * rs;
+        };
+        if (r->dtype() == DataType::kInt8) {
+          add_residual(r->data<int8_t>() + offset);
+        } else {
+          add_residual(r->data<uint8_t>() + offset);
+        }
+      }
+      ir::ApplyUnitActivation(spec_, absl::MakeSpan(v, cout_));
+      if (y->dtype() == DataType::kInt8) {
+        stage_.QuantizeRealRow(v, cout_, y->data<int8_t>() + offset);
+      } else if (y->dtype() == DataType::kUint8) {
+        stage_.QuantizeRealRow(v, cout_, y->data<uint8_t>() + offset);
+      }
     }
   }
 
@@ -361,6 +398,10 @@ class QLinearUnitKernel : public Kernel {
         args.c = acc.data();
         args.ldc = cout_;
         kernels::quant::IntegerGemm(args, weights_[0]);
+        if (matmul_to_float_) {
+          StoreRowsInFloat(acc.data(), m0, m1 - m0, r, y);
+          continue;
+        }
         if (quantized_rows) {
           StoreRows(acc.data(), m0, m1 - m0, r, y);
           continue;
@@ -377,6 +418,9 @@ class QLinearUnitKernel : public Kernel {
   std::string name_;
   ir::UnitSpec spec_;
   bool float_epilogue_ = false;  // a non-linear activation
+  bool matmul_to_float_ = false;  // int8_ops.h kMatMulToFloatAttr
+  std::vector<float> dequant_scales_;  // [Cout] float32(s_x * s_w[c]), with matmul_to_float_
+  std::vector<float> float_bias_;      // [Cout] float(b[c]) * s_b[c], with matmul_to_float_ and a bias
   ir::UnitBaseOp base_ = ir::UnitBaseOp::kConv;
   ConvAttrs conv_;
   bool trans_b_ = false;

@@ -106,6 +106,23 @@ absl::StatusOr<UnitRequantization> ReadUnitRequantization(const ir::Node& node) 
     stage.output_scale = folded->stage.scale;
     stage.output_zero_point = folded->stage.zero_point;
   }
+  QFUSE_ASSIGN_OR_RETURN(const int64_t matmul_to_float, node.attrs().GetInt(kMatMulToFloatAttr, 0));
+  if (matmul_to_float != 0) {
+    if (folded.has_value()) return absl::InvalidArgumentError("a folded clamp needs the integer output stage");
+    u.matmul_to_float = true;
+    for (int64_t c = 0; c < u.out_channels; ++c) {
+      u.dequant_scales.push_back(u.x.scale * wq.scales[wq.scales.size() == 1 ? 0 : c]);
+    }
+    if (!u.bias.empty()) {
+      QFUSE_ASSIGN_OR_RETURN(const std::vector<float> bias_scales, node.attrs().GetFloats(kBiasScalesAttr, {}));
+      if (bias_scales.size() != 1 && static_cast<int64_t>(bias_scales.size()) != u.out_channels) {
+        return absl::InvalidArgumentError(absl::StrCat(kBiasScalesAttr, " needs 1 or ", u.out_channels, " scales"));
+      }
+      for (int64_t c = 0; c < u.out_channels; ++c) {
+        u.float_bias.push_back(static_cast<float>(u.bias[c]) * bias_scales[bias_scales.size() == 1 ? 0 : c]);
+      }
+    }
+  }
   QFUSE_ASSIGN_OR_RETURN(const int64_t dequantized_epilogue, node.attrs().GetInt(kDequantizedEpilogueAttr, 0));
   stage.dequantize_then_quantize = dequantized_epilogue != 0;
   stage.a.input_scale = stage.dequantize_then_quantize ? 1.f : u.x.scale;  // w's scales are s_x * s_w[c] then

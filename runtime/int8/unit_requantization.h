@@ -25,6 +25,12 @@ struct UnitRequantization {
   int64_t out_channels = 0;
   std::vector<int32_t> bias;    // [out_channels] or empty
   OutputStage stage;
+  // int8_ops.h's kMatMulToFloatAttr: the float32 steps onnxruntime takes, with per channel
+  // d_a[c] = float32(s_x * s_w[c]) and the dequantized bias float(b[c]) * s_b[c] (empty
+  // without a bias).
+  bool matmul_to_float = false;
+  std::vector<float> dequant_scales;
+  std::vector<float> float_bias;
 };
 
 // Whether a QLinearUnit computes base op `op` with the base op's attributes `attrs` and
