@@ -44,6 +44,26 @@ __attribute__((target("avx2"))) inline void StoreLowBytes8(__m256i q, uint8_t* o
   _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm256_castsi256_si128(p));
 }
 
+// OutputStage::QuantizeFloatStepsRow's float32 steps, eight at a time.
+__attribute__((target("avx2"))) int64_t FloatStepsAvx2(const int32_t* a, const float* d, const float* bias,
+                                                        const uint8_t* b, bool b_signed, int32_t b_zp, float s_b,
+                                                        float scale, float flo, float fhi, int32_t zp, int64_t n,
+                                                        uint8_t* out) {
+  const __m256i vbzp = _mm256_set1_epi32(b_zp), vzp = _mm256_set1_epi32(zp);
+  const __m256 vsb = _mm256_set1_ps(s_b), vscale = _mm256_set1_ps(scale);
+  const __m256 lo = _mm256_set1_ps(flo), hi = _mm256_set1_ps(fhi);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i))),
+                             _mm256_loadu_ps(d + i));
+    if (bias != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(bias + i));
+    if (b != nullptr) v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_cvtepi32_ps(LoadB8(b + i, b_signed, vbzp)), vsb));
+    const __m256 f = _mm256_min_ps(_mm256_max_ps(_mm256_div_ps(v, vscale), lo), hi);  // ClampLikeMlas
+    StoreLowBytes8(_mm256_add_epi32(_mm256_cvtps_epi32(f), vzp), out + i);
+  }
+  return i;
+}
+
 struct OnnxRow {
   float ma, mb, flo, fhi;
   int32_t zp;
@@ -343,6 +363,12 @@ void SetRequantizeIsa(RequantizeIsa isa) { RequestedLevel().store(static_cast<in
 RequantizeIsa CurrentRequantizeIsa() {
   return static_cast<RequantizeIsa>(
       std::min(RequestedLevel().load(std::memory_order_relaxed), static_cast<int>(MaxRequantizeIsa())));
+}
+
+int64_t OutputStage::FloatStepsSimd(const int32_t* a, const float* d, const float* bias, const uint8_t* b,
+                                    bool b_signed, int32_t b_zp, float s_b, int64_t n, uint8_t* out) const {
+  if (CurrentRequantizeIsa() == RequantizeIsa::kScalar || output_type_ == ir::DataType::kFloat32) return 0;
+  return FloatStepsAvx2(a, d, bias, b, b_signed, b_zp, s_b, output_scale_, flo_, fhi_, zp_, n, out);
 }
 
 int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed,

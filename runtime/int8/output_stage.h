@@ -244,6 +244,24 @@ class OutputStage {
                        out + p * channels);
     }
   }
+  // The rows of a unit computed in onnxruntime's float steps (int8_ops.h kMatMulToFloatAttr)
+  // with a clamp activation or none: v = float(a[i]) * d[i], v = v + bias[i] (bias may be
+  // null), v = v + float(b[i] - b_zp) * s_b (b may be null), each a float32 operation, then
+  // QuantizeLinear clamped to the stage's bounds, which gives the bytes of applying the clamp
+  // activation to v first (QuantizeLinear is monotonic and the bounds are its values).
+  template <typename T, typename B>
+  void QuantizeFloatStepsRow(const int32_t* a, const float* d, const float* bias, const B* b, int32_t b_zp, float s_b,
+                             int64_t n, T* out) const {
+    const int64_t done = FloatStepsSimd(a, d, bias, reinterpret_cast<const uint8_t*>(b), std::is_signed<B>::value, b_zp,
+                                        s_b, n, reinterpret_cast<uint8_t*>(out));
+    for (int64_t i = done; i < n; ++i) {
+      float v = static_cast<float>(a[i]) * d[i];
+      if (bias != nullptr) v = v + bias[i];
+      if (b != nullptr) v = v + static_cast<float>(static_cast<int32_t>(b[i]) - b_zp) * s_b;
+      const float f = numerics::ClampLikeMlas(v / output_scale_, flo_, fhi_);
+      out[i] = static_cast<T>(numerics::RoundHalfToEven(f) + zp_);
+    }
+  }
   // out[i] = ONNX QuantizeLinear(v[i], s_y, zp) into T (int8_t / uint8_t), saturating to
   // T's limits (the non-linear activation epilogue above).
   template <typename T>
@@ -291,6 +309,9 @@ class OutputStage {
   // term); returns how many elements it wrote (0 at RequantizeIsa::kScalar).
   int64_t QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t c,
                           int64_t n, uint8_t* out) const;
+  // Vectorised QuantizeFloatStepsRow over a prefix of the row; returns how many it wrote.
+  int64_t FloatStepsSimd(const int32_t* a, const float* d, const float* bias, const uint8_t* b, bool b_signed,
+                         int32_t b_zp, float s_b, int64_t n, uint8_t* out) const;
   // Vectorised QuantizePixels (kOnnx; AVX-512 masks the channel tails, AVX2 finishes them in
   // scalar code), byte map included: all pixels, or 0 when not vectorised.
   int64_t QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,

@@ -248,6 +248,31 @@ class QLinearUnitKernel : public Kernel {
     real.resize(cout_);
     const int32_t rzp = r_.has_value() ? r_->zero_point : 0;
     const float rs = r_.has_value() ? r_->scale : 0.f;
+    const float* bias = float_bias_.empty() ? nullptr : float_bias_.data();
+    if (!float_epilogue_ && y->dtype() != DataType::kFloat32) {  // a clamp activation: the stage's vector rows
+      auto quantize_rows = [&](auto* out, const auto* res) {
+        for (int64_t i = 0; i < rows; ++i) {
+          const int64_t offset = (row0 + i) * cout_;
+          stage_.QuantizeFloatStepsRow(acc + i * cout_, dequant_scales_.data(), bias,
+                                       res == nullptr ? res : res + offset, rzp, rs, cout_, out + offset);
+        }
+      };
+      auto with_output = [&](const auto* res) {
+        if (y->dtype() == DataType::kInt8) {
+          quantize_rows(y->data<int8_t>(), res);
+        } else {
+          quantize_rows(y->data<uint8_t>(), res);
+        }
+      };
+      if (r == nullptr) {
+        with_output(static_cast<const int8_t*>(nullptr));
+      } else if (r->dtype() == DataType::kInt8) {
+        with_output(r->data<int8_t>());
+      } else {
+        with_output(r->data<uint8_t>());
+      }
+      return;
+    }
     for (int64_t i = 0; i < rows; ++i) {
       const int32_t* a = acc + i * cout_;
       const int64_t offset = (row0 + i) * cout_;
