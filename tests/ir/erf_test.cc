@@ -12,13 +12,13 @@
 #include <random>
 #include <vector>
 
-#include "absl/base/casts.h"
 #include "gtest/gtest.h"
+#include "tests/testing/float_bits.h"
 
 namespace qfuse::ir {
 namespace {
 
-uint32_t Bits(float f) { return absl::bit_cast<uint32_t>(f); }
+using testing::Bits;
 
 TEST(ErfTest, FixedPointsAndTheClamp) {
   EXPECT_EQ(Bits(Erf(0.f)), Bits(0.f));

@@ -13,25 +13,16 @@
 #include <random>
 #include <vector>
 
-#include "absl/base/casts.h"
 #include "gtest/gtest.h"
+#include "tests/testing/float_bits.h"
 
 namespace qfuse::runtime::kernels {
 namespace {
 
+using testing::Bits;
+using testing::Floats;
+
 constexpr float kEpsilon = 9.999999747378752e-06f;
-
-std::vector<float> Floats(const std::vector<uint32_t>& bits) {
-  std::vector<float> v;
-  for (uint32_t b : bits) v.push_back(absl::bit_cast<float>(b));
-  return v;
-}
-
-std::vector<uint32_t> Bits(const std::vector<float>& v) {
-  std::vector<uint32_t> b;
-  for (float f : v) b.push_back(absl::bit_cast<uint32_t>(f));
-  return b;
-}
 
 struct OnnxruntimeRow {
   std::vector<uint32_t> x, scale, bias, y;
@@ -94,8 +85,8 @@ TEST(LayerNormRowTest, OnnxruntimesValues) {
       const LayerNormRowStats stats = LayerNormRow(x.data(), scale.data(), bias.empty() ? nullptr : bias.data(),
                                                    static_cast<int64_t>(x.size()), kEpsilon, y.data(), vector);
       EXPECT_EQ(Bits(y), row.y) << "n " << x.size() << " vector " << vector;
-      EXPECT_EQ(absl::bit_cast<uint32_t>(stats.mean), row.mean);
-      EXPECT_EQ(absl::bit_cast<uint32_t>(stats.inv_std_dev), row.inv);
+      EXPECT_EQ(Bits(stats.mean), row.mean);
+      EXPECT_EQ(Bits(stats.inv_std_dev), row.inv);
     }
   }
 }
@@ -125,8 +116,8 @@ TEST(LayerNormRowTest, BothPathsEqualAndNearTheExactNormalisation) {
         const LayerNormRowStats s1 = LayerNormRow(x.data(), scale.data(), b, n, kEpsilon, fast.data(), true);
         const LayerNormRowStats s2 = LayerNormRow(x.data(), scale.data(), b, n, kEpsilon, portable.data(), false);
         ASSERT_EQ(Bits(fast), Bits(portable)) << "n " << n << " offset " << offset << " bias " << with_bias;
-        EXPECT_EQ(absl::bit_cast<uint32_t>(s1.mean), absl::bit_cast<uint32_t>(s2.mean));
-        EXPECT_EQ(absl::bit_cast<uint32_t>(s1.inv_std_dev), absl::bit_cast<uint32_t>(s2.inv_std_dev));
+        EXPECT_EQ(Bits(s1.mean), Bits(s2.mean));
+        EXPECT_EQ(Bits(s1.inv_std_dev), Bits(s2.inv_std_dev));
         for (int64_t i = 0; i < n; ++i) {
           const double want = (x[i] - mean) / std::sqrt(var + kEpsilon) * scale[i] + (with_bias ? bias[i] : 0.0);
           // Large offsets cost float32 digits in x itself (50 has an ulp of 3.8e-6).

@@ -12,23 +12,14 @@
 #include <random>
 #include <vector>
 
-#include "absl/base/casts.h"
 #include "gtest/gtest.h"
+#include "tests/testing/float_bits.h"
 
 namespace qfuse::runtime::kernels {
 namespace {
 
-std::vector<float> Floats(const std::vector<uint32_t>& bits) {
-  std::vector<float> v;
-  for (uint32_t b : bits) v.push_back(absl::bit_cast<float>(b));
-  return v;
-}
-
-std::vector<uint32_t> Bits(const std::vector<float>& v) {
-  std::vector<uint32_t> b;
-  for (float f : v) b.push_back(absl::bit_cast<uint32_t>(f));
-  return b;
-}
+using testing::Bits;
+using testing::Floats;
 
 struct OnnxruntimeRow {
   bool log;
