@@ -255,12 +255,18 @@ class OutputStage {
     const int64_t done = FloatStepsSimd(a, d, bias, reinterpret_cast<const uint8_t*>(b), std::is_signed<B>::value, b_zp,
                                         s_b, n, reinterpret_cast<uint8_t*>(out));
     for (int64_t i = done; i < n; ++i) {
-      float v = static_cast<float>(a[i]) * d[i];
-      if (bias != nullptr) v = v + bias[i];
-      if (b != nullptr) v = v + static_cast<float>(static_cast<int32_t>(b[i]) - b_zp) * s_b;
-      const float f = numerics::ClampLikeMlas(v / output_scale_, flo_, fhi_);
+      const float f = numerics::ClampLikeMlas(FloatStepsValue(a, d, bias, b, b_zp, s_b, i) / output_scale_, flo_, fhi_);
       out[i] = static_cast<T>(numerics::RoundHalfToEven(f) + zp_);
     }
+  }
+  // Element i of QuantizeFloatStepsRow's v (b may be null), before any activation.
+  template <typename B>
+  static float FloatStepsValue(const int32_t* a, const float* d, const float* bias, const B* b, int32_t b_zp, float s_b,
+                               int64_t i) {
+    float v = static_cast<float>(a[i]) * d[i];
+    if (bias != nullptr) v = v + bias[i];
+    if (b != nullptr) v = v + static_cast<float>(static_cast<int32_t>(b[i]) - b_zp) * s_b;
+    return v;
   }
   // out[i] = ONNX QuantizeLinear(v[i], s_y, zp) into T (int8_t / uint8_t), saturating to
   // T's limits (the non-linear activation epilogue above).

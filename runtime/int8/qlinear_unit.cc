@@ -249,54 +249,42 @@ class QLinearUnitKernel : public Kernel {
     const int32_t rzp = r_.has_value() ? r_->zero_point : 0;
     const float rs = r_.has_value() ? r_->scale : 0.f;
     const float* bias = float_bias_.empty() ? nullptr : float_bias_.data();
-    if (!float_epilogue_ && y->dtype() != DataType::kFloat32) {  // a clamp activation: the stage's vector rows
-      auto quantize_rows = [&](auto* out, const auto* res) {
-        for (int64_t i = 0; i < rows; ++i) {
-          const int64_t offset = (row0 + i) * cout_;
-          stage_.QuantizeFloatStepsRow(acc + i * cout_, dequant_scales_.data(), bias,
-                                       res == nullptr ? res : res + offset, rzp, rs, cout_, out + offset);
+    // A clamp activation (or none) into int8 / uint8: the stage's vectorised rows; otherwise
+    // (a non-linear activation, or float output) the values, the activation, QuantizeLinear.
+    const bool stage_rows = !float_epilogue_ && y->dtype() != DataType::kFloat32;
+    auto store = [&](const auto* res) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const int32_t* a = acc + i * cout_;
+        const int64_t offset = (row0 + i) * cout_;
+        const auto* row_res = res == nullptr ? res : res + offset;
+        if (stage_rows) {
+          if (y->dtype() == DataType::kInt8) {
+            stage_.QuantizeFloatStepsRow(a, dequant_scales_.data(), bias, row_res, rzp, rs, cout_,
+                                         y->data<int8_t>() + offset);
+          } else {
+            stage_.QuantizeFloatStepsRow(a, dequant_scales_.data(), bias, row_res, rzp, rs, cout_,
+                                         y->data<uint8_t>() + offset);
+          }
+          continue;
         }
-      };
-      auto with_output = [&](const auto* res) {
+        float* v = y->dtype() == DataType::kFloat32 ? y->data<float>() + offset : real.data();
+        for (int64_t c = 0; c < cout_; ++c) {
+          v[c] = OutputStage::FloatStepsValue(a, dequant_scales_.data(), bias, row_res, rzp, rs, c);
+        }
+        ir::ApplyUnitActivation(spec_, absl::MakeSpan(v, cout_));
         if (y->dtype() == DataType::kInt8) {
-          quantize_rows(y->data<int8_t>(), res);
-        } else {
-          quantize_rows(y->data<uint8_t>(), res);
-        }
-      };
-      if (r == nullptr) {
-        with_output(static_cast<const int8_t*>(nullptr));
-      } else if (r->dtype() == DataType::kInt8) {
-        with_output(r->data<int8_t>());
-      } else {
-        with_output(r->data<uint8_t>());
-      }
-      return;
-    }
-    for (int64_t i = 0; i < rows; ++i) {
-      const int32_t* a = acc + i * cout_;
-      const int64_t offset = (row0 + i) * cout_;
-      float* v = y->dtype() == DataType::kFloat32 ? y->data<float>() + offset : real.data();
-      for (int64_t c = 0; c < cout_; ++c) v[c] = static_cast<float>(a[c]) * dequant_scales_[c];
-      if (!float_bias_.empty()) {
-        for (int64_t c = 0; c < cout_; ++c) v[c] = v[c] + float_bias_[c];
-      }
-      if (r != nullptr) {
-        auto add_residual = [&](const auto* res) {
-          for (int64_t c = 0; c < cout_; ++c) v[c] = v[c] + static_cast<float>(static_cast<int32_t>(res[c]) - rzp) * rs;
-        };
-        if (r->dtype() == DataType::kInt8) {
-          add_residual(r->data<int8_t>() + offset);
-        } else {
-          add_residual(r->data<uint8_t>() + offset);
+          stage_.QuantizeRealRow(v, cout_, y->data<int8_t>() + offset);
+        } else if (y->dtype() == DataType::kUint8) {
+          stage_.QuantizeRealRow(v, cout_, y->data<uint8_t>() + offset);
         }
       }
-      ir::ApplyUnitActivation(spec_, absl::MakeSpan(v, cout_));
-      if (y->dtype() == DataType::kInt8) {
-        stage_.QuantizeRealRow(v, cout_, y->data<int8_t>() + offset);
-      } else if (y->dtype() == DataType::kUint8) {
-        stage_.QuantizeRealRow(v, cout_, y->data<uint8_t>() + offset);
-      }
+    };
+    if (r == nullptr) {
+      store(static_cast<const int8_t*>(nullptr));
+    } else if (r->dtype() == DataType::kInt8) {
+      store(r->data<int8_t>());
+    } else {
+      store(r->data<uint8_t>());
     }
   }
 

@@ -89,12 +89,17 @@ Data MakeData() {
   return d;
 }
 
-void Build(QdqGraph& b, const Data& d) {
+void Build(QdqGraph& b, const Data& d, bool float_output = false) {
   Value* x = b.Input("x", {kRows, kK}, kSx, kZx);
   Value* mm = b.Op("MatMul", {x, b.Weights("w", {kK, kN}, d.w, d.w_scales, 1)}, {kRows, kN});
   Value* biased = b.Op("Add", {mm, b.Bias("bias", d.bias, d.bias_scales)}, {kRows, kN});
   Value* sum = b.Op("Add", {biased, b.Input("r", {kRows, kN}, kSr, kZr)}, {kRows, kN});
-  b.Output(b.Op("Relu", {sum}, {kRows, kN}), kSy, kZy);
+  Value* relu = b.Op("Relu", {sum}, {kRows, kN});
+  if (float_output) {
+    b.FloatOutput(relu);
+  } else {
+    b.Output(relu, kSy, kZy);
+  }
 }
 
 ir::Tensor Int8Tensor(const std::vector<int64_t>& dims, const std::vector<int8_t>& v) {
@@ -129,6 +134,26 @@ TEST(MatMulToFloatTest, TheUnitTakesOnnxruntimesFloatSteps) {
     }
   }
   EXPECT_GE(integer_bias_differs, 8);
+}
+
+// A unit that ends the graph: the same float steps, Relu, and no QuantizeLinear.
+TEST(MatMulToFloatTest, AFloatOutputHasTheFloatSteps) {
+  const Data d = MakeData();
+  QdqGraph b;
+  Build(b, d, /*float_output=*/true);
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, Executor::Create(b.graph(), ExecutorOptions{}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> out,
+                             exec->Run({{"x", Int8Tensor({kRows, kK}, d.x)}, {"r", Int8Tensor({kRows, kN}, d.r)}}));
+  const auto y = out[0].tensor.values<float>();
+  ASSERT_EQ(static_cast<int64_t>(y.size()), kRows * kN);
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t c = 0; c < kN; ++c) {
+      float v = static_cast<float>(Accumulator(d, d.x.data() + i * kK, c)) * (kSx * d.w_scales[c]);
+      v = v + static_cast<float>(d.bias[c]) * d.bias_scales[c];
+      v = v + static_cast<float>(d.r[i * kN + c] - kZr) * kSr;
+      ASSERT_EQ(y[i * kN + c], std::max(v, 0.f)) << "row " << i << " channel " << c;
+    }
+  }
 }
 
 TEST(MatMulToFloatTest, ModeFixedKeepsTheIntegerStage) {
