@@ -28,17 +28,26 @@ struct HeadOperands {
   std::optional<runtime::int8::DqOperand> bias;  // INT32 constant [M]
 };
 
+// `unit` is a quantized unit, or a plain Conv (levels `bn` and `none`), whose inputs are in the
+// same places (ir::UnitInput).
 std::optional<HeadOperands> Qualifies(const Graph& graph, const Node& unit) {
   using runtime::int8::MatchDqActivation;
   using runtime::int8::MatchDqConstant;
-  absl::StatusOr<ir::UnitSpec> spec = ir::ReadUnitSpec(unit);
+  const bool plain_conv = Is(&unit, "Conv");
+  absl::StatusOr<ir::UnitSpec> spec = plain_conv ? ir::UnitSpec{} : ir::ReadUnitSpec(unit);
   if (!spec.ok() || spec->base_op != ir::UnitBaseOp::kConv) return std::nullopt;
-  const Value* residual = unit.input(ir::kUnitResidual);
-  if (residual == nullptr && spec->activation == ir::UnitActivation::kNone) return std::nullopt;  // QLinearConv does it
+  const Value* residual = plain_conv ? nullptr : unit.input(ir::kUnitResidual);
   if (residual != nullptr && !MatchDqActivation(residual).has_value()) return std::nullopt;
   const Value* y = unit.output(0);
-  if (y == nullptr || y->is_graph_output() || y->uses().size() != 1 || !Is(y->uses()[0].node, "QuantizeLinear")) {
-    return std::nullopt;
+  if (y == nullptr) return std::nullopt;
+  // A float graph output that nothing else reads: onnxruntime has no integer Conv with a float
+  // output, so it would run the float Conv whatever the unit holds.
+  const bool float_output = y->is_graph_output() && y->uses().empty();
+  if (!float_output) {
+    if (residual == nullptr && spec->activation == ir::UnitActivation::kNone) return std::nullopt;  // QLinearConv
+    if (y->is_graph_output() || y->uses().size() != 1 || !Is(y->uses()[0].node, "QuantizeLinear")) {
+      return std::nullopt;
+    }
   }
   std::optional<runtime::int8::DqOperand> x = MatchDqActivation(unit.input(ir::kUnitX));
   std::optional<runtime::int8::DqOperand> w = MatchDqConstant(unit.input(ir::kUnitW), DataType::kInt8);
@@ -107,8 +116,12 @@ absl::Status WriteHead(Graph* graph, Node* conv, const HeadOperands& h) {
   QFUSE_ASSIGN_OR_RETURN(Node * dq, graph->AddNode("DequantizeLinear", name + "_dequantize", {acc, scale_value},
                                                    {fresh("_dequantized")}, attrs));
   dq->output(0)->mutable_type() = acc_float->type();
-  graph->ReplaceAllUsesWith(conv->output(0), dq->output(0));
+  Value* conv_out = conv->output(0);
+  const bool graph_output = conv_out->is_graph_output();
+  const std::string out_name = conv_out->name();
+  graph->ReplaceAllUsesWith(conv_out, dq->output(0));
   QFUSE_RETURN_IF_ERROR(graph->RemoveNode(conv));
+  if (graph_output) QFUSE_RETURN_IF_ERROR(graph->RenameValue(dq->output(0), out_name));  // the user's name
   // The DequantizeLinear nodes only the float Conv read.
   for (ir::NodeId id : {h.x.dq, h.w.dq, h.bias.has_value() ? h.bias->dq : ir::kNoNode}) {
     Node* n = id == ir::kNoNode ? nullptr : graph->FindNode(id);
@@ -124,13 +137,16 @@ absl::Status WriteHead(Graph* graph, Node* conv, const HeadOperands& h) {
 absl::StatusOr<int64_t> WriteIntegerHeads(Graph* graph) {
   std::vector<Node*> units;
   for (Node* n : graph->nodes()) {
-    if (ir::IsUnit(*n)) units.push_back(n);
+    if (ir::IsUnit(*n) || Is(n, "Conv")) units.push_back(n);
   }
   int64_t written = 0;
   for (Node* unit : units) {
     const std::optional<HeadOperands> h = Qualifies(*graph, *unit);
     if (!h.has_value()) continue;
-    QFUSE_ASSIGN_OR_RETURN(Node * conv, ir::ExpandUnit(graph, unit));
+    Node* conv = unit;
+    if (ir::IsUnit(*unit)) {
+      QFUSE_ASSIGN_OR_RETURN(conv, ir::ExpandUnit(graph, unit));
+    }
     QFUSE_RETURN_IF_ERROR(WriteHead(graph, conv, *h));
     ++written;
   }

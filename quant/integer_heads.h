@@ -21,10 +21,14 @@
 
 namespace qfuse::quant {
 
-// Rewrites every Conv unit of a converted QDQ graph (quant/qdq_converter.h) that has a
-// residual or an activation, reads a UINT8 activation and INT8 weights through
-// DequantizeLinear, and whose output only a QuantizeLinear reads, into the integer-head form
-// (its other units and ops unchanged). Returns how many units it rewrote.
+// Rewrites every Conv unit of a converted QDQ graph (quant/qdq_converter.h) that reads a UINT8
+// activation and INT8 weights through DequantizeLinear and either has a residual or an
+// activation and an output only a QuantizeLinear reads, or has a float graph output that
+// nothing else reads (a segmentation head: without a QuantizeLinear onnxruntime runs it in
+// float32 too), into the integer-head form (its other units and ops unchanged); the second
+// kind ends at the DequantizeLinear or the activation. A plain Conv (levels `bn` and `none`)
+// with such operands and a float graph output is rewritten the same way. Returns how many
+// units and Convs it rewrote.
 absl::StatusOr<int64_t> WriteIntegerHeads(ir::Graph* graph);
 
 }  // namespace qfuse::quant

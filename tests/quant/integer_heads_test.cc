@@ -39,7 +39,10 @@ ir::TensorType Type(DataType t, const std::vector<int64_t>& dims) { return {t, i
 // pad 1, DQ(w int8 per channel), DQ(bias int32 at s_x * s_w[c]), [DQ(r uint8)]) -> Q(uint8) -> y.
 class UnitGraph {
  public:
-  UnitGraph(ir::UnitActivation activation, bool residual, bool bias, std::mt19937& rng) {
+  // `float_output`: the unit's float output is the graph output (no QuantizeLinear);
+  // `plain_conv`: a plain Conv instead of a unit (levels `bn` and `none`; no activation or residual).
+  UnitGraph(ir::UnitActivation activation, bool residual, bool bias, std::mt19937& rng, bool float_output = false,
+            bool plain_conv = false) {
     Value* x = Dq(*g_.AddInput("x", Type(DataType::kUint8, kXDims)), kSx, kXDims);
     std::uniform_int_distribution<int> w8(-127, 127), b32(-4000, 4000);
     std::vector<int8_t> w(kCout * kCin * 9);
@@ -61,9 +64,15 @@ class UnitGraph {
     attrs.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
     ir::UnitSpec spec = activation == ir::UnitActivation::kRelu6 ? ir::ClipSpec(0.f, 6.f) : ir::UnitSpec{};
     spec.activation = activation;
-    ir::WriteUnitSpec(spec, &attrs);
-    ir::Node* unit = *g_.AddNode(ir::kUnitOpType, "unit", inputs, {"y_float"}, attrs, ir::kQfuseDomain);
+    if (plain_conv) inputs.resize(3);
+    if (!plain_conv) ir::WriteUnitSpec(spec, &attrs);
+    ir::Node* unit = plain_conv ? *g_.AddNode("Conv", "unit", inputs, {"y_float"}, attrs)
+                                : *g_.AddNode(ir::kUnitOpType, "unit", inputs, {"y_float"}, attrs, ir::kQfuseDomain);
     unit->output(0)->mutable_type() = Type(DataType::kFloat32, kYDims);
+    if (float_output) {
+      (void)g_.MarkOutput(unit->output(0));
+      return;
+    }
     ir::Node* q = *g_.AddNode("QuantizeLinear", "q", {unit->output(0), Scalar("y_s", 0.3f), U8("y_zp", 128)}, {"y"});
     q->output(0)->mutable_type() = Type(DataType::kUint8, kYDims);
     (void)g_.MarkOutput(q->output(0));
@@ -137,6 +146,28 @@ TEST(IntegerHeadsTest, PlainUnitsKeepTheQdqForm) {
   EXPECT_EQ(OpCounts(plain.graph())[ir::kUnitOpType], 1);
 }
 
+// A plain unit whose float output is the graph output (a segmentation head): onnxruntime would
+// run its float Conv, so it is written as ConvInteger -> Add bias -> DequantizeLinear -> output.
+TEST(IntegerHeadsTest, PlainUnitWithAFloatGraphOutputBecomesTheIntegerHead) {
+  std::mt19937 rng(10);
+  for (bool plain_conv : {false, true}) {
+    SCOPED_TRACE(plain_conv ? "a plain Conv" : "a unit");
+    UnitGraph head(ir::UnitActivation::kNone, /*residual=*/false, /*bias=*/true, rng, /*float_output=*/true,
+                   plain_conv);
+    QFUSE_ASSERT_OK_AND_ASSIGN(int64_t written, WriteIntegerHeads(&head.graph()));
+    EXPECT_EQ(written, 1);
+    head.graph().RemoveUnusedConstants();
+    QFUSE_EXPECT_OK(head.graph().Verify());
+    EXPECT_EQ(OpCounts(head.graph()),
+              (std::map<std::string, int>{{"ConvInteger", 1}, {"Add", 1}, {"DequantizeLinear", 1}}));
+    const ir::Value* y = head.graph().outputs()[0];
+    ASSERT_NE(y->producer(), nullptr);
+    EXPECT_EQ(y->producer()->op_type(), "DequantizeLinear");
+    EXPECT_EQ(y->name(), "y_float");  // the graph output keeps its name
+    EXPECT_EQ(y->type().dtype, DataType::kFloat32);
+  }
+}
+
 // Runs `graph` on random uint8 inputs op by op (the ONNX ops' reference kernels) and lowered to
 // integer kernels; the outputs must be the same bytes.
 void ExpectLoweredEqualsOpByOp(const ir::Graph& graph, bool residual, std::mt19937& rng) {
@@ -165,32 +196,48 @@ void ExpectLoweredEqualsOpByOp(const ir::Graph& graph, bool residual, std::mt199
     runtime::int8::SetRequantizeIsa(isa);
     QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, runtime::Executor::Create(graph));
     QFUSE_ASSERT_OK_AND_ASSIGN(auto got, exec->Run(in));
-    ASSERT_EQ(got[0].tensor.dtype(), DataType::kUint8);
-    const auto want = reference[0].tensor.values<uint8_t>(), have = got[0].tensor.values<uint8_t>();
-    ASSERT_EQ(want.size(), have.size());
+    const Tensor& want = reference[0].tensor;
+    const Tensor& have = got[0].tensor;
+    ASSERT_EQ(have.dtype(), want.dtype());
+    ASSERT_EQ(have.num_elements(), want.num_elements());
+    // Bytes: uint8 outputs, or the bits of float outputs.
+    const int64_t bytes = want.num_elements() * (want.dtype() == DataType::kFloat32 ? 4 : 1);
+    const auto* w = static_cast<const uint8_t*>(want.raw_data());
+    const auto* h = static_cast<const uint8_t*>(have.raw_data());
     int64_t differ = 0;
-    for (size_t i = 0; i < want.size(); ++i) differ += want[i] != have[i];
-    EXPECT_EQ(differ, 0) << "of " << want.size() << " at requantize isa " << static_cast<int>(isa);
+    for (int64_t i = 0; i < bytes; ++i) differ += w[i] != h[i];
+    EXPECT_EQ(differ, 0) << "of " << bytes << " bytes at requantize isa " << static_cast<int>(isa);
   }
   runtime::int8::SetRequantizeIsa(runtime::int8::RequantizeIsa::kAvx512);
 }
 
 TEST(IntegerHeadsTest, LoweredUnitEqualsTheFormRunOpByOp) {
   std::mt19937 rng(9);
-  for (ir::UnitActivation act : {ir::UnitActivation::kRelu, ir::UnitActivation::kRelu6, ir::UnitActivation::kNone,
-                                 ir::UnitActivation::kSilu, ir::UnitActivation::kSigmoid, ir::UnitActivation::kHardSwish}) {
+  for (ir::UnitActivation act :
+       {ir::UnitActivation::kRelu, ir::UnitActivation::kRelu6, ir::UnitActivation::kNone, ir::UnitActivation::kSilu,
+        ir::UnitActivation::kSigmoid, ir::UnitActivation::kHardSwish}) {
     for (bool residual : {false, true}) {
-      if (act == ir::UnitActivation::kNone && !residual) continue;  // not rewritten
       for (bool bias : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << "activation " << ir::UnitActivationName(act) << " residual " << residual
-                                        << " bias " << bias);
-        UnitGraph b(act, residual, bias, rng);
-        QFUSE_ASSERT_OK_AND_ASSIGN(int64_t written, WriteIntegerHeads(&b.graph()));
-        ASSERT_EQ(written, 1);
-        b.graph().RemoveUnusedConstants();
-        ExpectLoweredEqualsOpByOp(b.graph(), residual, rng);
+        for (bool float_output : {false, true}) {
+          if (act == ir::UnitActivation::kNone && !residual && !float_output) continue;  // not rewritten
+          SCOPED_TRACE(::testing::Message() << "activation " << ir::UnitActivationName(act) << " residual " << residual
+                                            << " bias " << bias << " float output " << float_output);
+          UnitGraph b(act, residual, bias, rng, float_output);
+          QFUSE_ASSERT_OK_AND_ASSIGN(int64_t written, WriteIntegerHeads(&b.graph()));
+          ASSERT_EQ(written, 1);
+          b.graph().RemoveUnusedConstants();
+          ExpectLoweredEqualsOpByOp(b.graph(), residual, rng);
+        }
       }
     }
+  }
+  for (bool bias : {false, true}) {  // a plain Conv with a float graph output (levels `bn`, `none`)
+    SCOPED_TRACE(::testing::Message() << "plain Conv, bias " << bias);
+    UnitGraph b(ir::UnitActivation::kNone, /*residual=*/false, bias, rng, /*float_output=*/true, /*plain_conv=*/true);
+    QFUSE_ASSERT_OK_AND_ASSIGN(int64_t written, WriteIntegerHeads(&b.graph()));
+    ASSERT_EQ(written, 1);
+    b.graph().RemoveUnusedConstants();
+    ExpectLoweredEqualsOpByOp(b.graph(), /*residual=*/false, rng);
   }
 }
 
