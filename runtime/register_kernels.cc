@@ -36,10 +36,10 @@ KernelRegistry* BuildRegistry() {
   r->Register("MatMul", CreateMatMulKernel);
   r->Register("Einsum", CreateEinsumKernel);
   // Neural-network layers, normalisation and reductions.
-  r->Register("MaxPool", onednn::CreateFloatPoolKernel);  // oneDNN when it fits, else CreatePoolKernel
-  r->Register("AveragePool", onednn::CreateFloatPoolKernel);
-  r->Register("GlobalAveragePool", onednn::CreateFloatGlobalPoolKernel);
-  r->Register("GlobalMaxPool", onednn::CreateFloatGlobalPoolKernel);
+  r->Register("MaxPool", onednn::CreateOneDnnPoolKernel);  // oneDNN when it fits, else CreatePoolKernel
+  r->Register("AveragePool", onednn::CreateOneDnnPoolKernel);
+  r->Register("GlobalAveragePool", onednn::CreateOneDnnGlobalPoolKernel);
+  r->Register("GlobalMaxPool", onednn::CreateOneDnnGlobalPoolKernel);
   r->Register("BatchNormalization", CreateBatchNormKernel);
   r->Register("InstanceNormalization", CreateInstanceNormKernel);
   r->Register("LayerNormalization", CreateLayerNormKernel);

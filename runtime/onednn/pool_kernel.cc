@@ -31,31 +31,48 @@ struct Primitive {
   std::vector<int64_t> dst_dims;
 };
 
+// FLOAT pools read and write the channel-blocked layout; INT8 / UINT8 MaxPool (a window max,
+// exact in any order) reads and writes the integer units' channels-last layout.
 class OneDnnPoolKernel : public Kernel {
  public:
-  OneDnnPoolKernel(PoolShape shape, int64_t channels, std::unique_ptr<Kernel> native)
-      : shape_(shape), channels_(channels), native_(std::move(native)), block_(BlockSize()) {}
+  OneDnnPoolKernel(PoolShape shape, int64_t channels, ir::DataType dtype, std::unique_ptr<Kernel> native)
+      : shape_(shape),
+        channels_(channels),
+        dtype_(dtype),
+        kind_(dtype == ir::DataType::kFloat32 ? LayoutKind::kChannelBlocked : LayoutKind::kChannelsLast),
+        native_(std::move(native)),
+        block_(BlockSize()) {}
 
   TensorLayout output_layout(int output) const override {
-    return output == 0 ? TensorLayout{LayoutKind::kChannelBlocked, channels_} : TensorLayout{};
+    return output == 0 ? TensorLayout{kind_, channels_} : TensorLayout{};
   }
   bool accepts_layout(int input, LayoutKind kind) const override {
-    return kind == LayoutKind::kPlain || (kind == LayoutKind::kChannelBlocked && input == 0);
+    return kind == LayoutKind::kPlain || (kind == kind_ && input == 0);
   }
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
     if (inputs.empty() || inputs[0] == nullptr) return absl::InvalidArgumentError("the input is missing");
     const Tensor& x = *inputs[0];
-    std::vector<int64_t> dims;
-    if (InputKind(ctx, 0) == LayoutKind::kChannelBlocked && x.dtype() == ir::DataType::kFloat32 && x.rank() == 5 &&
-        x.dims()[4] == block_ && x.dims()[1] == (channels_ + block_ - 1) / block_) {
-      dims = {x.dims()[0], channels_, x.dims()[2], x.dims()[3]};
+    std::vector<int64_t> dims;  // [N, C, H, W] when the input is in the kernel's layout
+    if (InputKind(ctx, 0) == kind_ && x.dtype() == dtype_) {
+      if (kind_ == LayoutKind::kChannelBlocked && x.rank() == 5 && x.dims()[4] == block_ &&
+          x.dims()[1] == (channels_ + block_ - 1) / block_) {
+        dims = {x.dims()[0], channels_, x.dims()[2], x.dims()[3]};
+      } else if (kind_ == LayoutKind::kChannelsLast && x.rank() == 4 && x.dims()[3] == channels_) {
+        dims = {x.dims()[0], channels_, x.dims()[1], x.dims()[2]};
+      }
     }
     absl::StatusOr<const Primitive*> prim = dims.empty() ? absl::UnimplementedError("plain input") : Find(dims);
-    if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelBlocked, block_, outputs);
+    if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, kind_, block_, outputs);
     UseThreadsOf(*ctx.pool);
-    Tensor out = NewBlocked((*prim)->dst_dims, channels_, block_);
+    const std::vector<int64_t>& d = (*prim)->dst_dims;
+    Tensor out;
+    if (kind_ == LayoutKind::kChannelBlocked) {
+      out = NewBlocked(d, channels_, block_);
+    } else {
+      QFUSE_ASSIGN_OR_RETURN(out, Tensor::CreateUninitialized(dtype_, {d[0], d[2], d[3], d[1]}));
+    }
     memory src((*prim)->src_desc, Engine(), const_cast<void*>(x.raw_data()));
     memory dst((*prim)->dst_desc, Engine(), out.raw_data());
     try {
@@ -96,10 +113,13 @@ class OneDnnPoolKernel : public Kernel {
       out.push_back(o);
     }
     p->dst_dims = {dims[0], dims[1], out[0], out[1]};
+    const memory::data_type type = dtype_ == ir::DataType::kFloat32 ? memory::data_type::f32
+                                   : dtype_ == ir::DataType::kUint8 ? memory::data_type::u8
+                                                                    : memory::data_type::s8;
+    const memory::format_tag tag = kind_ == LayoutKind::kChannelBlocked ? BlockedTag(block_) : memory::format_tag::nhwc;
     try {
-      p->src_desc = memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, BlockedTag(block_));
-      p->dst_desc = memory::desc(memory::dims(p->dst_dims.begin(), p->dst_dims.end()), memory::data_type::f32,
-                                 BlockedTag(block_));
+      p->src_desc = memory::desc(memory::dims(dims.begin(), dims.end()), type, tag);
+      p->dst_desc = memory::desc(memory::dims(p->dst_dims.begin(), p->dst_dims.end()), type, tag);
       dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, shape_.algorithm, p->src_desc, p->dst_desc,
                                        strides, kernel, pad_l, pad_r);
       p->pool = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(desc, Engine()));
@@ -111,18 +131,20 @@ class OneDnnPoolKernel : public Kernel {
 
   const PoolShape shape_;
   const int64_t channels_;
+  const ir::DataType dtype_;
+  const LayoutKind kind_;
   const std::unique_ptr<Kernel> native_;
   const int64_t block_;
   std::mutex mu_;
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
 };
 
-// The input's channel count when it is a FLOAT 4-D value with a known one, else 0.
-int64_t KnownChannels(const ir::Node& node) {
+// The input's channel count when it is a 4-D value of `dtype` with a known one, else 0.
+int64_t KnownChannels(const ir::Node& node, ir::DataType dtype) {
   const ir::Value* x = node.inputs().empty() ? nullptr : node.input(0);
   if (x == nullptr || node.outputs().size() != 1) return 0;
   const ir::TensorType& t = x->type();
-  if (t.dtype != ir::DataType::kFloat32 || !t.shape.rank_known || t.shape.rank() != 4) return 0;
+  if (t.dtype != dtype || !t.shape.rank_known || t.shape.rank() != 4) return 0;
   return t.shape.dims[1].is_known() ? t.shape.dims[1].value : 0;
 }
 
@@ -159,25 +181,31 @@ absl::StatusOr<bool> ReadWindow(const ir::Node& node, PoolShape* shape) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatPoolKernel(const ir::Node& node) {
+absl::StatusOr<std::unique_ptr<Kernel>> CreateOneDnnPoolKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreatePoolKernel(node));
-  const int64_t channels = KnownChannels(node);
-  if (!UseOneDnn() || channels == 0) return native;
+  if (!UseOneDnn()) return native;
+  // FLOAT pools, and the integer graph's MaxPool.
+  const ir::DataType dtype = node.inputs().empty() || node.input(0) == nullptr ? ir::DataType::kUndefined
+                                                                               : node.input(0)->type().dtype;
+  const bool int8 = dtype == ir::DataType::kUint8 || dtype == ir::DataType::kInt8;
+  if (dtype != ir::DataType::kFloat32 && !(int8 && node.op_type() == "MaxPool")) return native;
+  const int64_t channels = KnownChannels(node, dtype);
+  if (channels == 0) return native;
   PoolShape shape;
   QFUSE_ASSIGN_OR_RETURN(bool fits, ReadWindow(node, &shape));
   if (!fits) return native;
-  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, std::move(native)));
+  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, dtype, std::move(native)));
 }
 
-absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatGlobalPoolKernel(const ir::Node& node) {
+absl::StatusOr<std::unique_ptr<Kernel>> CreateOneDnnGlobalPoolKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreateGlobalPoolKernel(node));
-  const int64_t channels = KnownChannels(node);
+  const int64_t channels = KnownChannels(node, ir::DataType::kFloat32);
   if (!UseOneDnn() || channels == 0) return native;
   PoolShape shape;
   shape.global = true;
   shape.algorithm =
       node.op_type() == "GlobalMaxPool" ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
-  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, std::move(native)));
+  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, ir::DataType::kFloat32, std::move(native)));
 }
 
 }  // namespace qfuse::runtime::onednn

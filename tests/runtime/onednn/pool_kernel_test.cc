@@ -1,15 +1,23 @@
 // The oneDNN pooling kernels against the hand-written ones (checked against ONNX's node
 // tests) on random inputs: a Conv (blocked output) feeding MaxPool, AveragePool and the
 // global pools, over ceil_mode, padding, count_include_pad and channel counts that do not
-// fill a block; outputs and observed values compared in plain layout.
+// fill a block; outputs and observed values compared in plain layout. And the integer
+// graph's MaxPool between two integer units (channels-last bytes): every byte the same.
+#include <cstdint>
+#include <map>
+#include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "runtime/executor.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "tests/runtime/onednn/engine_compare.h"
 #include "tests/testing/graph_builder.h"
+#include "tests/testing/qdq_graph.h"
+#include "tests/testing/status_matchers.h"
 
 namespace qfuse::runtime::onednn {
 namespace {
@@ -59,6 +67,79 @@ INSTANTIATE_TEST_SUITE_P(Pools, OneDnnPoolTest,
                            const PoolCase& c = info.param;
                            return absl::StrCat("c", c.channels, "_k", c.kernel, "_s", c.stride, "_p", c.pad,
                                                c.ceil_mode ? "_ceil" : "", c.count_include_pad ? "_incpad" : "");
+                         });
+
+// Every INT8 / UINT8 value and the output of one run of `graph` on `x`.
+absl::StatusOr<std::map<std::string, ir::Tensor>> RunInt8(const ir::Graph& graph, bool use_onednn,
+                                                          const ir::Tensor& x) {
+  SetUseOneDnn(use_onednn);
+  absl::StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(graph);
+  SetUseOneDnn(true);
+  QFUSE_RETURN_IF_ERROR(exec.status());
+  std::map<std::string, ir::Tensor> seen;
+  RunOptions options;
+  options.observer = [&](const ir::Value& v, const ir::Tensor& t) {
+    if (t.dtype() == ir::DataType::kInt8 || t.dtype() == ir::DataType::kUint8) seen.emplace(v.name(), t);
+  };
+  QFUSE_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, (*exec)->Run({{"x", x}}, options));
+  for (NamedTensor& o : outputs) seen.emplace("output:" + o.name, std::move(o.tensor));
+  return seen;
+}
+
+class OneDnnInt8MaxPoolTest : public ::testing::TestWithParam<std::tuple<PoolCase, ir::DataType>> {};
+
+// x -> Conv 3x3 unit -> MaxPool -> Conv 1x1 unit -> y, all requantized: the integer runtime
+// runs the pool between two channels-last units.
+TEST_P(OneDnnInt8MaxPoolTest, EqualsHandWrittenKernelsByteForByte) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  const auto& [c, type] = GetParam();
+  std::mt19937 rng(11);
+  const int64_t n = 2, cin = 8, h = c.size, w = c.size + 3;
+  testing::QdqGraph b;
+  ir::Value* x = b.Input("x", {n, cin, h, w}, type, 0.03f, type == ir::DataType::kUint8 ? 5 : -3);
+  auto weights = [&](const std::string& name, int64_t o, int64_t i, int64_t k) {
+    std::uniform_int_distribution<int> w8(-127, 127);
+    std::vector<int8_t> v(o * i * k * k);
+    for (int8_t& e : v) e = static_cast<int8_t>(w8(rng));
+    return b.Weights(name, {o, i, k, k}, v, std::vector<float>(o, 0.004f), 0);
+  };
+  ir::AttributeMap pad1;
+  pad1.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ir::Value* conv = b.Op("Conv", {x, weights("w1", c.channels, cin, 3)}, {n, c.channels, h, w}, pad1);
+  const int zp = type == ir::DataType::kUint8 ? 131 : 3;
+  ir::Value* stage = b.QuantizeDequantize(conv, type, 0.047f, zp);
+  ir::AttributeMap window;
+  window.Set("kernel_shape", std::vector<int64_t>{c.kernel, c.kernel});
+  window.Set("strides", std::vector<int64_t>{c.stride, c.stride});
+  window.Set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+  window.Set("ceil_mode", int64_t{c.ceil_mode});
+  ir::Value* pooled = b.QuantizeDequantize(b.Op("MaxPool", {stage}, {n, c.channels, -1, -1}, window), type, 0.047f, zp);
+  b.Output(b.Op("Conv", {pooled, weights("w2", 16, c.channels, 1)}, {n, 16, -1, -1}), type, 0.05f, zp);
+
+  ir::Tensor xt(type, {n, cin, h, w});
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (uint8_t& v : xt.mutable_values<uint8_t>()) v = static_cast<uint8_t>(byte(rng));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8(b.graph(), false, xt));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8(b.graph(), true, xt));
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_GE(want.size(), 3u);  // the first unit's output, the pool's, the output
+  for (const auto& [name, t] : want) {
+    ASSERT_TRUE(got.count(name)) << name;
+    EXPECT_TRUE(got.at(name).BitwiseEqual(t)) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pools, OneDnnInt8MaxPoolTest,
+                         ::testing::Combine(::testing::Values(PoolCase{16, 9, 3, 2, 1, false, false},
+                                                              PoolCase{13, 8, 3, 2, 0, true, false},
+                                                              PoolCase{40, 6, 2, 2, 0, false, false},
+                                                              PoolCase{64, 7, 3, 1, 1, true, false}),
+                                            ::testing::Values(ir::DataType::kUint8, ir::DataType::kInt8)),
+                         [](const ::testing::TestParamInfo<std::tuple<PoolCase, ir::DataType>>& info) {
+                           const PoolCase& c = std::get<0>(info.param);
+                           return absl::StrCat("c", c.channels, "_k", c.kernel, "_s", c.stride, "_p", c.pad,
+                                               c.ceil_mode ? "_ceil" : "",
+                                               std::get<1>(info.param) == ir::DataType::kUint8 ? "_u8" : "_s8");
                          });
 
 }  // namespace
