@@ -1,7 +1,10 @@
 // Resize (opset 13 form; Upsample and Resize-10/11 are rewritten to it at import).
-// Separable: one 1-D pass per resized axis, each output row a weighted sum of input
-// rows (float) or a row copy (nearest, any dtype). Output sizes come from `sizes`, or
-// floor(in * scale) from `scales`.
+// Mode linear on float32 [H, W] or [N, C, H, W] with N and C unscaled runs as onnxruntime's
+// bilinear kernel (resize_bilinear.h; an output of the input's shape is the input), except
+// where onnxruntime departs from ONNX (OutputLengthMatters). Else
+// separable: one 1-D pass per resized axis, each output row a weighted sum of input rows
+// (float) or a row copy (nearest, any dtype). Output sizes come from `sizes`, or
+// floor(float(scale) * float(in)) from `scales` (float32 as in onnxruntime).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/shape/resize_bilinear.h"
 #include "runtime/kernels/shape/resize_taps.h"
 #include "runtime/kernels/shape/shape_ops.h"
 #include "runtime/kernels/shape/shape_util.h"
@@ -85,6 +89,43 @@ void InterpolateAxis(const ThreadPool& pool, const float* in, float* out, int64_
   });
 }
 
+// align_corners and pytorch_half_pixel read the resized length: onnxruntime takes the output
+// size, ONNX scale * in. With scales given they can differ: align_corners wherever scale * in
+// is not an integer (ONNX's test_resize_downsample_scales_linear_align_corners),
+// pytorch_half_pixel where the output size is 1 and scale * in is not. There the ONNX form
+// (ComputeAxisTaps) runs.
+bool OutputLengthMatters(CoordinateMode mode, bool scales_given, const std::vector<double>& scales,
+                         const std::vector<int64_t>& in_dims, const std::vector<int64_t>& out_dims) {
+  if (!scales_given || (mode != CoordinateMode::kAlignCorners && mode != CoordinateMode::kPytorchHalfPixel)) {
+    return false;
+  }
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    const double length = scales[d] * static_cast<double>(in_dims[d]);
+    if (length == static_cast<double>(out_dims[d])) continue;
+    if (mode == CoordinateMode::kAlignCorners || out_dims[d] == 1) return true;
+  }
+  return false;
+}
+
+// Bilinear over the last two axes of `x` (rank 2 or 4) into `y`, `scales` the float32 scales
+// of those axes.
+void ResizeBilinear(const ThreadPool& pool, const ResizeParams& p, const Tensor& x, const float scales[2], Tensor& y) {
+  const int64_t rank = x.rank();
+  const int64_t in_h = x.dims()[rank - 2], in_w = x.dims()[rank - 1];
+  const int64_t out_h = y.dims()[rank - 2], out_w = y.dims()[rank - 1];
+  const int64_t planes = DimProduct(x.dims(), 0, rank - 2);
+  const BilinearAxis ys = ComputeBilinearAxis(p.coordinate_mode, in_h, out_h, scales[0]);
+  const BilinearAxis xs = ComputeBilinearAxis(p.coordinate_mode, in_w, out_w, scales[1]);
+  const float* in = x.data<float>();
+  float* out = y.data<float>();
+  pool.ParallelFor(planes * out_h, MinRowsPerChunk(out_w * 4 * 5), [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t plane = k / out_h;
+      BilinearRow(in + plane * in_h * in_w, in_w, ys, k - plane * out_h, xs, out + k * out_w);
+    }
+  });
+}
+
 // Nearest pass: row copies of any element size.
 void CopyAxis(const ThreadPool& pool, const uint8_t* in, uint8_t* out, int64_t outer, int64_t in_d, int64_t out_d,
               int64_t row_bytes, const AxisTaps& t) {
@@ -123,7 +164,7 @@ class ResizeKernel : public Kernel {
         if (!(scales[d] > 0) || !std::isfinite(scales[d])) {
           return absl::InvalidArgumentError(absl::StrCat("Resize scale ", scales[d], " is not positive"));
         }
-        const double size = std::floor(scales[d] * static_cast<double>(x.dims()[d]));
+        const double size = std::floor(static_cast<float>(scales[d]) * static_cast<float>(x.dims()[d]));
         if (size > 9007199254740992.0) {  // 2^53: beyond it the cast to int64 is not exact (or defined)
           return absl::InvalidArgumentError(absl::StrCat("Resize scale ", scales[d], " on dim ", x.dims()[d],
                                                          " gives an implausible size"));
@@ -160,6 +201,23 @@ class ResizeKernel : public Kernel {
     }
     for (int64_t d = 0; d < rank; ++d) {
       if (x.dims()[d] == 0) return absl::InvalidArgumentError("Resize of an empty input to a non-empty output");
+    }
+    if (is_float && p_.mode == ResizeMode::kLinear && BilinearSupports(p_.coordinate_mode) &&
+        (rank == 2 || (rank == 4 && static_cast<float>(scales[0]) == 1.f && static_cast<float>(scales[1]) == 1.f)) &&
+        !OutputLengthMatters(p_.coordinate_mode, scales_t != nullptr, scales, x.dims(), out_dims)) {
+      if (out_dims == x.dims()) {
+        outputs[0] = x;
+        return absl::OkStatus();
+      }
+      float spatial_scales[2];
+      for (int k = 0; k < 2; ++k) {
+        const int64_t d = rank - 2 + k;
+        spatial_scales[k] = scales_t != nullptr ? static_cast<float>(scales[d])
+                                                : static_cast<float>(out_dims[d]) / static_cast<float>(x.dims()[d]);
+      }
+      ResizeBilinear(*ctx.pool, p_, x, spatial_scales, y);
+      outputs[0] = std::move(y);
+      return absl::OkStatus();
     }
     // One pass per non-identity axis, innermost first.
     Tensor cur = x;
