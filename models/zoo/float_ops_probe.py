@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Checks qfuse's float32 Erf, GELU, LayerNormalization and Softmax against onnxruntime's, value for value.
+"""Checks qfuse's float32 Erf, GELU, LayerNorm, Softmax and GlobalAveragePool against onnxruntime's, value for value.
 
 These are the float ops that sit between DequantizeLinear and QuantizeLinear in the zoo's
 transformers, where one ulp can move a value across a rounding boundary of the next
-QuantizeLinear; qfuse computes each as onnxruntime 1.30 does on x86 with AVX2 (ir/erf.h,
-runtime/kernels/nn/layer_norm_row.h, softmax_row.h). The script writes small float models:
+QuantizeLinear (or, for GlobalAveragePool, the last float ops of a CNN after its last
+DequantizeLinear); qfuse computes each as onnxruntime 1.30 does on x86 with AVX2 (ir/erf.h,
+runtime/kernels/nn/layer_norm_row.h, softmax_row.h, global_average_row.h). The script writes
+small float models:
   erf.onnx           Erf alone, on 2^20 values (half a grid over [-5, 5], half normal with
                      sigma 2, plus 0, -0, the split point 0.921875 and values past the clamp);
   gelu.onnx          Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5 (PyTorch's GELU before
@@ -15,7 +17,18 @@ runtime/kernels/nn/layer_norm_row.h, softmax_row.h). The script writes small flo
   ln_<n>_<data>.onnx LayerNormalization-17 over rows of n = 5, 9, 12, 20, 64, 192, 768 (2048 rows;
                      inputs normal(0.3, 2) and normal(50, 1); with a bias, and n = 12 also without);
   softmax_*, logsoftmax_*  Softmax-13 / LogSoftmax-13 over the last axis of rows of n = 1 to 1000
-                     (inputs normal(0, 10) and uniform(-80, 80)), and over a middle axis.
+                     (inputs normal(0, 10) and uniform(-80, 80)), and over a middle axis;
+  gap_<h>x<w>_c<c>   GlobalAveragePool-13 on [4, c, h, w], spatial sizes 1 to 300, c = 3, 10, 64 and
+                     1000 (inputs normal(0.3, 3) times a per-channel scale in [0.01, 100]): at
+                     level 'all' onnxruntime runs c = 64 and 1000 on a graph input as its NCHWc
+                     pool (sums in sequence), the others in MlasPool's four lanes; so do
+                     gap_dync_7x7 (channel dim symbolic, 16 at run time), gap_1d_49 / gap_3d_3x4x5
+                     (rank 3 and 5, 16 channels), gap_relu_7x7_c64 (Relu -> GlobalAveragePool) and
+                     gap_qdq_13x13_c1000 (QuantizeLinear -> DequantizeLinear -> GlobalAveragePool
+                     -> Flatten, SqueezeNet's int8 head); gap_softmax_7x7_c10 is the legacy-Softmax
+                     head, GlobalAveragePool -> Flatten -> Softmax. The graph-input c = 64 and 1000
+                     models are also compared with onnxruntime at level 'disabled' (MlasPool's four
+                     lanes), to show the order matters.
 Runs each in qfuse (bazel-bin/tools/run, float kernels) and onnxruntime (tools/ort's
 onnxruntime-node via models/zoo/ort_compare.js) and prints max |qfuse - onnxruntime|; 0 means
 every value is the same float. The GELU rows compare qfuse's product form with onnxruntime's
@@ -106,6 +119,42 @@ def write_softmax_models(d):
     return cases
 
 
+def write_global_average_models(d):
+    rng = np.random.default_rng(3)
+    cases = []
+
+    def model(name, nodes, x_dims, y_dims, data_dims, initializers=()):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, x_dims)
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, y_dims)
+        graph = helper.make_graph(nodes, name, [x], [y], initializer=list(initializers))
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+                  os.path.join(d, name + ".onnx"))
+        scale = rng.uniform(0.01, 100, data_dims[:2] + [1] * (len(data_dims) - 2))
+        np.save(os.path.join(d, name + "_x.npy"), (rng.normal(0.3, 3, data_dims) * scale).astype(np.float32))
+        cases.append((name, int(np.prod(data_dims[:2]))))
+
+    gap = [helper.make_node("GlobalAveragePool", ["x"], ["y"])]
+    for h, w in ((1, 1), (3, 3), (7, 7), (8, 8), (13, 13), (14, 14), (16, 16), (5, 9), (17, 17), (15, 20), (1, 300)):
+        for c in (3, 10, 64, 1000):
+            model(f"gap_{h}x{w}_c{c}", gap, ["batch", c, h, w], ["batch", c, 1, 1], [4, c, h, w])
+    model("gap_dync_7x7", gap, ["batch", "channels", 7, 7], ["batch", "channels", 1, 1], [4, 16, 7, 7])
+    model("gap_1d_49", gap, ["batch", 16, 49], ["batch", 16, 1], [4, 16, 49])
+    model("gap_3d_3x4x5", gap, ["batch", 16, 3, 4, 5], ["batch", 16, 1, 1, 1], [4, 16, 3, 4, 5])
+    model("gap_relu_7x7_c64",
+          [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("GlobalAveragePool", ["r"], ["y"])],
+          ["batch", 64, 7, 7], ["batch", 64, 1, 1], [4, 64, 7, 7])
+    model("gap_qdq_13x13_c1000",
+          [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+           helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+           helper.make_node("GlobalAveragePool", ["d"], ["p"]), helper.make_node("Flatten", ["p"], ["y"], axis=1)],
+          ["batch", 1000, 13, 13], ["batch", 1000], [4, 1000, 13, 13],
+          [scalar("s", 0.37), helper.make_tensor("z", TensorProto.UINT8, [], [3])])
+    model("gap_softmax_7x7_c10",
+          [helper.make_node("GlobalAveragePool", ["x"], ["p"]), helper.make_node("Flatten", ["p"], ["f"], axis=1),
+           helper.make_node("Softmax", ["f"], ["y"], axis=1)], ["batch", 10, 7, 7], ["batch", 10], [64, 10, 7, 7])
+    return cases
+
+
 def qfuse_run(d, model, data):
     out = os.path.join(d, model + ".f32")
     subprocess.run([os.path.join(ROOT, "bazel-bin", "tools", "run"), "--model=" + os.path.join(d, model + ".onnx"),
@@ -141,6 +190,13 @@ def main():
         for case, count in write_softmax_models(d):
             out = qfuse_run(d, case, case + "_x.npy")
             rows.append((case, ort_max_abs(d, case, case + "_x.npy", out), count))
+        for case, count in write_global_average_models(d):
+            out = qfuse_run(d, case, case + "_x.npy")
+            rows.append((case, ort_max_abs(d, case, case + "_x.npy", out), count))
+            graph_input_nchwc = case.endswith(("_c64", "_c1000")) and not case.startswith(("gap_relu", "gap_qdq"))
+            if graph_input_nchwc and not case.startswith("gap_1x1"):
+                rows.append((case + " vs onnxruntime 'disabled'",
+                             ort_max_abs(d, case, case + "_x.npy", out, "disabled"), count))
         for name, diff, count in rows:
             print(f"{name:48s} max |diff| {diff:.3g} over {count} values")
 

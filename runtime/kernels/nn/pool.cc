@@ -7,7 +7,8 @@
 // with the extra padding at the end / beginning. AveragePool divides by the taps inside
 // the input (count_include_pad = 0) or inside the padded input (= 1); taps that a ceil-mode
 // window puts beyond the end padding are never counted. Sums accumulate in float
-// (double for DOUBLE inputs).
+// (double for DOUBLE inputs); a FLOAT GlobalAveragePool sums and divides as onnxruntime does
+// (global_average_row.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -17,7 +18,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/nn/global_average_row.h"
 #include "runtime/kernels/nn/nn.h"
 #include "runtime/kernels/nn/nn_common.h"
 
@@ -431,8 +434,6 @@ void GlobalPoolChannels(const T* x, T* y, int64_t spatial, int64_t begin, int64_
       T best = std::numeric_limits<T>::lowest();
       for (int64_t i = 0; i < spatial; ++i) best = xc[i] > best ? xc[i] : best;
       y[nc] = best;
-    } else if constexpr (std::is_same_v<T, float>) {
-      y[nc] = spatial > 0 ? static_cast<float>(nn_internal::SumToDouble(xc, spatial) / spatial) : 0.0f;
     } else {
       Acc sum = 0;
       for (int64_t i = 0; i < spatial; ++i) sum += xc[i];
@@ -443,7 +444,7 @@ void GlobalPoolChannels(const T* x, T* y, int64_t spatial, int64_t begin, int64_
 
 class GlobalPoolKernel : public Kernel {
  public:
-  explicit GlobalPoolKernel(bool is_max) : is_max_(is_max) {}
+  GlobalPoolKernel(bool is_max, GlobalAverageOrder order) : is_max_(is_max), order_(order) {}
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
@@ -480,7 +481,14 @@ class GlobalPoolKernel : public Kernel {
     const T* xd = x.data<T>();
     T* yd = y->data<T>();
     const bool is_max = is_max_;
+    const bool vector = IsaAllowed(Isa::kAvx2);
     ctx.pool->ParallelFor(channels, MinChunk(spatial), [&](int64_t begin, int64_t end) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (!is_max && spatial > 0) {
+          GlobalAverageRows(xd + begin * spatial, end - begin, spatial, order_, yd + begin, vector);
+          return;
+        }
+      }
       if (is_max) {
         GlobalPoolChannels<T, true>(xd, yd, spatial, begin, end);
       } else {
@@ -491,13 +499,28 @@ class GlobalPoolKernel : public Kernel {
   }
 
   bool is_max_;
+  GlobalAverageOrder order_;  // of FLOAT GlobalAveragePool
 };
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateGlobalPoolKernel(const ir::Node& node) {
-  if (node.op_type() == "GlobalMaxPool") return std::unique_ptr<Kernel>(new GlobalPoolKernel(true));
-  if (node.op_type() == "GlobalAveragePool") return std::unique_ptr<Kernel>(new GlobalPoolKernel(false));
+  if (node.op_type() == "GlobalMaxPool") {
+    return std::unique_ptr<Kernel>(new GlobalPoolKernel(true, GlobalAverageOrder::kFourLanes));
+  }
+  if (node.op_type() == "GlobalAveragePool") {
+    // onnxruntime's optimiser decides from the declared type, which the importer's shape
+    // inference filled in as onnxruntime's own does.
+    GlobalAverageInput input;
+    const ir::Value* x = node.input(0);
+    if (x != nullptr && x->type().shape.rank_known) {
+      const ir::Shape& shape = x->type().shape;
+      input.rank = shape.rank();
+      if (input.rank >= 2 && shape.dims[1].is_known()) input.channels = shape.dims[1].value;
+      input.graph_input = x->is_graph_input();
+    }
+    return std::unique_ptr<Kernel>(new GlobalPoolKernel(false, GlobalAverageOrderFor(input)));
+  }
   return absl::InvalidArgumentError(absl::StrCat("CreateGlobalPoolKernel cannot run ", node.op_type()));
 }
 
