@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <limits>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -67,6 +68,10 @@ std::string NonFiniteSamples(const ir::Tensor& tensor, int64_t start, int64_t co
 
 absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& data, const CalibrateOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  if (!(options.activation_headroom > 0) || !std::isfinite(options.activation_headroom)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the activation headroom must be a positive factor, got ", options.activation_headroom));
+  }
   int64_t total = std::min(options.num_samples, data.size());
   // A model with a fixed batch dim takes exactly that many samples per run: use whole batches.
   if (data.fixed_batch() > 0) total -= total % data.fixed_batch();
@@ -163,7 +168,8 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
       return absl::Status(choice.status().code(),
                           absl::StrCat("tensor '", value->name(), "': ", choice.status().message()));
     }
-    range.threshold = choice->threshold;
+    range.threshold = static_cast<float>(
+        std::min<double>(choice->threshold * options.activation_headroom, std::numeric_limits<float>::max()));
     range.method = std::string(CalibrationMethodName(choice->method));
     range.scale = numerics::ScaleOfThreshold(range.threshold, numerics::kInt8SymmetricMax);
     run.table.tensors.push_back(range);

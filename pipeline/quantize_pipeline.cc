@@ -84,6 +84,7 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
     QFUSE_ASSIGN_OR_RETURN(auto calib_data, OpenCalibrationData(config, *model.graph, config.calib_samples));
     calib::CalibrateOptions options;
     options.threshold = config.threshold;
+    options.activation_headroom = config.activation_headroom;
     // Tensors on the unsigned grid spend 256 levels on [0, T]: their threshold search keeps 256.
     options.unsigned_grid = quant::UnsignedGridOf(convert);
     options.num_samples = config.calib_samples;

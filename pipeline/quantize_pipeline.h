@@ -33,6 +33,7 @@ struct QuantizeConfig {
   int64_t eval_samples = 0;  // 0: all
   std::string labels_path;   // "" : accuracy is agreement with fp32
   calib::ThresholdOptions threshold;
+  double activation_headroom = 1.0;  // calib::CalibrateOptions::activation_headroom
   quant::ConvertOptions convert;  // its `target` is ignored: each of `targets` is run
   quant::UserChoices user_choices;  // fields of `convert` the user set; the rest take each target's defaults
   std::vector<fusion::FusionLevel> levels;

@@ -36,6 +36,7 @@ ABSL_FLAG(int64_t, batch_size, 32, "samples per runtime batch");
 ABSL_FLAG(int64_t, batch, 32, "alias of --batch_size (its old name here)");
 ABSL_FLAG(std::string, method, "auto", "auto, entropy, percentile, mse or max");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
+ABSL_FLAG(double, activation_headroom, 1.0, "every activation threshold, once chosen, times this factor (> 0)");
 ABSL_FLAG(std::string, fusion, "full", "fusion level the table is made for: full, bn or none");
 ABSL_FLAG(int, threads, 2, "runtime threads");
 ABSL_FLAG(std::string, target, "qfuse",
@@ -66,6 +67,7 @@ absl::Status Main() {
   calib::CalibrateOptions options;
   QFUSE_ASSIGN_OR_RETURN(options.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   options.threshold.percentile = absl::GetFlag(FLAGS_percentile);
+  options.activation_headroom = absl::GetFlag(FLAGS_activation_headroom);
   options.unsigned_grid = quant::UnsignedGridOf(convert);
   options.num_samples = samples;
   QFUSE_ASSIGN_OR_RETURN(options.batch_size, GetFlagOrAlias(FLAGS_batch_size, FLAGS_batch));

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "ir/onnx_import.h"
 #include "ir/value_sign.h"
+#include "numerics/threshold_scale.h"
 #include "tests/data/dataset_fixtures.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/status_matchers.h"
@@ -125,6 +126,36 @@ TEST(CalibratorTest, UnsignedGridSearchesOnlyItsTensorsOver256Levels) {
     }
     EXPECT_GT(covered, 5);
     EXPECT_GT(2 * moved, covered);
+  }
+}
+
+// --activation_headroom: every threshold the method chose, times the factor (in double, then
+// rounded to float), and the scale of that threshold; a factor that is not positive is refused.
+TEST(CalibratorTest, HeadroomMultipliesEveryChosenThreshold) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, FusedResnet(fusion::FusionLevel::kFull));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(*model.graph, 16));
+  CalibrateOptions options = QuietOptions(16);
+  QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun plain, Calibrate(*model.graph, *data, options));
+  options.activation_headroom = 1.65;
+  QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun wide, Calibrate(*model.graph, *data, options));
+  ASSERT_EQ(wide.table.tensors.size(), plain.table.tensors.size());
+  ASSERT_GT(plain.table.tensors.size(), 5u);
+  for (size_t i = 0; i < plain.table.tensors.size(); ++i) {
+    const TensorRange& p = plain.table.tensors[i];
+    const TensorRange& w = wide.table.tensors[i];
+    ASSERT_EQ(w.name, p.name);
+    EXPECT_EQ(w.method, p.method) << p.name;
+    EXPECT_EQ(w.min, p.min) << p.name;
+    EXPECT_EQ(w.max, p.max) << p.name;
+    EXPECT_EQ(w.threshold, static_cast<float>(double{p.threshold} * 1.65)) << p.name;
+    EXPECT_EQ(w.scale, numerics::ScaleOfThreshold(w.threshold, numerics::kInt8SymmetricMax)) << p.name;
+  }
+  for (double bad : {0.0, -1.0, std::nan("")}) {
+    options.activation_headroom = bad;
+    absl::StatusOr<CalibrationRun> run = Calibrate(*model.graph, *data, options);
+    ASSERT_FALSE(run.ok()) << bad;
+    EXPECT_NE(run.status().message().find("activation headroom must be a positive factor"), std::string::npos)
+        << run.status();
   }
 }
 

@@ -39,6 +39,9 @@ ABSL_FLAG(std::string, method, "auto",
           "activation calibration: auto (per tensor, the least expected quantization error of the four), entropy, "
           "percentile, mse or max");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
+ABSL_FLAG(double, activation_headroom, 1.0,
+          "every activation threshold, once chosen, times this factor (> 0): headroom for deployment data beyond "
+          "the calibration samples' ranges, at the cost of resolution (docs/zoo.md)");
 ABSL_FLAG(bool, per_channel, true, "per-output-channel weight scales (false: one per tensor)");
 ABSL_FLAG(bool, reduce_range, false,
           "7-bit weights in [-64, 64] (onnxruntime's reduce_range): exact vpmaddubsw on x86 without VNNI, "
@@ -126,6 +129,7 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   c.labels_path = labels.empty() ? "" : ResolveUserPath(labels);
   QFUSE_ASSIGN_OR_RETURN(c.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   c.threshold.percentile = absl::GetFlag(FLAGS_percentile);
+  c.activation_headroom = absl::GetFlag(FLAGS_activation_headroom);
   c.convert.per_channel_weights = absl::GetFlag(FLAGS_per_channel);
   c.convert.reduce_range = absl::GetFlag(FLAGS_reduce_range);
   c.user_choices.reduce_range = IsFlagSet(FLAGS_reduce_range);

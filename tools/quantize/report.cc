@@ -50,6 +50,7 @@ Json ConfigJson(const pipeline::QuantizeResult& result, const pipeline::Quantize
   c["model"] = config.model_path;
   c["method"] = std::string(calib::CalibrationMethodName(config.threshold.method));
   c["percentile"] = Number(config.threshold.percentile);
+  c["activation_headroom"] = Number(config.activation_headroom);
   c["per_channel"] = config.convert.per_channel_weights;
   c["reduce_range"] = config.convert.reduce_range;
   c["activation_type"] = ActivationTypeName(config.convert.activation_type);

@@ -30,6 +30,9 @@ std::string MethodDescription(const pipeline::QuantizeConfig& config) {
   if (config.threshold.method == calib::CalibrationMethod::kPercentile) {
     absl::StrAppend(&method, " ", absl::StrFormat("%g", config.threshold.percentile));
   }
+  if (config.activation_headroom != 1.0) {
+    absl::StrAppend(&method, ", thresholds x ", absl::StrFormat("%g", config.activation_headroom));
+  }
   return method;
 }
 
