@@ -6,6 +6,7 @@
 //   bazel run //tools:quantize -- --model=models/mobilenetv2_small/model.onnx --method=percentile
 #include <cstdio>
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -130,6 +131,10 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   QFUSE_ASSIGN_OR_RETURN(c.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   c.threshold.percentile = absl::GetFlag(FLAGS_percentile);
   c.activation_headroom = absl::GetFlag(FLAGS_activation_headroom);
+  if (!(c.activation_headroom > 0) || !std::isfinite(c.activation_headroom)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--activation_headroom must be a positive factor, got ", c.activation_headroom));
+  }
   c.convert.per_channel_weights = absl::GetFlag(FLAGS_per_channel);
   c.convert.reduce_range = absl::GetFlag(FLAGS_reduce_range);
   c.user_choices.reduce_range = IsFlagSet(FLAGS_reduce_range);
