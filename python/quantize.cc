@@ -25,7 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kQuantizeDoc[] = R"doc(quantize(model_path, calibration_data, *, method='auto', fusion='full',
+constexpr char kQuantizeDoc[] = R"doc(quantize(model_path, calibration_data, *, method='auto', activation_headroom=1.0, fusion='full',
          target='qfuse', per_channel=True, reduce_range=None, activation_type=None,
          int8_as_uint8=None, unsigned_non_negative=None, bounded_below=None, integer_heads=None, keep_float=(), nodes_to_exclude=None, calib_samples=None,
          analysis_samples=0, output=None) -> dict
@@ -43,6 +43,8 @@ calibration_data: a path (str or os.PathLike; the spelling of the CLI's --calib_
   back from calibration, as the CLI does without --eval_data: those past calib_samples, or,
   when there are no more than calib_samples, the last quarter (calibration uses the rest).
 method: 'auto', 'entropy', 'percentile', 'mse' or 'max'.
+activation_headroom: every activation threshold, once chosen, times this factor (> 0): headroom
+  for deployment data beyond the calibration samples' ranges, at the cost of resolution.
 fusion: 'full', 'bn', 'none' or 'all' (each of the three).
 target: the runtime the model is made for, which decides where Q/DQ go: 'qfuse' (its own
   runtime; the most accurate placement), 'onnxruntime' (what its QDQ fusion runs in integer
@@ -166,7 +168,7 @@ py::dict LevelDict(const pipeline::LevelResult& r) {
 }
 
 py::dict Quantize(py::object model_path, py::object calibration_data, const std::string& method,
-                  const std::string& fusion, const std::string& target, bool per_channel, py::object reduce_range,
+                  double activation_headroom, const std::string& fusion, const std::string& target, bool per_channel, py::object reduce_range,
                   py::object activation_type, py::object int8_as_uint8, py::object unsigned_non_negative,
                   py::object bounded_below, py::object integer_heads,
                   std::vector<std::string> keep_float,
@@ -180,6 +182,10 @@ py::dict Quantize(py::object model_path, py::object calibration_data, const std:
   if (analysis_samples < 0) throw py::value_error("analysis_samples must be >= 0");
   c.analysis_samples = analysis_samples;
   c.threshold.method = ValueOrThrow(calib::ParseCalibrationMethod(method));
+  if (!(activation_headroom > 0) || !std::isfinite(activation_headroom)) {
+    throw py::value_error("activation_headroom must be a positive factor");
+  }
+  c.activation_headroom = activation_headroom;
   if (fusion == "all") {
     c.levels = {fusion::FusionLevel::kFull, fusion::FusionLevel::kBn, fusion::FusionLevel::kNone};
   } else {
@@ -246,7 +252,7 @@ py::dict Quantize(py::object model_path, py::object calibration_data, const std:
 
 void DefineQuantize(py::module_& module) {
   module.def("quantize", &Quantize, kQuantizeDoc, py::arg("model_path"), py::arg("calibration_data"), py::kw_only(),
-             py::arg("method") = "auto", py::arg("fusion") = "full", py::arg("target") = "qfuse",
+             py::arg("method") = "auto", py::arg("activation_headroom") = 1.0, py::arg("fusion") = "full", py::arg("target") = "qfuse",
              py::arg("per_channel") = true, py::arg("reduce_range") = py::none(),
              py::arg("activation_type") = py::none(), py::arg("int8_as_uint8") = py::none(),
              py::arg("unsigned_non_negative") = py::none(), py::arg("bounded_below") = py::none(),

@@ -78,6 +78,18 @@ class QuantizeTest(unittest.TestCase):
         for name in LEVEL_FILES:
             self.assertEqual(digest(os.path.join(out, name)), digest(os.path.join(self.cli_dir, name)), name)
 
+    def test_headroom_gives_the_cli_bytes(self):
+        cli, py = tmp("cli_headroom"), tmp("python_headroom")
+        subprocess.run(
+            [ARGS.quantize, f"--model={ARGS.model}", f"--calib_data={self.npy}", f"--calib_samples={SAMPLES}",
+             "--fusion=full", "--analysis_samples=0", "--activation_headroom=1.5", f"--output={cli}"],
+            check=True, stdout=subprocess.DEVNULL)
+        qfuse.quantize(ARGS.model, self.npy, calib_samples=SAMPLES, activation_headroom=1.5, output=py)
+        for name in LEVEL_FILES:
+            self.assertEqual(digest(os.path.join(py, name)), digest(os.path.join(cli, name)), name)
+        # and not the default's
+        self.assertNotEqual(digest(os.path.join(py, LEVEL_FILES[0])), digest(os.path.join(self.cli_dir, LEVEL_FILES[0])))
+
     def test_result_has_the_cli_numbers(self):
         r = self.result
         self.assertEqual(list(r["levels"]), ["full"])
@@ -130,6 +142,8 @@ class QuantizeTest(unittest.TestCase):
             qfuse.quantize(ARGS.model, [{"input": self.images[0]}, {"input": self.images[1, 0]}], output=tmp("bad"))
         with self.assertRaisesRegex(ValueError, "'x' is not an input of the model"):
             qfuse.Session(ARGS.model).run({"x": self.images[:1]})
+        with self.assertRaisesRegex(ValueError, "activation_headroom must be a positive factor"):
+            qfuse.quantize(ARGS.model, self.npy, activation_headroom=0.0)
         with self.assertRaisesRegex(ValueError, "activation_type: 'int4'"):
             qfuse.quantize(ARGS.model, self.npy, activation_type="int4")
 
