@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/int8/byte_table.h"
+#include "runtime/int8/qlinear_add_row.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
 #include "runtime/int8/unary_requantization.h"
@@ -95,7 +96,9 @@ class QLinearBinaryKernel : public Kernel {
     if (clamp.has_value()) {
       for (uint8_t& v : table_) v = (*clamp)[v];
       for (uint8_t& v : scalar_a_table_) v = (*clamp)[v];
+      clamp_ = *clamp;
     }
+    if (op_ == BinaryOp::kAdd && mode_ == numerics::RequantizeMode::kOnnx) UseAddRowIfItGivesTheTable();
     return absl::OkStatus();
   }
 
@@ -113,6 +116,11 @@ class QLinearBinaryKernel : public Kernel {
       uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
       const uint8_t* table = table_.data();
       ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
+        if (add_row_.has_value()) {  // the same bytes as the table (checked at Prepare)
+          const int64_t done = OnnxQLinearAddRowAvx2(*add_row_, ad + begin, bd + begin, end - begin, yd + begin);
+          if (clamp_.has_value()) LookupBytes(*clamp_, yd + begin, done, yd + begin);
+          begin += done;
+        }
         // Local restrict pointers: through the captures, every byte stored would make the
         // compiler reload them.
         const uint8_t* __restrict x0 = ad;
@@ -145,6 +153,26 @@ class QLinearBinaryKernel : public Kernel {
   // 64 KiB table gives the same bytes as the arithmetic per element: kOnnx is onnxruntime's
   // QLinearAdd / QLinearMul (numerics::OnnxQLinearAdd / OnnxQLinearMul), kFixed the output stage
   // of the two terms (Add) or of the product (Mul).
+  // Sets add_row_ when the AVX2 row (then the folded clamp's table) gives table_'s byte for
+  // every one of the 65536 input pairs; otherwise the table runs alone.
+  void UseAddRowIfItGivesTheTable() {
+    OnnxAddRow row;
+    row.m = numerics::OnnxQLinearAddMultipliers(a_.scale, a_.zero_point, b_.scale, b_.zero_point, y_.scale,
+                                                y_.zero_point);
+    row.a_signed = a_.type == DataType::kInt8;
+    row.b_signed = b_.type == DataType::kInt8;
+    row.qmin = y_.type == DataType::kInt8 ? -128 : 0;
+    row.qmax = y_.type == DataType::kInt8 ? 127 : 255;
+    std::vector<uint8_t> a(1 << 16), b(1 << 16), y(1 << 16);
+    for (int i = 0; i < (1 << 16); ++i) {
+      a[i] = static_cast<uint8_t>(i >> 8);
+      b[i] = static_cast<uint8_t>(i & 255);
+    }
+    if (OnnxQLinearAddRowAvx2(row, a.data(), b.data(), 1 << 16, y.data()) != (1 << 16)) return;
+    if (clamp_.has_value()) LookupBytes(*clamp_, y.data(), 1 << 16, y.data());
+    if (y == table_) add_row_ = row;
+  }
+
   std::vector<uint8_t> BuildTable(bool scalar_a) const {
     std::vector<uint8_t> table(1 << 16);
     const numerics::OnnxAddMultipliers m =
@@ -177,6 +205,8 @@ class QLinearBinaryKernel : public Kernel {
   OutputStage stage_;
   std::vector<uint8_t> table_;
   std::vector<uint8_t> scalar_a_table_;  // mode kOnnx only: A broadcast along a run of B
+  std::optional<ByteTable> clamp_;        // a folded clamp's map, also in table_
+  std::optional<OnnxAddRow> add_row_;     // Add in mode kOnnx where it gives table_ (AVX2)
 };
 
 class QLinearClampKernel : public Kernel {

@@ -1,0 +1,43 @@
+#include "runtime/int8/qlinear_add_row.h"
+
+#include <immintrin.h>
+
+#include "runtime/cpu_isa.h"
+
+namespace qfuse::runtime::int8 {
+namespace {
+
+// Eight bytes at p as floats, sign- or zero-extended.
+__attribute__((target("avx2,fma"))) inline __m256 LoadEight(const uint8_t* p, bool is_signed) {
+  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  return _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes));
+}
+
+__attribute__((target("avx2,fma"))) int64_t AddRowAvx2(const OnnxAddRow& p, const uint8_t* a, const uint8_t* b,
+                                                      int64_t n, uint8_t* y) {
+  const __m256 ra = _mm256_set1_ps(p.m.ra), rb = _mm256_set1_ps(p.m.rb), fixed = _mm256_set1_ps(p.m.fixed);
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(p.qmin)), hi = _mm256_set1_ps(static_cast<float>(p.qmax));
+  const bool out_signed = p.qmin < 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 c = _mm256_fmadd_ps(LoadEight(a + i, p.a_signed), ra,
+                                     _mm256_fmadd_ps(LoadEight(b + i, p.b_signed), rb, fixed));
+    // MAXPS(c, lo) then MINPS(., hi): a NaN c gives lo, as numerics::ClampLikeMlas.
+    const __m256 clamped = _mm256_min_ps(_mm256_max_ps(c, lo), hi);
+    const __m256i q = _mm256_cvtps_epi32(clamped);  // round half to even (default MXCSR)
+    // In range already: the packs do not saturate.
+    const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    const __m128i q8 = out_signed ? _mm_packs_epi16(q16, q16) : _mm_packus_epi16(q16, q16);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), q8);
+  }
+  return i;
+}
+
+}  // namespace
+
+int64_t OnnxQLinearAddRowAvx2(const OnnxAddRow& p, const uint8_t* a, const uint8_t* b, int64_t n, uint8_t* y) {
+  if (!IsaAllowed(Isa::kAvx2)) return 0;
+  return AddRowAvx2(p, a, b, n, y);
+}
+
+}  // namespace qfuse::runtime::int8
