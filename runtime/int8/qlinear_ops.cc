@@ -70,6 +70,7 @@ class QLinearBinaryKernel : public Kernel {
     // A folded clamp: the table computes the clamp's input (y_), then maps it to C's bytes.
     QFUSE_ASSIGN_OR_RETURN(const std::optional<FoldedClamp> folded, ReadFoldedClamp(node));
     std::optional<ByteTable> clamp;
+    const ActivationQuant clamp_out = y_;
     if (folded.has_value()) {
       QFUSE_ASSIGN_OR_RETURN(clamp, ClampTable(mode_, folded->stage, y_, folded->min, folded->max));
       y_ = folded->stage;
@@ -98,7 +99,22 @@ class QLinearBinaryKernel : public Kernel {
       for (uint8_t& v : scalar_a_table_) v = (*clamp)[v];
       clamp_ = *clamp;
     }
-    if (op_ == BinaryOp::kAdd && mode_ == numerics::RequantizeMode::kOnnx) UseAddRowIfItGivesTheTable();
+    if (op_ == BinaryOp::kAdd && mode_ == numerics::RequantizeMode::kOnnx) {
+      std::optional<OnnxAddRow::Clamp> arithmetic_clamp;
+      if (folded.has_value()) {
+        OnnxAddRow::Clamp c;
+        c.in_scale = y_.scale;
+        c.in_zero_point = y_.zero_point;
+        c.lo = folded->min;
+        c.hi = folded->max;
+        c.out_scale = clamp_out.scale;
+        c.out_zero_point = clamp_out.zero_point;
+        c.out_min = clamp_out.type == DataType::kInt8 ? -128 : 0;
+        c.out_max = clamp_out.type == DataType::kInt8 ? 127 : 255;
+        arithmetic_clamp = c;
+      }
+      UseAddRowIfItGivesTheTable(arithmetic_clamp);
+    }
     return absl::OkStatus();
   }
 
@@ -118,7 +134,7 @@ class QLinearBinaryKernel : public Kernel {
       ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
         if (add_row_.has_value()) {  // the same bytes as the table (checked at Prepare)
           const int64_t done = OnnxQLinearAddRowAvx2(*add_row_, ad + begin, bd + begin, end - begin, yd + begin);
-          if (clamp_.has_value()) LookupBytes(*clamp_, yd + begin, done, yd + begin);
+          if (clamp_.has_value() && !clamp_in_row_) LookupBytes(*clamp_, yd + begin, done, yd + begin);
           begin += done;
         }
         // Local restrict pointers: through the captures, every byte stored would make the
@@ -153,9 +169,10 @@ class QLinearBinaryKernel : public Kernel {
   // 64 KiB table gives the same bytes as the arithmetic per element: kOnnx is onnxruntime's
   // QLinearAdd / QLinearMul (numerics::OnnxQLinearAdd / OnnxQLinearMul), kFixed the output stage
   // of the two terms (Add) or of the product (Mul).
-  // Sets add_row_ when the AVX2 row (then the folded clamp's table) gives table_'s byte for
-  // every one of the 65536 input pairs; otherwise the table runs alone.
-  void UseAddRowIfItGivesTheTable() {
+  // Sets add_row_ when the AVX2 row gives table_'s byte for every one of the 65536 input
+  // pairs: with a folded clamp, first with the clamp's arithmetic in the row, else with its
+  // table after the row; otherwise the table runs alone.
+  void UseAddRowIfItGivesTheTable(const std::optional<OnnxAddRow::Clamp>& arithmetic_clamp) {
     OnnxAddRow row;
     row.m = numerics::OnnxQLinearAddMultipliers(a_.scale, a_.zero_point, b_.scale, b_.zero_point, y_.scale,
                                                 y_.zero_point);
@@ -167,6 +184,15 @@ class QLinearBinaryKernel : public Kernel {
     for (int i = 0; i < (1 << 16); ++i) {
       a[i] = static_cast<uint8_t>(i >> 8);
       b[i] = static_cast<uint8_t>(i & 255);
+    }
+    if (arithmetic_clamp.has_value()) {
+      row.clamp = arithmetic_clamp;
+      if (OnnxQLinearAddRowAvx2(row, a.data(), b.data(), 1 << 16, y.data()) == (1 << 16) && y == table_) {
+        add_row_ = row;
+        clamp_in_row_ = true;
+        return;
+      }
+      row.clamp.reset();
     }
     if (OnnxQLinearAddRowAvx2(row, a.data(), b.data(), 1 << 16, y.data()) != (1 << 16)) return;
     if (clamp_.has_value()) LookupBytes(*clamp_, y.data(), 1 << 16, y.data());
@@ -207,6 +233,7 @@ class QLinearBinaryKernel : public Kernel {
   std::vector<uint8_t> scalar_a_table_;  // mode kOnnx only: A broadcast along a run of B
   std::optional<ByteTable> clamp_;        // a folded clamp's map, also in table_
   std::optional<OnnxAddRow> add_row_;     // Add in mode kOnnx where it gives table_ (AVX2)
+  bool clamp_in_row_ = false;             // add_row_ computes the folded clamp too
 };
 
 class QLinearClampKernel : public Kernel {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -53,6 +54,52 @@ TEST(QLinearAddRowTest, EqualsTheScalarFormulaOnEveryPair) {
     }
   }
   EXPECT_EQ(cases, 48);
+}
+
+// With a folded clamp: the Add's byte, then DequantizeLinear, the clamp and QuantizeLinear to
+// the clamp's grid (a Relu to uint8, a Clip(-1, 2.5) to int8), as QLinearClamp in mode onnx.
+TEST(QLinearAddRowTest, FoldedClampEqualsTheScalarSteps) {
+  if (!IsaAllowed(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 + FMA at this ISA cap";
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> log_scale(-6.f, -1.f);
+  std::uniform_int_distribution<int> zp(0, 255);
+  std::vector<uint8_t> a(1 << 16), b(1 << 16), y(1 << 16);
+  for (int i = 0; i < (1 << 16); ++i) {
+    a[i] = static_cast<uint8_t>(i >> 8);
+    b[i] = static_cast<uint8_t>(i & 255);
+  }
+  for (int draw = 0; draw < 12; ++draw) {
+    const bool relu = draw % 2 == 0;
+    const float sa = std::exp2(log_scale(rng)), sb = std::exp2(log_scale(rng)), sc = std::exp2(log_scale(rng));
+    OnnxAddRow row;
+    row.qmin = -128;
+    row.qmax = 127;
+    OnnxAddRow::Clamp c;
+    c.in_scale = sc;
+    c.in_zero_point = zp(rng) - 128;
+    row.m = numerics::OnnxQLinearAddMultipliers(sa, 3, sb, 250, sc, c.in_zero_point);
+    c.lo = relu ? 0.f : -1.f;
+    c.hi = relu ? std::numeric_limits<float>::infinity() : 2.5f;
+    // draw 2, 3: the clamp keeps the Add's scale, so many values land on a half of the new grid.
+    c.out_scale = draw / 2 == 1 ? sc / 2 : std::exp2(log_scale(rng));
+    c.out_zero_point = relu ? 0 : -20;
+    c.out_min = relu ? 0 : -128;
+    c.out_max = relu ? 255 : 127;
+    row.clamp = c;
+    ASSERT_EQ(OnnxQLinearAddRowAvx2(row, a.data(), b.data(), 1 << 16, y.data()), 1 << 16);
+    int differ = 0;
+    for (int i = 0; i < (1 << 16); ++i) {
+      const int32_t q = numerics::OnnxQLinearAdd(a[i], b[i], row.m, /*scalar_a=*/false, row.qmin, row.qmax);
+      float f = numerics::Dequantize(q, c.in_scale, c.in_zero_point);
+      f = f < c.lo ? c.lo : f;
+      f = f > c.hi ? c.hi : f;
+      const int32_t want = relu ? int32_t{numerics::QuantizeLinear<uint8_t>(f, c.out_scale, c.out_zero_point)}
+                                : int32_t{numerics::QuantizeLinear<int8_t>(f, c.out_scale, c.out_zero_point)};
+      const int32_t got = relu ? int32_t{y[i]} : int32_t{static_cast<int8_t>(y[i])};
+      differ += got != want;
+    }
+    EXPECT_EQ(differ, 0) << "draw " << draw;
+  }
 }
 
 // A tail shorter than eight is left to the caller.
