@@ -66,12 +66,14 @@ std::string NonFiniteSamples(const ir::Tensor& tensor, int64_t start, int64_t co
   return absl::StrCat("for samples ", start, "..", start + count - 1, " (from ", data.DescribeSample(start), ")");
 }
 
+absl::Status CheckActivationHeadroom(double headroom) {
+  if (headroom > 0 && std::isfinite(headroom)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--activation_headroom must be a positive factor, got ", headroom));
+}
+
 absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& data, const CalibrateOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  if (!(options.activation_headroom > 0) || !std::isfinite(options.activation_headroom)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the activation headroom must be a positive factor, got ", options.activation_headroom));
-  }
+  QFUSE_RETURN_IF_ERROR(CheckActivationHeadroom(options.activation_headroom));
   int64_t total = std::min(options.num_samples, data.size());
   // A model with a fixed batch dim takes exactly that many samples per run: use whole batches.
   if (data.fixed_batch() > 0) total -= total % data.fixed_batch();

@@ -40,6 +40,9 @@ struct CalibrationRun {
   int64_t histogram_bytes = 0;        // observer state: independent of the sample count
 };
 
+// OK when `headroom` (CalibrateOptions::activation_headroom) is a finite factor > 0.
+absl::Status CheckActivationHeadroom(double headroom);
+
 // The values calibration observes and quantization quantizes: every FLOAT graph input
 // and every FLOAT node output (at fusion level `full` these are exactly the quantized
 // units' inputs and outputs; at `bn`/`none` every op output).

@@ -201,6 +201,11 @@ absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
     return absl::InvalidArgumentError(
         "--calibration_table belongs to one fusion level and target: use --fusion=full|bn|none and one --target");
   }
+  QFUSE_RETURN_IF_ERROR(calib::CheckActivationHeadroom(config.activation_headroom));
+  if (!config.calibration_table.empty() && config.activation_headroom != 1.0) {
+    return absl::InvalidArgumentError(
+        "--activation_headroom applies when calibrating: a --calibration_table already holds its thresholds");
+  }
   std::error_code ec;
   fs::create_directories(config.output_dir, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(config.output_dir, ": cannot create (", ec.message(), ")"));

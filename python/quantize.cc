@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/output_dir.h"
+#include "calib/calibrator.h"
 #include "data/data_source.h"
 #include "data/tensor_dataset.h"
 #include "ir/onnx_import.h"
@@ -25,7 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kQuantizeDoc[] = R"doc(quantize(model_path, calibration_data, *, method='auto', activation_headroom=1.0, fusion='full',
+constexpr char kQuantizeDoc[] = R"doc(quantize(model_path, calibration_data, *, method='auto',
+         activation_headroom=1.0, fusion='full',
          target='qfuse', per_channel=True, reduce_range=None, activation_type=None,
          int8_as_uint8=None, unsigned_non_negative=None, bounded_below=None, integer_heads=None, keep_float=(), nodes_to_exclude=None, calib_samples=None,
          analysis_samples=0, output=None) -> dict
@@ -168,12 +170,11 @@ py::dict LevelDict(const pipeline::LevelResult& r) {
 }
 
 py::dict Quantize(py::object model_path, py::object calibration_data, const std::string& method,
-                  double activation_headroom, const std::string& fusion, const std::string& target, bool per_channel, py::object reduce_range,
-                  py::object activation_type, py::object int8_as_uint8, py::object unsigned_non_negative,
-                  py::object bounded_below, py::object integer_heads,
-                  std::vector<std::string> keep_float,
-                  py::object nodes_to_exclude,
-                  py::object calib_samples, int64_t analysis_samples, py::object output) {
+                  double activation_headroom, const std::string& fusion, const std::string& target, bool per_channel,
+                  py::object reduce_range, py::object activation_type, py::object int8_as_uint8,
+                  py::object unsigned_non_negative, py::object bounded_below, py::object integer_heads,
+                  std::vector<std::string> keep_float, py::object nodes_to_exclude, py::object calib_samples,
+                  int64_t analysis_samples, py::object output) {
   ThrowIfError(runtime::CheckIsaCapEnvironment());
   pipeline::QuantizeConfig c;
   c.model_path = PathString(model_path);
@@ -182,9 +183,7 @@ py::dict Quantize(py::object model_path, py::object calibration_data, const std:
   if (analysis_samples < 0) throw py::value_error("analysis_samples must be >= 0");
   c.analysis_samples = analysis_samples;
   c.threshold.method = ValueOrThrow(calib::ParseCalibrationMethod(method));
-  if (!(activation_headroom > 0) || !std::isfinite(activation_headroom)) {
-    throw py::value_error("activation_headroom must be a positive factor");
-  }
+  ThrowIfError(calib::CheckActivationHeadroom(activation_headroom));
   c.activation_headroom = activation_headroom;
   if (fusion == "all") {
     c.levels = {fusion::FusionLevel::kFull, fusion::FusionLevel::kBn, fusion::FusionLevel::kNone};
@@ -252,12 +251,11 @@ py::dict Quantize(py::object model_path, py::object calibration_data, const std:
 
 void DefineQuantize(py::module_& module) {
   module.def("quantize", &Quantize, kQuantizeDoc, py::arg("model_path"), py::arg("calibration_data"), py::kw_only(),
-             py::arg("method") = "auto", py::arg("activation_headroom") = 1.0, py::arg("fusion") = "full", py::arg("target") = "qfuse",
-             py::arg("per_channel") = true, py::arg("reduce_range") = py::none(),
+             py::arg("method") = "auto", py::arg("activation_headroom") = 1.0, py::arg("fusion") = "full",
+             py::arg("target") = "qfuse", py::arg("per_channel") = true, py::arg("reduce_range") = py::none(),
              py::arg("activation_type") = py::none(), py::arg("int8_as_uint8") = py::none(),
              py::arg("unsigned_non_negative") = py::none(), py::arg("bounded_below") = py::none(),
-             py::arg("integer_heads") = py::none(),
-             py::arg("keep_float") = std::vector<std::string>{},
+             py::arg("integer_heads") = py::none(), py::arg("keep_float") = std::vector<std::string>{},
              py::arg("nodes_to_exclude") = py::none(), py::arg("calib_samples") = py::none(),
              py::arg("analysis_samples") = 0, py::arg("output") = py::none());
 }

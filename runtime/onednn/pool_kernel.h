@@ -13,11 +13,11 @@
 
 namespace qfuse::runtime::onednn {
 
-// Registry factories: the oneDNN kernel when UseOneDnn() and the node fits (FLOAT 4-D
-// input with a known channel count, or INT8 / UINT8 for MaxPool; MaxPool without Indices
-// output and dilations;
-// AveragePool without ceil_mode; auto_pad NOTSET or VALID), otherwise the hand-written
-// kernel (runtime/kernels/nn), which also runs any shape oneDNN refuses.
+// Registry factories: the oneDNN kernel when UseOneDnn() and the node fits (FLOAT 4-D input
+// with a known channel count, or INT8 / UINT8 for MaxPool; MaxPool without Indices output
+// and dilations; AveragePool without ceil_mode; auto_pad NOTSET or VALID), otherwise the
+// hand-written kernel (runtime/kernels/nn), which also runs any shape oneDNN refuses. The
+// INT8 / UINT8 MaxPool writes channels-last even from a plain input (then converting it).
 absl::StatusOr<std::unique_ptr<Kernel>> CreateOneDnnPoolKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateOneDnnGlobalPoolKernel(const ir::Node& node);
 

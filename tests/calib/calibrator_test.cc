@@ -154,7 +154,7 @@ TEST(CalibratorTest, HeadroomMultipliesEveryChosenThreshold) {
     options.activation_headroom = bad;
     absl::StatusOr<CalibrationRun> run = Calibrate(*model.graph, *data, options);
     ASSERT_FALSE(run.ok()) << bad;
-    EXPECT_NE(run.status().message().find("activation headroom must be a positive factor"), std::string::npos)
+    EXPECT_NE(run.status().message().find("--activation_headroom must be a positive factor"), std::string::npos)
         << run.status();
   }
 }

@@ -144,6 +144,12 @@ TEST(IntegerHeadsTest, PlainUnitsKeepTheQdqForm) {
   QFUSE_ASSERT_OK_AND_ASSIGN(int64_t written, WriteIntegerHeads(&plain.graph()));
   EXPECT_EQ(written, 0);
   EXPECT_EQ(OpCounts(plain.graph())[ir::kUnitOpType], 1);
+  // A plain Conv (levels bn, none) whose output a QuantizeLinear reads: also QLinearConv's.
+  UnitGraph conv(ir::UnitActivation::kNone, /*residual=*/false, /*bias=*/true, rng, /*float_output=*/false,
+                 /*plain_conv=*/true);
+  QFUSE_ASSERT_OK_AND_ASSIGN(written, WriteIntegerHeads(&conv.graph()));
+  EXPECT_EQ(written, 0);
+  EXPECT_EQ(OpCounts(conv.graph())["Conv"], 1);
 }
 
 // A plain unit whose float output is the graph output (a segmentation head): onnxruntime would

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "runtime/cpu_isa.h"
+
 namespace qfuse::runtime::kernels {
 namespace {
 
@@ -77,11 +79,6 @@ __attribute__((target("avx2"))) void Avx2Rows(const float* x, int64_t rows, int6
   for (; r < rows; ++r) y[r] = SequentialSum(x + r * n, n) / count;
 }
 
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
-
 }  // namespace
 
 GlobalAverageOrder GlobalAverageOrderFor(const GlobalAverageInput& input) {
@@ -90,7 +87,7 @@ GlobalAverageOrder GlobalAverageOrderFor(const GlobalAverageInput& input) {
 }
 
 void GlobalAverageRows(const float* x, int64_t rows, int64_t n, GlobalAverageOrder order, float* y, bool vector) {
-  if (vector && HasAvx2()) {
+  if (vector && IsaAllowed(Isa::kAvx2)) {
     Avx2Rows(x, rows, n, order, y);
   } else {
     PortableRows(x, rows, n, order, y);

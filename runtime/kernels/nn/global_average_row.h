@@ -12,7 +12,8 @@
 //                 + ... in order;
 //   both from s = +0 in float32, then y = s / float(n) (a division, rounded to nearest even).
 // GlobalAverageOrderFor picks the order from the input's declared type as that optimiser
-// does; of the NCHWc producers it knows graph inputs only (a float Conv -> GlobalAveragePool
+// does on an AVX2 machine (an AVX-512 one's NCHWc block is 16, which this rule does not follow;
+// no such machine was available to check it); of the NCHWc producers it knows graph inputs only (a float Conv -> GlobalAveragePool
 // keeps kFourLanes here: qfuse runs that pair on oneDNN where it can). The AVX2 path and the
 // portable one give the same bits (global_average_row_test); that they are onnxruntime's is
 // the test's rows and models/zoo/float_ops_probe.py's check.

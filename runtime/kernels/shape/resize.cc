@@ -118,7 +118,8 @@ void ResizeBilinear(const ThreadPool& pool, const ResizeParams& p, const Tensor&
   const BilinearAxis xs = ComputeBilinearAxis(p.coordinate_mode, in_w, out_w, scales[1]);
   const float* in = x.data<float>();
   float* out = y.data<float>();
-  pool.ParallelFor(planes * out_h, MinRowsPerChunk(out_w * 4 * 5), [&](int64_t begin, int64_t end) {
+  constexpr int64_t kWorkPerOutput = 20;  // four taps, each a load, a product and a sum, and the weights
+  pool.ParallelFor(planes * out_h, MinRowsPerChunk(out_w * kWorkPerOutput), [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) {
       const int64_t plane = k / out_h;
       BilinearRow(in + plane * in_h * in_w, in_w, ys, k - plane * out_h, xs, out + k * out_w);
