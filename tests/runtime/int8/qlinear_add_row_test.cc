@@ -15,16 +15,26 @@
 namespace qfuse::runtime::int8 {
 namespace {
 
+// Every pair of input bytes: (a[i], b[i]) = (i >> 8, i & 255).
+struct AllPairs {
+  AllPairs() : a(1 << 16), b(1 << 16) {
+    for (int i = 0; i < (1 << 16); ++i) {
+      a[i] = static_cast<uint8_t>(i >> 8);
+      b[i] = static_cast<uint8_t>(i & 255);
+    }
+  }
+  std::vector<uint8_t> a, b;
+};
+
 TEST(QLinearAddRowTest, EqualsTheScalarFormulaOnEveryPair) {
   if (!IsaAllowed(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 + FMA at this ISA cap";
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> log_scale(-6.f, -1.f);
   std::uniform_int_distribution<int> zp(0, 255);
-  std::vector<uint8_t> a(1 << 16), b(1 << 16), y(1 << 16);
-  for (int i = 0; i < (1 << 16); ++i) {
-    a[i] = static_cast<uint8_t>(i >> 8);
-    b[i] = static_cast<uint8_t>(i & 255);
-  }
+  const AllPairs pairs;
+  const std::vector<uint8_t>& a = pairs.a;
+  const std::vector<uint8_t>& b = pairs.b;
+  std::vector<uint8_t> y(1 << 16);
   int cases = 0;
   for (int t = 0; t < 8; ++t) {  // a, b, y: INT8 or UINT8
     const bool a_signed = t & 1, b_signed = t & 2, y_signed = t & 4;
@@ -63,11 +73,10 @@ TEST(QLinearAddRowTest, FoldedClampEqualsTheScalarSteps) {
   std::mt19937 rng(6);
   std::uniform_real_distribution<float> log_scale(-6.f, -1.f);
   std::uniform_int_distribution<int> zp(0, 255);
-  std::vector<uint8_t> a(1 << 16), b(1 << 16), y(1 << 16);
-  for (int i = 0; i < (1 << 16); ++i) {
-    a[i] = static_cast<uint8_t>(i >> 8);
-    b[i] = static_cast<uint8_t>(i & 255);
-  }
+  const AllPairs pairs;
+  const std::vector<uint8_t>& a = pairs.a;
+  const std::vector<uint8_t>& b = pairs.b;
+  std::vector<uint8_t> y(1 << 16);
   for (int draw = 0; draw < 12; ++draw) {
     const bool relu = draw % 2 == 0;
     const float sa = std::exp2(log_scale(rng)), sb = std::exp2(log_scale(rng)), sc = std::exp2(log_scale(rng));
