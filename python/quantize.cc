@@ -183,6 +183,7 @@ py::dict Quantize(py::object model_path, py::object calibration_data, const std:
   if (analysis_samples < 0) throw py::value_error("analysis_samples must be >= 0");
   c.analysis_samples = analysis_samples;
   c.threshold.method = ValueOrThrow(calib::ParseCalibrationMethod(method));
+  // Also checked by RunQuantize, but here before an iterable of data is read (below).
   ThrowIfError(calib::CheckActivationHeadroom(activation_headroom));
   c.activation_headroom = activation_headroom;
   if (fusion == "all") {

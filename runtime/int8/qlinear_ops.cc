@@ -134,7 +134,7 @@ class QLinearBinaryKernel : public Kernel {
       ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
         if (add_row_.has_value()) {  // the same bytes as the table (checked at Prepare)
           const int64_t done = OnnxQLinearAddRowAvx2(*add_row_, ad + begin, bd + begin, end - begin, yd + begin);
-          if (clamp_.has_value() && !clamp_in_row_) LookupBytes(*clamp_, yd + begin, done, yd + begin);
+          if (clamp_.has_value() && !add_row_->clamp.has_value()) LookupBytes(*clamp_, yd + begin, done, yd + begin);
           begin += done;
         }
         // Local restrict pointers: through the captures, every byte stored would make the
@@ -189,7 +189,6 @@ class QLinearBinaryKernel : public Kernel {
       row.clamp = arithmetic_clamp;
       if (OnnxQLinearAddRowAvx2(row, a.data(), b.data(), 1 << 16, y.data()) == (1 << 16) && y == table_) {
         add_row_ = row;
-        clamp_in_row_ = true;
         return;
       }
       row.clamp.reset();
@@ -232,8 +231,9 @@ class QLinearBinaryKernel : public Kernel {
   std::vector<uint8_t> table_;
   std::vector<uint8_t> scalar_a_table_;  // mode kOnnx only: A broadcast along a run of B
   std::optional<ByteTable> clamp_;        // a folded clamp's map, also in table_
-  std::optional<OnnxAddRow> add_row_;     // Add in mode kOnnx where it gives table_ (AVX2)
-  bool clamp_in_row_ = false;             // add_row_ computes the folded clamp too
+  // Add in mode kOnnx where it gives table_ (AVX2); with `clamp` set it computes the folded
+  // clamp too, else clamp_'s map runs after it.
+  std::optional<OnnxAddRow> add_row_;
 };
 
 class QLinearClampKernel : public Kernel {

@@ -16,7 +16,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/output_dir.h"
-#include "calib/calibrator.h"
 #include "base/status_macros.h"
 #include "pipeline/quantize_pipeline.h"
 #include "tools/data_flags.h"
@@ -132,7 +131,6 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   QFUSE_ASSIGN_OR_RETURN(c.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   c.threshold.percentile = absl::GetFlag(FLAGS_percentile);
   c.activation_headroom = absl::GetFlag(FLAGS_activation_headroom);
-  QFUSE_RETURN_IF_ERROR(calib::CheckActivationHeadroom(c.activation_headroom));
   c.convert.per_channel_weights = absl::GetFlag(FLAGS_per_channel);
   c.convert.reduce_range = absl::GetFlag(FLAGS_reduce_range);
   c.user_choices.reduce_range = IsFlagSet(FLAGS_reduce_range);
