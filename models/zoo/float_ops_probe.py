@@ -4,7 +4,7 @@
 These are the float ops that sit between DequantizeLinear and QuantizeLinear in the zoo's
 transformers, where one ulp can move a value across a rounding boundary of the next
 QuantizeLinear (or, for GlobalAveragePool, the last float ops of a CNN after its last
-DequantizeLinear); qfuse computes each as onnxruntime 1.30 does on x86 with AVX2 (ir/erf.h,
+DequantizeLinear); qfuse computes each as onnxruntime 1.30 does on x86 with AVX2 or AVX-512 (ir/erf.h,
 runtime/kernels/nn/layer_norm_row.h, softmax_row.h, global_average_row.h). The script writes
 small float models:
   erf.onnx           Erf alone, on 2^20 values (half a grid over [-5, 5], half normal with
@@ -21,7 +21,8 @@ small float models:
   gap_<h>x<w>_c<c>   GlobalAveragePool-13 on [4, c, h, w], spatial sizes 1 to 300, c = 3, 10, 64 and
                      1000 (inputs normal(0.3, 3) times a per-channel scale in [0.01, 100]): at
                      level 'all' onnxruntime runs c = 64 and 1000 on a graph input as its NCHWc
-                     pool (sums in sequence), the others in MlasPool's four lanes; so do
+                     pool (sums in sequence; on an AVX-512 machine, whose NCHWc block is 16, c = 64
+                     only), the others in MlasPool's four lanes; so do
                      gap_dync_7x7 (channel dim symbolic, 16 at run time), gap_1d_49 / gap_3d_3x4x5
                      (rank 3 and 5, 16 channels), gap_relu_7x7_c64 (Relu -> GlobalAveragePool) and
                      gap_qdq_13x13_c1000 (QuantizeLinear -> DequantizeLinear -> GlobalAveragePool

@@ -10,9 +10,6 @@
 namespace qfuse::runtime::kernels {
 namespace {
 
-// onnxruntime's NCHWc block with AVX2 (MlasNchwcGetBlockSize), which the rewritten pool needs
-// the channel count to be a multiple of.
-constexpr int64_t kNchwcBlock = 8;
 constexpr int kLanes = 4;
 // kSequential's AVX2 path averages this many rows at once, one per lane.
 constexpr int64_t kRowsPerVector = 8;
@@ -66,8 +63,8 @@ __attribute__((target("avx2"))) void Avx2Rows(const float* x, int64_t rows, int6
   // kSequential: lane k sums row r + k in order (a gather of column i of eight rows).
   if (n <= std::numeric_limits<int32_t>::max() / kRowsPerVector) {
     const int32_t stride = static_cast<int32_t>(n);
-    const __m256i offsets = _mm256_setr_epi32(0, stride, 2 * stride, 3 * stride, 4 * stride, 5 * stride, 6 * stride,
-                                              7 * stride);
+    const __m256i offsets =
+        _mm256_setr_epi32(0, stride, 2 * stride, 3 * stride, 4 * stride, 5 * stride, 6 * stride, 7 * stride);
     const __m256 divisor = _mm256_set1_ps(count);
     for (; r + kRowsPerVector <= rows; r += kRowsPerVector) {
       const float* block = x + r * n;
@@ -81,8 +78,11 @@ __attribute__((target("avx2"))) void Avx2Rows(const float* x, int64_t rows, int6
 
 }  // namespace
 
-GlobalAverageOrder GlobalAverageOrderFor(const GlobalAverageInput& input) {
-  const bool nchwc = input.graph_input && input.rank == 4 && input.channels >= 0 && input.channels % kNchwcBlock == 0;
+int64_t OnnxruntimeNchwcBlock() { return IsaAllowed(Isa::kAvx512) ? 16 : 8; }
+
+GlobalAverageOrder GlobalAverageOrderFor(const GlobalAverageInput& input, int64_t nchwc_block) {
+  const bool nchwc = input.graph_input && input.rank == 4 && input.channels >= 0 && nchwc_block > 0 &&
+                     input.channels % nchwc_block == 0;
   return nchwc ? GlobalAverageOrder::kSequential : GlobalAverageOrder::kFourLanes;
 }
 

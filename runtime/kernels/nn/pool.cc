@@ -519,7 +519,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateGlobalPoolKernel(const ir::Node& n
       if (input.rank >= 2 && shape.dims[1].is_known()) input.channels = shape.dims[1].value;
       input.graph_input = x->is_graph_input();
     }
-    return std::unique_ptr<Kernel>(new GlobalPoolKernel(false, GlobalAverageOrderFor(input)));
+    return std::unique_ptr<Kernel>(new GlobalPoolKernel(false, GlobalAverageOrderFor(input, OnnxruntimeNchwcBlock())));
   }
   return absl::InvalidArgumentError(absl::StrCat("CreateGlobalPoolKernel cannot run ", node.op_type()));
 }

@@ -20,11 +20,12 @@ using nn_internal::MinChunk;
 // One [axis, inner] block: each inner position's slice gathered into a row, normalised as
 // a contiguous one (as onnxruntime transposes the axis last), and scattered back. `row` is
 // scratch of 2 * axis floats.
-void SoftmaxStrided(const float* x, int64_t axis, int64_t inner, bool log, bool vector, float* y, float* row) {
+void SoftmaxStrided(const float* x, int64_t axis, int64_t inner, bool log, SoftmaxSumKernel kernel, bool vector,
+                    float* y, float* row) {
   float* out = row + axis;
   for (int64_t i = 0; i < inner; ++i) {
     for (int64_t a = 0; a < axis; ++a) row[a] = x[a * inner + i];
-    SoftmaxRow(row, axis, log, out, vector);
+    SoftmaxRow(row, axis, log, out, kernel, vector);
     for (int64_t a = 0; a < axis; ++a) y[a * inner + i] = out[a];
   }
 }
@@ -49,14 +50,15 @@ class SoftmaxKernel : public Kernel {
     const int64_t block = v.axis * v.inner;
     const bool log = log_;
     const bool vector = IsaAllowed(Isa::kAvx2);
+    const SoftmaxSumKernel kernel = OnnxruntimeSoftmaxSumKernel();
     ctx.pool->ParallelFor(v.outer, MinChunk(4 * block), [&](int64_t begin, int64_t end) {
       if (v.inner == 1) {
-        for (int64_t o = begin; o < end; ++o) SoftmaxRow(xd + o * block, v.axis, log, yd + o * block, vector);
+        for (int64_t o = begin; o < end; ++o) SoftmaxRow(xd + o * block, v.axis, log, yd + o * block, kernel, vector);
         return;
       }
       std::vector<float> scratch(2 * v.axis);
       for (int64_t o = begin; o < end; ++o) {
-        SoftmaxStrided(xd + o * block, v.axis, v.inner, log, vector, yd + o * block, scratch.data());
+        SoftmaxStrided(xd + o * block, v.axis, v.inner, log, kernel, vector, yd + o * block, scratch.data());
       }
     });
     return absl::OkStatus();

@@ -6,17 +6,19 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/cpu_isa.h"
+
 namespace qfuse::runtime::kernels {
 namespace {
 
 // The exp kernel's constants, as float32 bit patterns.
-constexpr uint32_t kLowerBits = 0xC2B0C0A5;     // -88.37626
+constexpr uint32_t kLowerBits = 0xC2B0C0A5;        // -88.37626 (the AVX2 kernel's LowerRangeSumExp)
+constexpr uint32_t kScalefLowerBits = 0xC2CFF1B5;  // -103.97208 (the AVX-512F kernel's LowerRange)
 constexpr uint32_t kLog2eBits = 0x3FB8AA3B;
-constexpr uint32_t kShiftBits = 0x4B400000;     // 1.5 * 2^23
+constexpr uint32_t kShiftBits = 0x4B400000;  // 1.5 * 2^23
 constexpr uint32_t kNegLn2HiBits = 0xBF317200;
 constexpr uint32_t kNegLn2LoBits = 0xB5BFBE8E;
-constexpr uint32_t kPolyBits[7] = {0x3AB4A000, 0x3C092F6E, 0x3D2AADAD, 0x3E2AAA28,
-                                   0x3EFFFFFB, 0x3F800000, 0x3F800000};
+constexpr uint32_t kPolyBits[7] = {0x3AB4A000, 0x3C092F6E, 0x3D2AADAD, 0x3E2AAA28, 0x3EFFFFFB, 0x3F800000, 0x3F800000};
 constexpr uint32_t kOneBits = 0x3F800000;
 
 inline float FromBits(uint32_t b) {
@@ -59,19 +61,55 @@ __attribute__((target("avx2,fma"))) inline __m256 Exp8(__m256 v) {
   return _mm256_mul_ps(p, _mm256_castsi256_ps(scale));
 }
 
-// Sums e_i = Exp(x_i + neg_max) into lanes[i % 8] from `begin` on, storing e_i in y when given.
-__attribute__((always_inline)) inline void SumExpTail(const float* x, int64_t begin, int64_t n, float neg_max,
-                                                      float* y, float (&lanes)[8]) {
+// p * 2^m for an integer-valued m, rounded once to nearest even as vscalefps rounds it (with
+// subnormal results, which the AVX2 kernel's exponent bits cannot give).
+inline float ScaleByPowerOfTwo(float p, float m) {
+  const int k = static_cast<int>(m);
+  if (k >= -126 && k <= 127) return p * FromBits(static_cast<uint32_t>(k + 127) << 23);
+  // Two steps: the first is exact (a normal result), the second rounds once.
+  if (k < -126) return (p * FromBits(static_cast<uint32_t>(k + 24 + 127) << 23)) * FromBits(0x33800000);  // 2^-24
+  return (p * FromBits(static_cast<uint32_t>(k - 24 + 127) << 23)) * FromBits(0x4B800000);                // 2^24
+}
+
+// One value of the AVX-512F kernel's exp: the same steps from a lower clamp of -103.97208 (where
+// exp underflows to 0), then vscalefps(p, k).
+__attribute__((always_inline)) inline float ExpScalef(float v) {
+  const float lower = FromBits(kScalefLowerBits), shift = FromBits(kShiftBits);
+  v = lower > v ? lower : v;
+  const float k = std::fma(v, FromBits(kLog2eBits), shift) - shift;
+  float r = std::fma(k, FromBits(kNegLn2HiBits), v);
+  r = std::fma(k, FromBits(kNegLn2LoBits), r);
+  float p = FromBits(kPolyBits[0]);
+  for (int i = 1; i < 7; ++i) p = std::fma(p, r, FromBits(kPolyBits[i]));
+  return ScaleByPowerOfTwo(p, k);
+}
+
+// Sums e_i = exp(x_i + neg_max) into lanes[i % kLanes] from `begin` on, storing e_i in y when
+// given; exp is Exp (the AVX2 kernel, kLanes 8) or ExpScalef (the AVX-512F one, kLanes 16).
+template <int kLanes, bool kScalef>
+__attribute__((always_inline)) inline void SumExpTail(const float* x, int64_t begin, int64_t n, float neg_max, float* y,
+                                                      float (&lanes)[kLanes]) {
   for (int64_t i = begin; i < n; ++i) {
-    const float e = Exp(x[i] + neg_max);
+    const float e = kScalef ? ExpScalef(x[i] + neg_max) : Exp(x[i] + neg_max);
     if (y != nullptr) y[i] = e;
-    lanes[i % 8] += e;
+    lanes[i % kLanes] += e;
   }
 }
 
-__attribute__((always_inline)) inline void Finish(const float* x, int64_t n, bool log, float neg_max,
-                                                  const float (&lanes)[8], float* y) {
-  const float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+// The AVX2 kernel's reduction of its eight lanes.
+inline float ReduceLanes(const float (&a)[8]) {
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+// The AVX-512F kernel's: the upper eight lanes added to the lower, then two vhaddps and a last add.
+inline float ReduceLanes(const float (&a)[16]) {
+  float b[8];
+  for (int j = 0; j < 8; ++j) b[j] = a[j + 8] + a[j];
+  return ReduceLanes(b);
+}
+
+__attribute__((always_inline)) inline void Finish(const float* x, int64_t n, bool log, float neg_max, float sum,
+                                                  float* y) {
   if (log) {
     const float log_sum = std::log(sum);
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] + neg_max) - log_sum;
@@ -87,11 +125,12 @@ float NegativeMax(const float* x, int64_t n) {
   return -m;
 }
 
+template <int kLanes, bool kScalef>
 void PortableRow(const float* x, int64_t n, bool log, float* y) {
   const float neg_max = NegativeMax(x, n);
-  float lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  SumExpTail(x, 0, n, neg_max, log ? nullptr : y, lanes);
-  Finish(x, n, log, neg_max, lanes, y);
+  float lanes[kLanes] = {};
+  SumExpTail<kLanes, kScalef>(x, 0, n, neg_max, log ? nullptr : y, lanes);
+  Finish(x, n, log, neg_max, ReduceLanes(lanes), y);
 }
 
 __attribute__((target("avx2,fma"))) void FmaRow(const float* x, int64_t n, bool log, float* y) {
@@ -106,8 +145,32 @@ __attribute__((target("avx2,fma"))) void FmaRow(const float* x, int64_t n, bool 
   }
   float lanes[8];
   _mm256_storeu_ps(lanes, acc);
-  SumExpTail(x, i, n, neg_max, log ? nullptr : y, lanes);
-  Finish(x, n, log, neg_max, lanes, y);
+  SumExpTail<8, false>(x, i, n, neg_max, log ? nullptr : y, lanes);
+  Finish(x, n, log, neg_max, ReduceLanes(lanes), y);
+}
+
+// The AVX-512F kernel: sixteen lanes, exp scaled by vscalefps.
+__attribute__((target("avx512f,fma"))) void Avx512Row(const float* x, int64_t n, bool log, float* y) {
+  const float neg_max = NegativeMax(x, n);
+  const __m512 bias = _mm512_set1_ps(neg_max);
+  const __m512 shift = _mm512_set1_ps(FromBits(kShiftBits));
+  __m512 acc = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 v = _mm512_max_ps(_mm512_set1_ps(FromBits(kScalefLowerBits)), _mm512_add_ps(_mm512_loadu_ps(x + i), bias));
+    const __m512 k = _mm512_sub_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(FromBits(kLog2eBits)), shift), shift);
+    v = _mm512_fmadd_ps(k, _mm512_set1_ps(FromBits(kNegLn2HiBits)), v);
+    v = _mm512_fmadd_ps(k, _mm512_set1_ps(FromBits(kNegLn2LoBits)), v);
+    __m512 p = _mm512_set1_ps(FromBits(kPolyBits[0]));
+    for (int j = 1; j < 7; ++j) p = _mm512_fmadd_ps(p, v, _mm512_set1_ps(FromBits(kPolyBits[j])));
+    const __m512 e = _mm512_scalef_ps(p, k);
+    if (!log) _mm512_storeu_ps(y + i, e);
+    acc = _mm512_add_ps(acc, e);
+  }
+  float lanes[16];
+  _mm512_storeu_ps(lanes, acc);
+  SumExpTail<16, true>(x, i, n, neg_max, log ? nullptr : y, lanes);
+  Finish(x, n, log, neg_max, ReduceLanes(lanes), y);
 }
 
 bool HasAvx2Fma() {
@@ -115,13 +178,28 @@ bool HasAvx2Fma() {
   return has;
 }
 
+bool HasAvx512F() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+
 }  // namespace
 
-void SoftmaxRow(const float* x, int64_t n, bool log, float* y, bool vector) {
-  if (vector && HasAvx2Fma()) {
+SoftmaxSumKernel OnnxruntimeSoftmaxSumKernel() {
+  return IsaAllowed(Isa::kAvx512) ? SoftmaxSumKernel::kAvx512F : SoftmaxSumKernel::kFma3;
+}
+
+void SoftmaxRow(const float* x, int64_t n, bool log, float* y, SoftmaxSumKernel kernel, bool vector) {
+  if (kernel == SoftmaxSumKernel::kAvx512F) {
+    if (vector && HasAvx512F()) {
+      Avx512Row(x, n, log, y);
+    } else {
+      PortableRow<16, true>(x, n, log, y);
+    }
+  } else if (vector && HasAvx2Fma()) {
     FmaRow(x, n, log, y);
   } else {
-    PortableRow(x, n, log, y);
+    PortableRow<8, false>(x, n, log, y);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/cpu_isa.h"
 #include "tests/testing/float_bits.h"
 
 namespace qfuse::runtime::kernels {
@@ -69,8 +70,8 @@ TEST(GlobalAverageRowTest, OnnxruntimesValues) {
       GlobalAverageRows(x.data(), kCopies, row.n, row.order, y.data(), vector);
       for (int64_t c = 0; c < kCopies; ++c) {
         EXPECT_EQ(Bits(y[c]), row.mean_bits)
-            << (row.order == GlobalAverageOrder::kFourLanes ? "four lanes" : "sequential") << " n " << row.n
-            << " seed " << row.seed << " copy " << c << " vector " << vector;
+            << (row.order == GlobalAverageOrder::kFourLanes ? "four lanes" : "sequential") << " n " << row.n << " seed "
+            << row.seed << " copy " << c << " vector " << vector;
       }
     }
   }
@@ -108,12 +109,12 @@ TEST(GlobalAverageRowTest, BothPathsEqualAndNearTheExactMeans) {
 }
 
 TEST(GlobalAverageRowTest, OrderFollowsOnnxruntimesNchwcRewrite) {
-  auto order = [](int64_t rank, int64_t channels, bool graph_input) {
+  auto order = [](int64_t rank, int64_t channels, bool graph_input, int64_t block = 8) {
     GlobalAverageInput input;
     input.rank = rank;
     input.channels = channels;
     input.graph_input = graph_input;
-    return GlobalAverageOrderFor(input);
+    return GlobalAverageOrderFor(input, block);
   };
   EXPECT_EQ(order(4, 1000, true), GlobalAverageOrder::kSequential);
   EXPECT_EQ(order(4, 8, true), GlobalAverageOrder::kSequential);
@@ -123,6 +124,20 @@ TEST(GlobalAverageRowTest, OrderFollowsOnnxruntimesNchwcRewrite) {
   EXPECT_EQ(order(3, 16, true), GlobalAverageOrder::kFourLanes);  // 1-D pool
   EXPECT_EQ(order(5, 16, true), GlobalAverageOrder::kFourLanes);  // 3-D pool
   EXPECT_EQ(order(-1, 16, true), GlobalAverageOrder::kFourLanes);
+  // AVX-512's block of 16: 1000 channels are not a whole number of blocks (onnxruntime 1.30 on
+  // an AVX-512 EPYC keeps MlasPool's four lanes there: float_ops_probe.py's gap_*_c1000).
+  EXPECT_EQ(order(4, 1000, true, 16), GlobalAverageOrder::kFourLanes);
+  EXPECT_EQ(order(4, 64, true, 16), GlobalAverageOrder::kSequential);
+  EXPECT_EQ(order(4, 8, true, 16), GlobalAverageOrder::kFourLanes);
+}
+
+TEST(GlobalAverageRowTest, NchwcBlockFollowsTheIsaCap) {
+  const Isa saved = IsaCap();
+  SetIsaCap(Isa::kAvx2);
+  EXPECT_EQ(OnnxruntimeNchwcBlock(), 8);
+  SetIsaCap(Isa::kAvx512);
+  EXPECT_EQ(OnnxruntimeNchwcBlock(), DetectedIsa() >= Isa::kAvx512 ? 16 : 8);
+  SetIsaCap(saved);
 }
 
 }  // namespace
