@@ -42,8 +42,12 @@ bazel_stage() {
 bazel_stage bazel //...
 
 # The runtime tests again under lower ISA caps (runtime/cpu_isa.h): the AVX2 paths (what an
-# AVX2-only machine runs, oneDNN included) and the portable scalar code.
-for cap in avx2 scalar; do
+# AVX2-only machine runs, oneDNN included) and the portable scalar code; on a CPU with AVX-512
+# VNNI also the AVX-512 paths without VNNI (what a Skylake-SP runs: oneDNN's int8 convolutions
+# through the split source, onnxruntime's AVX-512 Softmax and NCHWc block).
+caps=(avx2 scalar)
+if grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null; then caps=(avx512 "${caps[@]}"); fi
+for cap in "${caps[@]}"; do
   bazel_stage "bazel (QFUSE_MAX_ISA=$cap)" --test_env=QFUSE_MAX_ISA="$cap" //tests/runtime/...
 done
 
