@@ -66,8 +66,10 @@ __attribute__((target("avx2,fma"))) inline __m256 Exp8(__m256 v) {
 inline float ScaleByPowerOfTwo(float p, float m) {
   const int k = static_cast<int>(m);
   if (k >= -126 && k <= 127) return p * FromBits(static_cast<uint32_t>(k + 127) << 23);
-  // Two steps: the first is exact (a normal result), the second rounds once.
-  if (k < -126) return (p * FromBits(static_cast<uint32_t>(k + 24 + 127) << 23)) * FromBits(0x33800000);  // 2^-24
+  // Two steps: the first is exact (p * 2^(k + 64) is normal for k >= -150, p >= 2^-23), the
+  // second rounds once.
+  if (k < -190) return p * 0.f;  // below half the least subnormal (the clamp stops at -150)
+  if (k < -126) return (p * FromBits(static_cast<uint32_t>(k + 64 + 127) << 23)) * FromBits(0x1F800000);  // 2^-64
   return (p * FromBits(static_cast<uint32_t>(k - 24 + 127) << 23)) * FromBits(0x4B800000);                // 2^24
 }
 

@@ -133,6 +133,23 @@ TEST(SoftmaxRowTest, OnnxruntimesAvx512Values) {
   }
 }
 
+// The AVX-512F kernel's exp where its results are subnormal: the portable path's scaling must
+// give vscalefps's bits on 8193 exponents from the clamp at -103.97 to -87, next to a 0 that
+// sets the maximum.
+TEST(SoftmaxRowTest, Avx512SubnormalExpsEqualVscalef) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512F on this CPU";
+  std::vector<float> x(8194);
+  x[0] = 0;
+  for (size_t i = 1; i < x.size(); ++i) x[i] = -103.98f + (103.98f - 87.f) * static_cast<float>(i - 1) / 8192.f;
+  std::vector<float> fast(x.size()), portable(x.size());
+  SoftmaxRow(x.data(), static_cast<int64_t>(x.size()), false, fast.data(), SoftmaxSumKernel::kAvx512F, true);
+  SoftmaxRow(x.data(), static_cast<int64_t>(x.size()), false, portable.data(), SoftmaxSumKernel::kAvx512F, false);
+  EXPECT_EQ(Bits(fast), Bits(portable));
+  int subnormal = 0;
+  for (float v : fast) subnormal += v != 0 && std::fpclassify(v) == FP_SUBNORMAL;
+  EXPECT_GT(subnormal, 1000);
+}
+
 TEST(SoftmaxRowTest, BothPathsEqualAndNearTheExactValues) {
   std::mt19937 rng(13);
   std::vector<int64_t> lengths;
