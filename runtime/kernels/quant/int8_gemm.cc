@@ -327,8 +327,10 @@ void RunRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, i
     case Int8GemmIsa::kAvx2:
       if (b.fits_maddubs) {
         Avx2MaddubsRows(args, b, m0, m1);
-      } else {
+      } else if (!b.wide.empty()) {
         Avx2Rows(args, b, m0, m1);
+      } else {  // packed without the int16 copy (PackCenteredInt8Weights)
+        ScalarRows(args, b, m0, m1);
       }
       break;
     case Int8GemmIsa::kScalar: ScalarRows(args, b, m0, m1); break;
@@ -360,6 +362,41 @@ PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t
   packed.wide.assign(packed.data.begin(), packed.data.end());
   return packed;
 }
+
+template <typename T>
+std::optional<PackedInt8Weights> PackCenteredInt8Weights(const T* b, int64_t k, int64_t n, int64_t stride_k,
+                                                         const int32_t* zero_points, bool per_column, bool with_wide,
+                                                         int64_t* max_abs) {
+  PackedInt8Weights packed;
+  packed.k = k;
+  packed.n = n;
+  packed.k_groups = (k + 3) / 4;
+  packed.panels = (n + kP - 1) / kP;
+  packed.data.assign(packed.panels * packed.k_groups * kGroupBytes, 0);
+  packed.col_sums.assign(packed.panels * kP, 0);
+  int32_t lowest = 0, highest = 0;
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const T* row = b + kk * stride_k;
+    int8_t* group = packed.data.data() + (kk / 4) * kGroupBytes + kk % 4;
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t v = static_cast<int32_t>(row[j]) - zero_points[per_column ? j : 0];
+      lowest = std::min(lowest, v);
+      highest = std::max(highest, v);
+      group[(j / kP) * packed.k_groups * kGroupBytes + (j % kP) * 4] = static_cast<int8_t>(v);
+      packed.col_sums[j] += v;
+    }
+  }
+  *max_abs = std::max(-int64_t{lowest}, int64_t{highest});
+  if (lowest < -128 || highest > 127) return std::nullopt;
+  packed.fits_maddubs = lowest >= -kInt8GemmMaddubsMaxAbsWeight && highest <= kInt8GemmMaddubsMaxAbsWeight;
+  if (with_wide) packed.wide.assign(packed.data.begin(), packed.data.end());
+  return packed;
+}
+
+template std::optional<PackedInt8Weights> PackCenteredInt8Weights<uint8_t>(const uint8_t*, int64_t, int64_t, int64_t,
+                                                                            const int32_t*, bool, bool, int64_t*);
+template std::optional<PackedInt8Weights> PackCenteredInt8Weights<int8_t>(const int8_t*, int64_t, int64_t, int64_t,
+                                                                          const int32_t*, bool, bool, int64_t*);
 
 bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
   switch (isa) {

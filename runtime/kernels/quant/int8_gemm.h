@@ -28,6 +28,7 @@
 #define QFUSE_RUNTIME_KERNELS_QUANT_INT8_GEMM_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "numerics/requantize.h"
@@ -61,6 +62,16 @@ struct PackedInt8Weights {
 // Packs B[k][n] = b[k * stride_k + n * stride_n] (weights [N,K] row-major: stride_k 1,
 // stride_n K; [K,N] row-major: stride_k N, stride_n 1).
 PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n);
+
+// PackInt8Weights of B[k][n] = b[k * stride_k + n] - zero_points[per_column ? n : 0] (B's rows
+// contiguous), T uint8_t or int8_t, in one pass over b; nullopt when a centred value lies
+// outside [-128, 127]. *max_abs: the largest |centred value|. with_wide: also the int16 copy
+// (PackedInt8Weights::wide) the AVX2 path reads; without it that path runs the scalar rows
+// (callers that pack for one GEMM under a cap with VNNI leave it out).
+template <typename T>
+std::optional<PackedInt8Weights> PackCenteredInt8Weights(const T* b, int64_t k, int64_t n, int64_t stride_k,
+                                                         const int32_t* zero_points, bool per_column, bool with_wide,
+                                                         int64_t* max_abs);
 
 enum class Int8GemmIsa { kScalar, kAvx2, kAvx512Vnni };
 

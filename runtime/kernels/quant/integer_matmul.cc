@@ -13,6 +13,7 @@
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/quant/quant_ops.h"
 #include "runtime/kernels/quant/quant_util.h"
+#include "runtime/kernels/quant/requantize_row.h"
 
 namespace qfuse::runtime::kernels {
 namespace {
@@ -35,8 +36,9 @@ std::vector<int64_t> MatrixDimsB(const Tensor& b) {
 }
 
 // One PreparedWeights per B matrix of the batch, prepared in parallel on `pool` when given.
+// `current_isa_only`: B is packed for this Run's GEMMs only (quant::WeightsView).
 absl::StatusOr<std::vector<PreparedWeights>> PrepareB(const Tensor& b, const Tensor* b_zp_t,
-                                                      const ThreadPool* pool = nullptr) {
+                                                      const ThreadPool* pool = nullptr, bool current_isa_only = false) {
   if (!quant::IsQuantizedByteType(b.dtype()) || b.rank() < 1) {
     return absl::UnimplementedError(absl::StrCat("B has type ", ir::DataTypeName(b.dtype()), "; expected INT8 or UINT8"));
   }
@@ -55,6 +57,7 @@ absl::StatusOr<std::vector<PreparedWeights>> PrepareB(const Tensor& b, const Ten
       v.stride_k = n;
       v.stride_n = 1;
       v.zero_points = zps;
+      v.current_isa_only = current_isa_only;
       out[i] = quant::PrepareWeights(v);
     }
   };
@@ -117,7 +120,7 @@ class IntegerMatMulKernel : public Kernel {
     std::vector<PreparedWeights> run_b;
     const std::vector<PreparedWeights>* weights = &constant_b_;
     if (!has_constant_b_) {
-      QFUSE_ASSIGN_OR_RETURN(run_b, PrepareB(*b, OptionalInput(inputs, in_.b_zp), ctx.pool));
+      QFUSE_ASSIGN_OR_RETURN(run_b, PrepareB(*b, OptionalInput(inputs, in_.b_zp), ctx.pool, /*current_isa_only=*/true));
       weights = &run_b;
     }
     QFUSE_RETURN_IF_ERROR(quant::CheckGemmAccumulatorBound(a->dtype(), a_zp, *weights, 0, name_));
@@ -178,8 +181,12 @@ class IntegerMatMulKernel : public Kernel {
         using T = std::remove_pointer_t<decltype(y)>;
         for (int64_t r = 0; r < m; ++r) {
           const float* row_mult = mult.data() + (mult_rows == 1 ? 0 : r) * mult_cols;
+          if (mult_cols == 1) {  // one multiplier per row: vectorised
+            quant::RequantizeOnnxRowFast<T>(acc.data() + r * n, n, row_mult[0], y_zp, y + r * n);
+            continue;
+          }
           for (int64_t c = 0; c < n; ++c) {
-            y[r * n + c] = numerics::RequantizeOnnx<T>(acc[r * n + c], row_mult[mult_cols == 1 ? 0 : c], y_zp);
+            y[r * n + c] = numerics::RequantizeOnnx<T>(acc[r * n + c], row_mult[c], y_zp);
           }
         }
       };

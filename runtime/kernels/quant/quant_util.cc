@@ -110,6 +110,17 @@ PreparedWeights PrepareTyped(const T* w, const WeightsView& v) {
   PreparedWeights p;
   p.k = v.k;
   p.n = v.n;
+  if (v.stride_n == 1) {  // rows of B contiguous: centred and packed in one pass
+    const bool with_wide = !v.current_isa_only || !Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni);
+    std::optional<PackedInt8Weights> packed = PackCenteredInt8Weights(
+        w + v.offset, v.k, v.n, v.stride_k, v.zero_points.data(), v.zero_points.size() > 1, with_wide, &p.max_abs);
+    if (packed.has_value()) {
+      p.fits_int8 = true;
+      p.packed = std::move(*packed);
+      return p;
+    }
+    p.max_abs = 0;
+  }
   bool fits = true;
   for (int64_t n = 0; n < v.n; ++n) {
     for (int64_t k = 0; k < v.k; ++k) {

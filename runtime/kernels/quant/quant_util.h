@@ -66,6 +66,9 @@ struct WeightsView {
   int64_t stride_k = 0;
   int64_t stride_n = 0;
   absl::Span<const int32_t> zero_points;  // 1 or n values
+  // Packed for GEMMs under the current ISA cap only (an activation B packed in the Run that
+  // uses it): the int16 copy the AVX2 path reads is left out where VNNI is allowed.
+  bool current_isa_only = false;
 };
 PreparedWeights PrepareWeights(const WeightsView& view);
 

@@ -1,7 +1,10 @@
 #include "runtime/kernels/quant/int8_gemm.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -240,6 +243,90 @@ void CheckSevenBit(int64_t m, int64_t n, int64_t k, int64_t lda_pad, bool per_ro
     const std::vector<int32_t> c = RunGemm(a, m, lda, zps, per_row_zp, packed, ldc, isa, pool);
     ExpectSame(c, expected, n, "vs int64 reference");
     ExpectSame(c, scalar, n, "vs scalar");
+  }
+}
+
+// PackCenteredInt8Weights against PackInt8Weights of the centred values: every field, for
+// uint8 B with one zero point and int8 B with one per column, rows with a stride, shapes with
+// K and N tails; nullopt (and the true max |centred|) once one value leaves [-128, 127].
+template <typename T>
+void CheckCenteredPacking(int64_t k, int64_t n, bool per_column, uint32_t seed) {
+  SCOPED_TRACE(testing::Message() << "K=" << k << " N=" << n << (std::is_signed_v<T> ? " int8" : " uint8"));
+  std::mt19937 rng(seed);
+  const int64_t stride_k = n + 5;
+  std::vector<int32_t> zps(per_column ? n : 1);
+  for (int32_t& z : zps) {
+    z = std::is_signed_v<T> ? static_cast<int32_t>(rng() % 9) - 4 : 120 + static_cast<int32_t>(rng() % 16);
+  }
+  std::vector<T> b(k * stride_k, 0);
+  std::vector<int8_t> centred(k * n);
+  int64_t max_abs = 0;
+  for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t zp = zps[per_column ? j : 0];
+      const int32_t v = static_cast<int32_t>(rng() % 256) - 128;  // the centred value, in [-128, 127]
+      const int32_t raw = std::clamp(v + zp, std::max<int32_t>(std::numeric_limits<T>::lowest(), zp - 128),
+                                     std::min<int32_t>(std::numeric_limits<T>::max(), zp + 127));
+      b[kk * stride_k + j] = static_cast<T>(raw);
+      centred[kk * n + j] = static_cast<int8_t>(raw - zp);
+      max_abs = std::max<int64_t>(max_abs, std::abs(raw - zp));
+    }
+  }
+  const PackedInt8Weights want = PackInt8Weights(centred.data(), k, n, n, 1);
+  for (bool with_wide : {true, false}) {
+    int64_t got_max = -1;
+    const std::optional<PackedInt8Weights> got =
+        PackCenteredInt8Weights(b.data(), k, n, stride_k, zps.data(), per_column, with_wide, &got_max);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got_max, max_abs);
+    EXPECT_EQ(got->k_groups, want.k_groups);
+    EXPECT_EQ(got->panels, want.panels);
+    EXPECT_EQ(got->data, want.data);
+    EXPECT_EQ(got->col_sums, want.col_sums);
+    EXPECT_EQ(got->fits_maddubs, want.fits_maddubs);
+    EXPECT_EQ(got->wide, with_wide ? want.wide : std::vector<int16_t>{});
+  }
+  if constexpr (!std::is_signed_v<T>) {  // a 0 below a zero point above 128 centres below -128
+    if (!per_column && zps[0] > 128) {
+      std::vector<T> out = b;
+      out[0] = 0;
+      int64_t got_max = -1;
+      EXPECT_FALSE(PackCenteredInt8Weights(out.data(), k, n, stride_k, zps.data(), false, true, &got_max).has_value());
+      EXPECT_EQ(got_max, zps[0]);
+    }
+  }
+}
+
+TEST(Int8GemmTest, CenteredPackingEqualsPackingCentredValues) {
+  uint32_t seed = 40;
+  for (int64_t k : {1, 3, 4, 5, 64, 65}) {
+    for (int64_t n : {1, 15, 16, 17, 65}) {
+      CheckCenteredPacking<uint8_t>(k, n, false, seed++);
+      CheckCenteredPacking<int8_t>(k, n, true, seed++);
+    }
+  }
+}
+
+// A B packed without the int16 copy runs the scalar rows on the AVX2 path: the same C.
+TEST(Int8GemmTest, AvxTwoPathWithoutWideCopyMatchesNaive) {
+  std::mt19937 rng(77);
+  const int64_t m = 9, k = 37, n = 21;
+  std::vector<uint8_t> a(m * k), b(k * n);
+  for (uint8_t& v : a) v = Draw<uint8_t>(rng);
+  for (uint8_t& v : b) v = static_cast<uint8_t>(rng() % 256);
+  const std::vector<int32_t> b_zp = {128};
+  std::vector<int8_t> centred(k * n);
+  for (int64_t i = 0; i < k * n; ++i) centred[i] = static_cast<int8_t>(int{b[i]} - 128);
+  const std::vector<int32_t> zps(m, 3);
+  const std::vector<int32_t> expected = Naive(a, m, k, centred, n, zps);
+  int64_t max_abs = 0;
+  const std::optional<PackedInt8Weights> packed =
+      PackCenteredInt8Weights(b.data(), k, n, n, b_zp.data(), false, /*with_wide=*/false, &max_abs);
+  ASSERT_TRUE(packed.has_value());
+  ASSERT_FALSE(packed->fits_maddubs);
+  for (Int8GemmIsa isa : AvailableIsas()) {
+    SCOPED_TRACE(Int8GemmIsaName(isa));
+    EXPECT_EQ(RunGemm(a, m, k, zps, false, *packed, n, isa), expected);
   }
 }
 
