@@ -337,9 +337,8 @@ void RunRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, i
   }
 }
 
-}  // namespace
-
-PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n) {
+// Packed weights of K x N zeros (the layout's padding included), to be filled in.
+PackedInt8Weights ZeroPacked(int64_t k, int64_t n) {
   PackedInt8Weights packed;
   packed.k = k;
   packed.n = n;
@@ -347,6 +346,13 @@ PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t
   packed.panels = (n + kP - 1) / kP;
   packed.data.assign(packed.panels * packed.k_groups * kGroupBytes, 0);
   packed.col_sums.assign(packed.panels * kP, 0);
+  return packed;
+}
+
+}  // namespace
+
+PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n) {
+  PackedInt8Weights packed = ZeroPacked(k, n);
   packed.fits_maddubs = true;
   for (int64_t j = 0; j < n; ++j) {
     int8_t* panel = packed.data.data() + (j / kP) * packed.k_groups * kGroupBytes + (j % kP) * 4;
@@ -367,13 +373,7 @@ template <typename T>
 std::optional<PackedInt8Weights> PackCenteredInt8Weights(const T* b, int64_t k, int64_t n, int64_t stride_k,
                                                          const int32_t* zero_points, bool per_column, bool with_wide,
                                                          int64_t* max_abs) {
-  PackedInt8Weights packed;
-  packed.k = k;
-  packed.n = n;
-  packed.k_groups = (k + 3) / 4;
-  packed.panels = (n + kP - 1) / kP;
-  packed.data.assign(packed.panels * packed.k_groups * kGroupBytes, 0);
-  packed.col_sums.assign(packed.panels * kP, 0);
+  PackedInt8Weights packed = ZeroPacked(k, n);
   int32_t lowest = 0, highest = 0;
   for (int64_t kk = 0; kk < k; ++kk) {
     const T* row = b + kk * stride_k;
