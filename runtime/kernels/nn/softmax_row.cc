@@ -62,15 +62,17 @@ __attribute__((target("avx2,fma"))) inline __m256 Exp8(__m256 v) {
 }
 
 // p * 2^m for an integer-valued m, rounded once to nearest even as vscalefps rounds it (with
-// subnormal results, which the AVX2 kernel's exponent bits cannot give).
+// subnormal results, which the AVX2 kernel's exponent bits cannot give). m is in [-150, 0] for
+// every row without a NaN; beyond [-200, 200] the result is what it is at those bounds (0 or an
+// infinity), and a NaN m gives a NaN.
 inline float ScaleByPowerOfTwo(float p, float m) {
-  const int k = static_cast<int>(m);
+  if (m != m) return p * m;
+  const int k = static_cast<int>(m < -200.f ? -200.f : (m > 200.f ? 200.f : m));
   if (k >= -126 && k <= 127) return p * FromBits(static_cast<uint32_t>(k + 127) << 23);
-  // Two steps: the first is exact (p * 2^(k + 64) is normal for k >= -150, p >= 2^-23), the
-  // second rounds once.
-  if (k < -190) return p * 0.f;  // below half the least subnormal (the clamp stops at -150)
+  // Two steps: the first is exact (a normal result, as p >= 2^-23), the second rounds once.
+  if (k < -190) return p * 0.f;  // below half the least subnormal
   if (k < -126) return (p * FromBits(static_cast<uint32_t>(k + 64 + 127) << 23)) * FromBits(0x1F800000);  // 2^-64
-  return (p * FromBits(static_cast<uint32_t>(k - 24 + 127) << 23)) * FromBits(0x4B800000);                // 2^24
+  return (p * FromBits(static_cast<uint32_t>(k) << 23)) * FromBits(0x7F000000);  // 2^(k - 127), then 2^127
 }
 
 // One value of the AVX-512F kernel's exp: the same steps from a lower clamp of -103.97208 (where
@@ -180,11 +182,6 @@ bool HasAvx2Fma() {
   return has;
 }
 
-bool HasAvx512F() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
-
 }  // namespace
 
 SoftmaxSumKernel OnnxruntimeSoftmaxSumKernel() {
@@ -193,7 +190,7 @@ SoftmaxSumKernel OnnxruntimeSoftmaxSumKernel() {
 
 void SoftmaxRow(const float* x, int64_t n, bool log, float* y, SoftmaxSumKernel kernel, bool vector) {
   if (kernel == SoftmaxSumKernel::kAvx512F) {
-    if (vector && HasAvx512F()) {
+    if (vector && IsaAllowed(Isa::kAvx512)) {
       Avx512Row(x, n, log, y);
     } else {
       PortableRow<16, true>(x, n, log, y);

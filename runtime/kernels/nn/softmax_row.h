@@ -29,10 +29,13 @@ enum class SoftmaxSumKernel { kFma3, kAvx512F };
 
 // The one onnxruntime runs on a machine at qfuse's ISA level (runtime/cpu_isa.h): kAvx512F
 // where AVX-512 is allowed, else kFma3 (QFUSE_MAX_ISA=avx2 gives an AVX2 machine's bits).
+// qfuse's AVX-512 level needs F, VL, BW and DQ; onnxruntime takes its AVX-512F kernel with F
+// alone, so a CPU with AVX-512F but not the rest (Knights Landing) would get kFma3 here.
 SoftmaxSumKernel OnnxruntimeSoftmaxSumKernel();
 
 // y[i] for i < n (y may equal x only for Softmax), as `kernel` computes it; `vector`: that
-// kernel's vector path where the CPU has it, else the portable one.
+// kernel's vector path where the ISA cap allows it (kFma3: where the CPU has AVX2 and FMA),
+// else the portable one.
 void SoftmaxRow(const float* x, int64_t n, bool log, float* y, SoftmaxSumKernel kernel, bool vector = true);
 
 }  // namespace qfuse::runtime::kernels

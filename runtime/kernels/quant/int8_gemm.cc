@@ -370,16 +370,15 @@ PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t
 }
 
 template <typename T>
-std::optional<PackedInt8Weights> PackCenteredInt8Weights(const T* b, int64_t k, int64_t n, int64_t stride_k,
-                                                         const int32_t* zero_points, bool per_column, bool with_wide,
-                                                         int64_t* max_abs) {
+std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<T>& w, int64_t* max_abs) {
+  const int64_t k = w.k, n = w.n;
   PackedInt8Weights packed = ZeroPacked(k, n);
   int32_t lowest = 0, highest = 0;
   for (int64_t kk = 0; kk < k; ++kk) {
-    const T* row = b + kk * stride_k;
+    const T* row = w.b + kk * w.stride_k;
     int8_t* group = packed.data.data() + (kk / 4) * kGroupBytes + kk % 4;
     for (int64_t j = 0; j < n; ++j) {
-      const int32_t v = static_cast<int32_t>(row[j]) - zero_points[per_column ? j : 0];
+      const int32_t v = static_cast<int32_t>(row[j]) - w.zero_points[w.zero_point_per_column ? j : 0];
       lowest = std::min(lowest, v);
       highest = std::max(highest, v);
       group[(j / kP) * packed.k_groups * kGroupBytes + (j % kP) * 4] = static_cast<int8_t>(v);
@@ -389,14 +388,12 @@ std::optional<PackedInt8Weights> PackCenteredInt8Weights(const T* b, int64_t k, 
   *max_abs = std::max(-int64_t{lowest}, int64_t{highest});
   if (lowest < -128 || highest > 127) return std::nullopt;
   packed.fits_maddubs = lowest >= -kInt8GemmMaddubsMaxAbsWeight && highest <= kInt8GemmMaddubsMaxAbsWeight;
-  if (with_wide) packed.wide.assign(packed.data.begin(), packed.data.end());
+  if (w.with_wide) packed.wide.assign(packed.data.begin(), packed.data.end());
   return packed;
 }
 
-template std::optional<PackedInt8Weights> PackCenteredInt8Weights<uint8_t>(const uint8_t*, int64_t, int64_t, int64_t,
-                                                                            const int32_t*, bool, bool, int64_t*);
-template std::optional<PackedInt8Weights> PackCenteredInt8Weights<int8_t>(const int8_t*, int64_t, int64_t, int64_t,
-                                                                          const int32_t*, bool, bool, int64_t*);
+template std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<uint8_t>&, int64_t*);
+template std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<int8_t>&, int64_t*);
 
 bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
   switch (isa) {

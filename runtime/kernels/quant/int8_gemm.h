@@ -1,5 +1,6 @@
 // Integer GEMM for quantized kernels: C_int32[M,N] = sum_k (A[m,k] - a_zp) * B[k,n] with
-// uint8 or int8 activations A (row-major) and int8 weights B packed once (at Prepare).
+// uint8 or int8 activations A (row-major) and int8 weights B packed once (at Prepare), or
+// in each Run for an activation B (PackCenteredInt8Weights).
 //
 // Arithmetic: int8 A is mapped to uint8 by a_u = a + 128 (and a_zp_u = a_zp + 128), so
 // every path computes sum_k a_u * b (uint8 x int8, a_u in [0, 255]) and subtracts
@@ -52,7 +53,8 @@ struct PackedInt8Weights {
   int64_t panels = 0;              // ceil(N / 16)
   std::vector<int8_t> data;        // panels * k_groups * 64 bytes
   std::vector<int32_t> col_sums;   // sum_k B[k][n], panels * 16 entries (0 past N)
-  std::vector<int16_t> wide;       // `data` widened to int16, same order (the AVX2 madd path)
+  std::vector<int16_t> wide;       // `data` widened to int16, same order (the AVX2 madd path;
+                                   // may be empty: PackCenteredInt8Weights, then kAvx2 runs kScalar's rows)
   // True when every |B[k][n]| <= kInt8GemmMaddubsMaxAbsWeight: kAvx2 then uses maddubs.
   // Clearing it is always safe (the int16 madd path, e.g. to compare the two); setting it
   // for weights outside [-64, 64] gives wrong results.
@@ -63,15 +65,22 @@ struct PackedInt8Weights {
 // stride_n K; [K,N] row-major: stride_k N, stride_n 1).
 PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n);
 
-// PackInt8Weights of B[k][n] = b[k * stride_k + n] - zero_points[per_column ? n : 0] (B's rows
-// contiguous), T uint8_t or int8_t, in one pass over b; nullopt when a centred value lies
-// outside [-128, 127]. *max_abs: the largest |centred value|. with_wide: also the int16 copy
-// (PackedInt8Weights::wide) the AVX2 path reads; without it that path runs the scalar rows
-// (callers that pack for one GEMM under a cap with VNNI leave it out).
+// B[k][n] = b[k * stride_k + n] - zero_points[n or 0] of a uint8 or int8 B whose rows are
+// contiguous (an activation B, packed for each Run).
 template <typename T>
-std::optional<PackedInt8Weights> PackCenteredInt8Weights(const T* b, int64_t k, int64_t n, int64_t stride_k,
-                                                         const int32_t* zero_points, bool per_column, bool with_wide,
-                                                         int64_t* max_abs);
+struct CenteredWeights {
+  const T* b = nullptr;
+  int64_t k = 0, n = 0, stride_k = 0;
+  const int32_t* zero_points = nullptr;  // n values, or 1 when !zero_point_per_column
+  bool zero_point_per_column = false;
+  // Also the int16 copy (PackedInt8Weights::wide) the AVX2 path reads; without it that path
+  // runs the scalar rows (callers that pack for one GEMM under a cap with VNNI leave it out).
+  bool with_wide = true;
+};
+// PackInt8Weights of the centred B in one pass over b; nullopt when a centred value lies
+// outside [-128, 127]. *max_abs: the largest |centred value|, set either way.
+template <typename T>
+std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<T>& w, int64_t* max_abs);
 
 enum class Int8GemmIsa { kScalar, kAvx2, kAvx512Vnni };
 

@@ -36,9 +36,10 @@ std::vector<int64_t> MatrixDimsB(const Tensor& b) {
 }
 
 // One PreparedWeights per B matrix of the batch, prepared in parallel on `pool` when given.
-// `current_isa_only`: B is packed for this Run's GEMMs only (quant::WeightsView).
+// `scope`: kCurrentIsa when B is packed for this Run's GEMMs only (quant::PackingScope).
 absl::StatusOr<std::vector<PreparedWeights>> PrepareB(const Tensor& b, const Tensor* b_zp_t,
-                                                      const ThreadPool* pool = nullptr, bool current_isa_only = false) {
+                                                      quant::PackingScope scope = quant::PackingScope::kAnyIsa,
+                                                      const ThreadPool* pool = nullptr) {
   if (!quant::IsQuantizedByteType(b.dtype()) || b.rank() < 1) {
     return absl::UnimplementedError(absl::StrCat("B has type ", ir::DataTypeName(b.dtype()), "; expected INT8 or UINT8"));
   }
@@ -57,7 +58,7 @@ absl::StatusOr<std::vector<PreparedWeights>> PrepareB(const Tensor& b, const Ten
       v.stride_k = n;
       v.stride_n = 1;
       v.zero_points = zps;
-      v.current_isa_only = current_isa_only;
+      v.scope = scope;
       out[i] = quant::PrepareWeights(v);
     }
   };
@@ -120,7 +121,8 @@ class IntegerMatMulKernel : public Kernel {
     std::vector<PreparedWeights> run_b;
     const std::vector<PreparedWeights>* weights = &constant_b_;
     if (!has_constant_b_) {
-      QFUSE_ASSIGN_OR_RETURN(run_b, PrepareB(*b, OptionalInput(inputs, in_.b_zp), ctx.pool, /*current_isa_only=*/true));
+      QFUSE_ASSIGN_OR_RETURN(
+          run_b, PrepareB(*b, OptionalInput(inputs, in_.b_zp), quant::PackingScope::kCurrentIsa, ctx.pool));
       weights = &run_b;
     }
     QFUSE_RETURN_IF_ERROR(quant::CheckGemmAccumulatorBound(a->dtype(), a_zp, *weights, 0, name_));

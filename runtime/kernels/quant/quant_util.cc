@@ -111,9 +111,15 @@ PreparedWeights PrepareTyped(const T* w, const WeightsView& v) {
   p.k = v.k;
   p.n = v.n;
   if (v.stride_n == 1) {  // rows of B contiguous: centred and packed in one pass
-    const bool with_wide = !v.current_isa_only || !Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni);
-    std::optional<PackedInt8Weights> packed = PackCenteredInt8Weights(
-        w + v.offset, v.k, v.n, v.stride_k, v.zero_points.data(), v.zero_points.size() > 1, with_wide, &p.max_abs);
+    CenteredWeights<T> centred;
+    centred.b = w + v.offset;
+    centred.k = v.k;
+    centred.n = v.n;
+    centred.stride_k = v.stride_k;
+    centred.zero_points = v.zero_points.data();
+    centred.zero_point_per_column = v.zero_points.size() > 1;
+    centred.with_wide = v.scope == PackingScope::kAnyIsa || !Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni);
+    std::optional<PackedInt8Weights> packed = PackCenteredInt8Weights(centred, &p.max_abs);
     if (packed.has_value()) {
       p.fits_int8 = true;
       p.packed = std::move(*packed);

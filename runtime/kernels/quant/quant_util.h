@@ -58,6 +58,11 @@ struct PreparedWeights {
   std::vector<int32_t> wide;     // [N][K] otherwise
 };
 
+// What prepared weights serve: GEMMs under any later ISA cap (constant weights, prepared
+// once), or only under the current one (an activation B packed in the Run that uses it: the
+// int16 copy the AVX2 path reads is left out where VNNI is allowed).
+enum class PackingScope { kAnyIsa, kCurrentIsa };
+
 struct WeightsView {
   const Tensor* tensor = nullptr;
   int64_t offset = 0;
@@ -66,9 +71,7 @@ struct WeightsView {
   int64_t stride_k = 0;
   int64_t stride_n = 0;
   absl::Span<const int32_t> zero_points;  // 1 or n values
-  // Packed for GEMMs under the current ISA cap only (an activation B packed in the Run that
-  // uses it): the int16 copy the AVX2 path reads is left out where VNNI is allowed.
-  bool current_isa_only = false;
+  PackingScope scope = PackingScope::kAnyIsa;
 };
 PreparedWeights PrepareWeights(const WeightsView& view);
 

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "runtime/cpu_isa.h"
 #include "tests/testing/float_bits.h"
+#include "tests/testing/isa_cap_guard.h"
 
 namespace qfuse::runtime::kernels {
 namespace {
@@ -132,12 +133,11 @@ TEST(GlobalAverageRowTest, OrderFollowsOnnxruntimesNchwcRewrite) {
 }
 
 TEST(GlobalAverageRowTest, NchwcBlockFollowsTheIsaCap) {
-  const Isa saved = IsaCap();
+  testing::IsaCapGuard guard;
   SetIsaCap(Isa::kAvx2);
   EXPECT_EQ(OnnxruntimeNchwcBlock(), 8);
   SetIsaCap(Isa::kAvx512);
   EXPECT_EQ(OnnxruntimeNchwcBlock(), DetectedIsa() >= Isa::kAvx512 ? 16 : 8);
-  SetIsaCap(saved);
 }
 
 }  // namespace

@@ -75,8 +75,8 @@ TEST(SoftmaxRowTest, OnnxruntimesValues) { ExpectOnnxruntimesRows(Avx2MachineRow
 // and a LogSoftmax of 53 (its loop of 48 and a masked tail), and a Softmax of 20 values near the
 // clamp.
 TEST(SoftmaxRowTest, OnnxruntimesAvx512Values) {
-  // Rows 1, 2, 4 and 5 of the AVX2 machine's (16 values or fewer, no subnormal result): the
-  // same bits here.
+  // Rows 1, 2, 4 and 5 of the AVX2 machine's: onnxruntime gave the same bits on the AVX-512
+  // machine (for these values; the two kernels' sums are not the same in general).
   std::vector<OnnxruntimeRow> rows = Avx2MachineRows();
   rows.erase(rows.begin() + 2);
   const std::vector<OnnxruntimeRow> own = {

@@ -246,6 +246,20 @@ void CheckSevenBit(int64_t m, int64_t n, int64_t k, int64_t lda_pad, bool per_ro
   }
 }
 
+// The centred-weights view of b (rows of stride_k) with one zero point or one per column.
+template <typename T>
+CenteredWeights<T> Centered(const std::vector<T>& b, int64_t k, int64_t n, int64_t stride_k,
+                            const std::vector<int32_t>& zero_points) {
+  CenteredWeights<T> w;
+  w.b = b.data();
+  w.k = k;
+  w.n = n;
+  w.stride_k = stride_k;
+  w.zero_points = zero_points.data();
+  w.zero_point_per_column = zero_points.size() > 1;
+  return w;
+}
+
 // PackCenteredInt8Weights against PackInt8Weights of the centred values: every field, for
 // uint8 B with one zero point and int8 B with one per column, rows with a stride, shapes with
 // K and N tails; nullopt (and the true max |centred|) once one value leaves [-128, 127].
@@ -273,10 +287,11 @@ void CheckCenteredPacking(int64_t k, int64_t n, bool per_column, uint32_t seed) 
     }
   }
   const PackedInt8Weights want = PackInt8Weights(centred.data(), k, n, n, 1);
+  CenteredWeights<T> w = Centered(b, k, n, stride_k, zps);
   for (bool with_wide : {true, false}) {
     int64_t got_max = -1;
-    const std::optional<PackedInt8Weights> got =
-        PackCenteredInt8Weights(b.data(), k, n, stride_k, zps.data(), per_column, with_wide, &got_max);
+    w.with_wide = with_wide;
+    const std::optional<PackedInt8Weights> got = PackCenteredInt8Weights(w, &got_max);
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(got_max, max_abs);
     EXPECT_EQ(got->k_groups, want.k_groups);
@@ -290,8 +305,9 @@ void CheckCenteredPacking(int64_t k, int64_t n, bool per_column, uint32_t seed) 
     if (!per_column && zps[0] > 128) {
       std::vector<T> out = b;
       out[0] = 0;
+      w.b = out.data();
       int64_t got_max = -1;
-      EXPECT_FALSE(PackCenteredInt8Weights(out.data(), k, n, stride_k, zps.data(), false, true, &got_max).has_value());
+      EXPECT_FALSE(PackCenteredInt8Weights(w, &got_max).has_value());
       EXPECT_EQ(got_max, zps[0]);
     }
   }
@@ -301,8 +317,10 @@ TEST(Int8GemmTest, CenteredPackingEqualsPackingCentredValues) {
   uint32_t seed = 40;
   for (int64_t k : {1, 3, 4, 5, 64, 65}) {
     for (int64_t n : {1, 15, 16, 17, 65}) {
-      CheckCenteredPacking<uint8_t>(k, n, false, seed++);
-      CheckCenteredPacking<int8_t>(k, n, true, seed++);
+      for (bool per_column : {false, true}) {
+        CheckCenteredPacking<uint8_t>(k, n, per_column, seed++);
+        CheckCenteredPacking<int8_t>(k, n, per_column, seed++);
+      }
     }
   }
 }
@@ -319,9 +337,10 @@ TEST(Int8GemmTest, AvxTwoPathWithoutWideCopyMatchesNaive) {
   for (int64_t i = 0; i < k * n; ++i) centred[i] = static_cast<int8_t>(int{b[i]} - 128);
   const std::vector<int32_t> zps(m, 3);
   const std::vector<int32_t> expected = Naive(a, m, k, centred, n, zps);
+  CenteredWeights<uint8_t> w = Centered(b, k, n, n, b_zp);
+  w.with_wide = false;
   int64_t max_abs = 0;
-  const std::optional<PackedInt8Weights> packed =
-      PackCenteredInt8Weights(b.data(), k, n, n, b_zp.data(), false, /*with_wide=*/false, &max_abs);
+  const std::optional<PackedInt8Weights> packed = PackCenteredInt8Weights(w, &max_abs);
   ASSERT_TRUE(packed.has_value());
   ASSERT_FALSE(packed->fits_maddubs);
   for (Int8GemmIsa isa : AvailableIsas()) {

@@ -346,6 +346,38 @@ TEST(QLinearMatMulTest, BatchedBroadcastPerColumnMatchesNaive) {
   }
 }
 
+// Two uint8 activations, as an attention's Q K^T: B of every head packed in the Run, one
+// multiplier (the vectorised requantization, rows of 21), against the reference GEMM. B's zero
+// point 128 centres it into int8 (the one-pass packing); 0 does not (values up to 255: the
+// wide fallback).
+TEST(QLinearMatMulTest, TwoActivationsPerTensorScalesMatchNaive) {
+  std::mt19937 rng(9);
+  const int64_t heads = 6, m = 7, k = 19, n = 21;
+  const std::vector<uint8_t> a = RandomValues<uint8_t>(rng, heads * m * k);
+  const std::vector<uint8_t> b = RandomValues<uint8_t>(rng, heads * k * n);
+  const uint8_t a_zp = 131, y_zp = 120;
+  const float a_scale = 0.02f, b_scale = 0.011f, y_scale = 0.9f;
+  for (uint8_t b_zp : {uint8_t{128}, uint8_t{0}}) {
+    std::vector<uint8_t> expected;
+    std::vector<int64_t> acc(m * n);
+    for (int64_t h = 0; h < heads; ++h) {
+      runtime::reference::IntegerGemm({m, n, k, k, n, n}, a.data() + h * m * k, {a_zp}, b.data() + h * k * n, {b_zp},
+                                      acc.data());
+      for (int64_t v : acc) {
+        expected.push_back(numerics::RequantizeOnnx<uint8_t>(
+            static_cast<int32_t>(v), numerics::OnnxMultiplier(a_scale, b_scale, y_scale), y_zp));
+      }
+    }
+    QFUSE_ASSERT_OK_AND_ASSIGN(
+        auto out, RunOneNode("QLinearMatMul", {In(T1<uint8_t>({2, 3, m, k}, a)), In(Scalar(a_scale)),
+                                               In(Scalar<uint8_t>(a_zp)), In(T1<uint8_t>({2, 3, k, n}, b)),
+                                               In(Scalar(b_scale)), In(Scalar<uint8_t>(b_zp)), In(Scalar(y_scale)),
+                                               In(Scalar<uint8_t>(y_zp))}));
+    ASSERT_EQ(out[0].dims(), (std::vector<int64_t>{2, 3, m, n}));
+    EXPECT_EQ(Values<uint8_t>(out[0]), expected) << "b zero point " << int{b_zp};
+  }
+}
+
 TEST(QLinearMatMulTest, RoundingTies) {
   // [1,2] x [2,1] with multiplier 0.5: acc 5 -> 2.5 -> 2, acc 7 -> 3.5 -> 4.
   QFUSE_ASSERT_OK_AND_ASSIGN(

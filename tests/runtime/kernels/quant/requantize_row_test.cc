@@ -1,8 +1,7 @@
-// RequantizeOnnxRowFast: its AVX2 path and its portable one against
-// numerics::RequantizeOnnx value by value, for int8 and uint8 outputs: random
-// accumulators over the whole int32 range and near the clamps, exact ties (acc
-// * multiplier = k + 1/2, where round-half-to-even decides), every row length
-// 0-40 (vector steps and tails) and hand-computed values.
+// RequantizeOnnxRowFast: its AVX2 path and its portable one against numerics::RequantizeOnnx
+// value by value, for int8 and uint8 outputs: random accumulators over the whole int32 range
+// and near the clamps, exact ties (acc * multiplier = k + 1/2, where round-half-to-even
+// decides), every row length 0-40 (vector steps and tails) and hand-computed values.
 #include "runtime/kernels/quant/requantize_row.h"
 
 #include <cstdint>
@@ -17,7 +16,7 @@ namespace qfuse::runtime::kernels::quant {
 namespace {
 
 template <typename T>
-void ExpectRowsEqualScalar(const std::vector<int32_t> &acc, float multiplier, int32_t zp) {
+void ExpectRowsEqualScalar(const std::vector<int32_t>& acc, float multiplier, int32_t zp) {
   for (bool vector : {true, false}) {
     for (size_t n = 0; n <= acc.size(); n = n < 40 ? n + 1 : n * 2 + 1) {
       std::vector<T> got(n);
