@@ -351,24 +351,6 @@ PackedInt8Weights ZeroPacked(int64_t k, int64_t n) {
 
 }  // namespace
 
-PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n) {
-  PackedInt8Weights packed = ZeroPacked(k, n);
-  packed.fits_maddubs = true;
-  for (int64_t j = 0; j < n; ++j) {
-    int8_t* panel = packed.data.data() + (j / kP) * packed.k_groups * kGroupBytes + (j % kP) * 4;
-    int32_t sum = 0;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const int8_t v = b[kk * stride_k + j * stride_n];
-      panel[(kk / 4) * kGroupBytes + kk % 4] = v;
-      sum += v;
-      if (v < -kInt8GemmMaddubsMaxAbsWeight || v > kInt8GemmMaddubsMaxAbsWeight) packed.fits_maddubs = false;
-    }
-    packed.col_sums[j] = sum;
-  }
-  packed.wide.assign(packed.data.begin(), packed.data.end());
-  return packed;
-}
-
 template <typename T>
 std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<T>& w, int64_t* max_abs) {
   const int64_t k = w.k, n = w.n;
@@ -378,7 +360,7 @@ std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<T
     const T* row = w.b + kk * w.stride_k;
     int8_t* group = packed.data.data() + (kk / 4) * kGroupBytes + kk % 4;
     for (int64_t j = 0; j < n; ++j) {
-      const int32_t v = static_cast<int32_t>(row[j]) - w.zero_points[w.zero_point_per_column ? j : 0];
+      const int32_t v = static_cast<int32_t>(row[j * w.stride_n]) - w.zero_points[w.zero_point_per_column ? j : 0];
       lowest = std::min(lowest, v);
       highest = std::max(highest, v);
       group[(j / kP) * packed.k_groups * kGroupBytes + (j % kP) * 4] = static_cast<int8_t>(v);
@@ -394,6 +376,19 @@ std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<T
 
 template std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<uint8_t>&, int64_t*);
 template std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<int8_t>&, int64_t*);
+
+PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n) {
+  static const int32_t kNoZeroPoint = 0;
+  CenteredWeights<int8_t> w;
+  w.b = b;
+  w.k = k;
+  w.n = n;
+  w.stride_k = stride_k;
+  w.stride_n = stride_n;
+  w.zero_points = &kNoZeroPoint;
+  int64_t max_abs = 0;
+  return *PackCenteredInt8Weights(w, &max_abs);  // int8 values less 0 always fit
+}
 
 bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
   switch (isa) {

@@ -65,20 +65,21 @@ struct PackedInt8Weights {
 // stride_n K; [K,N] row-major: stride_k N, stride_n 1).
 PackedInt8Weights PackInt8Weights(const int8_t* b, int64_t k, int64_t n, int64_t stride_k, int64_t stride_n);
 
-// B[k][n] = b[k * stride_k + n] - zero_points[n or 0] of a uint8 or int8 B whose rows are
-// contiguous (an activation B, packed for each Run).
+// B[k][n] = b[k * stride_k + n * stride_n] - zero_points[n or 0] of a uint8 or int8 B
+// (weights prepared once, or an activation B packed for each Run).
 template <typename T>
 struct CenteredWeights {
   const T* b = nullptr;
-  int64_t k = 0, n = 0, stride_k = 0;
+  int64_t k = 0, n = 0, stride_k = 0, stride_n = 1;
   const int32_t* zero_points = nullptr;  // n values, or 1 when !zero_point_per_column
   bool zero_point_per_column = false;
   // Also the int16 copy (PackedInt8Weights::wide) the AVX2 path reads; without it that path
   // runs the scalar rows (callers that pack for one GEMM under a cap with VNNI leave it out).
   bool with_wide = true;
 };
-// PackInt8Weights of the centred B in one pass over b; nullopt when a centred value lies
-// outside [-128, 127]. *max_abs: the largest |centred value|, set either way.
+// The centred B packed (the layout above) in one pass over b; nullopt when a centred value
+// lies outside [-128, 127]. *max_abs: the largest |centred value|, set either way.
+// PackInt8Weights is this with zero point 0.
 template <typename T>
 std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<T>& w, int64_t* max_abs);
 

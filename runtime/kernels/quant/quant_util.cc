@@ -110,43 +110,24 @@ PreparedWeights PrepareTyped(const T* w, const WeightsView& v) {
   PreparedWeights p;
   p.k = v.k;
   p.n = v.n;
-  if (v.stride_n == 1) {  // rows of B contiguous: centred and packed in one pass
-    CenteredWeights<T> centred;
-    centred.b = w + v.offset;
-    centred.k = v.k;
-    centred.n = v.n;
-    centred.stride_k = v.stride_k;
-    centred.zero_points = v.zero_points.data();
-    centred.zero_point_per_column = v.zero_points.size() > 1;
-    centred.with_wide = v.scope == PackingScope::kAnyIsa || !Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni);
-    std::optional<PackedInt8Weights> packed = PackCenteredInt8Weights(centred, &p.max_abs);
-    if (packed.has_value()) {
-      p.fits_int8 = true;
-      p.packed = std::move(*packed);
-      return p;
-    }
-    p.max_abs = 0;
+  CenteredWeights<T> centred;
+  centred.b = w + v.offset;
+  centred.k = v.k;
+  centred.n = v.n;
+  centred.stride_k = v.stride_k;
+  centred.stride_n = v.stride_n;
+  centred.zero_points = v.zero_points.data();
+  centred.zero_point_per_column = v.zero_points.size() > 1;
+  centred.with_wide = v.scope == PackingScope::kAnyIsa || !Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni);
+  std::optional<PackedInt8Weights> packed = PackCenteredInt8Weights(centred, &p.max_abs);
+  if (packed.has_value()) {
+    p.fits_int8 = true;
+    p.packed = std::move(*packed);
+    return p;
   }
-  bool fits = true;
+  p.wide.resize(v.k * v.n);
   for (int64_t n = 0; n < v.n; ++n) {
-    for (int64_t k = 0; k < v.k; ++k) {
-      const int32_t c = Centered(w, v, k, n);
-      p.max_abs = std::max<int64_t>(p.max_abs, std::abs(c));
-      fits = fits && c >= -128 && c <= 127;
-    }
-  }
-  p.fits_int8 = fits;
-  if (fits) {
-    std::vector<int8_t> centred(v.k * v.n);
-    for (int64_t k = 0; k < v.k; ++k) {
-      for (int64_t n = 0; n < v.n; ++n) centred[k * v.n + n] = static_cast<int8_t>(Centered(w, v, k, n));
-    }
-    p.packed = PackInt8Weights(centred.data(), v.k, v.n, /*stride_k=*/v.n, /*stride_n=*/1);
-  } else {
-    p.wide.resize(v.k * v.n);
-    for (int64_t n = 0; n < v.n; ++n) {
-      for (int64_t k = 0; k < v.k; ++k) p.wide[n * v.k + k] = Centered(w, v, k, n);
-    }
+    for (int64_t k = 0; k < v.k; ++k) p.wide[n * v.k + k] = Centered(w, v, k, n);
   }
   return p;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/cpu_isa.h"
 #include "tests/testing/float_bits.h"
 
 namespace qfuse::runtime::kernels {
@@ -127,7 +128,7 @@ TEST(SoftmaxRowTest, OnnxruntimesAvx512Values) {
 // give vscalefps's bits on 8193 exponents from the clamp at -103.97 to -87, next to a 0 that
 // sets the maximum.
 TEST(SoftmaxRowTest, Avx512SubnormalExpsEqualVscalef) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512F on this CPU";
+  if (!IsaAllowed(Isa::kAvx512)) GTEST_SKIP() << "AVX-512 not allowed (CPU or QFUSE_MAX_ISA)";
   std::vector<float> x(8194);
   x[0] = 0;
   for (size_t i = 1; i < x.size(); ++i) x[i] = -103.98f + (103.98f - 87.f) * static_cast<float>(i - 1) / 8192.f;
