@@ -456,6 +456,14 @@ int64_t OutputStage::QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8
   return FixedRowAvx2(r, a, bias, b, b_signed, b_zp, n, out);
 }
 
+std::optional<OutputStage::OnnxOneTermForm> OutputStage::OnnxOneTerm() const {
+  if (mode_ != numerics::RequantizeMode::kOnnx || has_b_ || byte_map_ != nullptr ||
+      (output_type_ != ir::DataType::kInt8 && output_type_ != ir::DataType::kUint8)) {
+    return std::nullopt;
+  }
+  return OnnxOneTermForm{onnx_a_, divisor_, flo_, fhi_, zp_};
+}
+
 absl::StatusOr<OutputStage> OutputStage::Create(const OutputStageSpec& spec) {
   OutputStage s;
   s.mode_ = spec.mode;

@@ -145,6 +145,19 @@ class OutputStage {
   void SetByteMap(const ByteTable& map, ir::DataType mapped_type, float ratio);
   bool has_linear_byte_map() const { return linear_map_.has_value(); }
 
+  // The stage as plain float32 steps, for an engine that computes them in its own kernel
+  // (runtime/onednn/fused_output_stage.h): q = round_half_to_even(clamp(float32(a) *
+  // multipliers[c] / divisor, lo, hi)) + zero_point, with lo / hi the stage's bounds minus
+  // its zero point and the division skipped when divisor is 1. Only one-term kOnnx stages
+  // with a quantized output and no byte map have this form; the others return nullopt.
+  struct OnnxOneTermForm {
+    std::vector<float> multipliers;  // per channel, or one per tensor
+    float divisor = 1.f;             // s_y with dequantize_then_quantize, else exactly 1
+    float lo = 0.f, hi = 0.f;
+    int32_t zero_point = 0;
+  };
+  std::optional<OnnxOneTermForm> OnnxOneTerm() const;
+
   // Quantized output of channel c (c < channels(), or any c when per tensor).
   int32_t Quantize(int32_t a, int64_t c) const {
     const int64_t i = onnx_a_.size() == 1 ? 0 : c;

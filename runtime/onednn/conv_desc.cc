@@ -38,14 +38,19 @@ dnnl::memory ReorderWeights(const ir::Tensor& weights, const ConvDims& d, dnnl::
 
 NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, const ir::Tensor& weights,
                       dnnl::memory::data_type src_type, dnnl::memory::data_type weights_type,
-                      dnnl::memory::data_type dst_type, dnnl::primitive_attr attr) {
+                      dnnl::memory::data_type dst_type, dnnl::primitive_attr attr,
+                      dnnl::memory::data_type bias_type) {
   using dnnl::memory;
   NhwcConv c;
   c.src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()), src_type, memory::format_tag::nhwc);
   c.dst_desc = memory::desc(memory::dims(d.output.begin(), d.output.end()), dst_type, memory::format_tag::nhwc);
   const memory::desc w_any(d.weights, weights_type, memory::format_tag::any);
+  if (bias_type != memory::data_type::undef) {
+    c.bias_desc = memory::desc({d.output[1]}, bias_type, memory::format_tag::x);
+  }
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                       c.src_desc, w_any, c.dst_desc, d.strides, d.dilations, d.pad_l, d.pad_r);
+                                       c.src_desc, w_any, c.bias_desc, c.dst_desc, d.strides, d.dilations, d.pad_l,
+                                       d.pad_r);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
   c.conv = dnnl::convolution_forward(pd);

@@ -41,11 +41,14 @@ struct NhwcConv {
   dnnl::convolution_forward conv;
   dnnl::memory weights;
   dnnl::memory::desc src_desc, dst_desc, scratchpad_desc;
+  dnnl::memory::desc bias_desc;  // zero (no bias) unless a bias type was given
 };
-// `attr` may carry zero points; the scratchpad mode is set here. May throw dnnl::error.
+// `attr` may carry zero points, scales and post-ops; the scratchpad mode is set here. A
+// `bias_type` other than undef adds a bias [O] of that type. May throw dnnl::error.
 NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, const ir::Tensor& weights,
                       dnnl::memory::data_type src_type, dnnl::memory::data_type weights_type,
-                      dnnl::memory::data_type dst_type, dnnl::primitive_attr attr);
+                      dnnl::memory::data_type dst_type, dnnl::primitive_attr attr,
+                      dnnl::memory::data_type bias_type = dnnl::memory::data_type::undef);
 
 // Adds the calling thread's scratchpad for `conv` to `args` (a reused buffer that only grows),
 // when the primitive needs one.

@@ -26,6 +26,7 @@
 #include "runtime/kernels/quant/nhwc_conv.h"
 #include "runtime/onednn/conv_desc.h"
 #include "runtime/onednn/float_exact_conv.h"
+#include "runtime/onednn/fused_output_stage.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "runtime/onednn/source_split.h"
 
@@ -66,8 +67,10 @@ std::atomic<int64_t>& BandAccBytes() {
   return bytes;
 }
 
-// dst_desc: the int32 accumulators.
+// dst_desc: the int32 accumulators, or the output bytes when `fused` (the output stage runs
+// inside oneDNN, fused_output_stage.h).
 struct Primitive : NhwcConv {
+  bool fused = false;
   std::vector<int64_t> out_dims;  // plain [N, OC, OH, OW]
   kernels::linalg::ConvGeometry geometry;
 };
@@ -96,12 +99,15 @@ class OneDnnQLinearConvKernel : public Kernel {
   // (kernels/quant/nhwc_conv.h) instead of oneDNN, each tile requantized while in cache.
   // `split`: when set, oneDNN convolves the 7-bit part of the source and the outliers are
   // added back (source_split.h): exact with 8-bit weights below VNNI.
+  // `fused`: when set (oneDNN's direct accumulators only), oneDNN runs the output stage.
   OneDnnQLinearConvKernel(int8::UnitRequantization u, ConvAttrs attrs, ir::Tensor weights, ir::DataType out_type,
                           bool shift_source, std::unique_ptr<Kernel> native,
                           std::optional<kernels::quant::NhwcConvWeights> tiles,
-                          std::optional<SplitSourceWeights> split, std::string name)
+                          std::optional<SplitSourceWeights> split, std::optional<FusedOutputStage> fused,
+                          std::string name)
       : tiles_(std::move(tiles)),
         split_(std::move(split)),
+        fused_(std::move(fused)),
         split_offset_(split_.has_value() ? SplitSourceOffset(ZeroPointU8(u.x.zero_point, shift_source)) : 0),
         u_(std::move(u)),
         attrs_(std::move(attrs)),
@@ -303,13 +309,14 @@ class OneDnnQLinearConvKernel : public Kernel {
     }
     const std::vector<int64_t>& o = p.out_dims;
     const int64_t pixels = o[0] * o[2] * o[3];
-    GrowTo(acc, pixels * o[1]);
+    if (!p.fused) GrowTo(acc, pixels * o[1]);
     memory src_mem(p.src_desc, Engine(), const_cast<uint8_t*>(conv_src));
-    memory dst(p.dst_desc, Engine(), acc.data());
+    memory dst(p.dst_desc, Engine(), p.fused ? static_cast<void*>(y) : static_cast<void*>(acc.data()));
     int32_t zp = source_zero_point_;
     memory zp_mem({{1}, memory::data_type::s32, memory::format_tag::x}, Engine(), &zp);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
     if (zp != 0) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem);
+    if (p.fused) AddFusedOutputStageArgs(*fused_, p.bias_desc, &args);
     AddThreadScratchpad(p, &args);
     try {
       p.conv.execute(Stream(), args);
@@ -317,6 +324,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     } catch (const dnnl::error& e) {
       return absl::InternalError(absl::StrCat("oneDNN convolution failed: ", e.what()));
     }
+    if (p.fused) return absl::OkStatus();
     Requantize(acc.data(), res, y, pixels, split_.has_value() ? &p.geometry : nullptr, outliers);
     return absl::OkStatus();
   }
@@ -432,12 +440,31 @@ class OneDnnQLinearConvKernel : public Kernel {
     auto p = std::make_unique<Primitive>();
     p->out_dims = d.output;
     QFUSE_ASSIGN_OR_RETURN(p->geometry, Geometry(x_dims));
-    try {
+    const memory::data_type src_type =
+        shift_source_ || split_.has_value() ? memory::data_type::u8 : OneDnnType(u_.x.type);
+    // A fresh attribute each time: copies of a dnnl::primitive_attr share one object.
+    const auto base_attr = [&] {
       dnnl::primitive_attr attr;
       if (source_zero_point_ != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-      static_cast<NhwcConv&>(*p) = MakeNhwcConv(
-          x_dims, d, weights_, shift_source_ || split_.has_value() ? memory::data_type::u8 : OneDnnType(u_.x.type),
-          memory::data_type::s8, memory::data_type::s32, attr);
+      return attr;
+    };
+    if (fused_.has_value()) {
+      // Where oneDNN has no kernel for these post-ops, the accumulators come out as below.
+      try {
+        dnnl::primitive_attr fused_attr = base_attr();
+        SetFusedOutputStageAttr(*fused_, &fused_attr);
+        static_cast<NhwcConv&>(*p) =
+            MakeNhwcConv(x_dims, d, weights_, src_type, memory::data_type::s8, OneDnnType(out_type_), fused_attr,
+                         fused_->bias.empty() ? memory::data_type::undef : memory::data_type::s32);
+        p->fused = true;
+        CountFusedOutputStagePrimitive();
+        return p;
+      } catch (const dnnl::error&) {
+      }
+    }
+    try {
+      static_cast<NhwcConv&>(*p) =
+          MakeNhwcConv(x_dims, d, weights_, src_type, memory::data_type::s8, memory::data_type::s32, base_attr());
     } catch (const dnnl::error& e) {
       return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
     }
@@ -446,6 +473,7 @@ class OneDnnQLinearConvKernel : public Kernel {
 
   const std::optional<kernels::quant::NhwcConvWeights> tiles_;
   const std::optional<SplitSourceWeights> split_;
+  const std::optional<FusedOutputStage> fused_;
   const int32_t split_offset_;
   mutable std::once_flag fallback_once_;
   mutable kernels::quant::NhwcConvWeights fallback_tiles_;
@@ -559,9 +587,13 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& 
     split = PrepareSplitSourceWeights(*w->initializer(), attrs.group);
   }
   const bool shift_source = u.x.type == ir::DataType::kInt8 && !OneDnnHasVnni();
-  return std::unique_ptr<Kernel>(new OneDnnQLinearConvKernel(std::move(u), std::move(attrs), *w->initializer(),
-                                                             out_type, shift_source, std::move(native),
-                                                             std::move(tiles), std::move(split), node.name()));
+  std::optional<FusedOutputStage> fused;
+  if (!tiles.has_value() && !split.has_value() && !u.residual.has_value()) {
+    fused = MakeFusedOutputStage(u.stage, *w->initializer(), u.bias);
+  }
+  return std::unique_ptr<Kernel>(new OneDnnQLinearConvKernel(
+      std::move(u), std::move(attrs), *w->initializer(), out_type, shift_source, std::move(native), std::move(tiles),
+      std::move(split), std::move(fused), node.name()));
 }
 
 }  // namespace qfuse::runtime::onednn

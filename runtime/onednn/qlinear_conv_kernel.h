@@ -41,6 +41,8 @@ void SetInt8ConvEngine(Int8ConvEngine engine);
 // on one OpenMP thread (default 256 KiB; QFUSE_POINTWISE_BAND_KB sets the start value; 0 runs
 // them in whole images like the other units). Tests shrink it to cut many bands.
 void SetPointwiseBandBytes(int64_t bytes);
+// Units whose output stage qualifies (fused_output_stage.h; oneDNN's direct accumulators,
+// no residual) run it inside oneDNN's convolution, which then writes the output bytes itself.
 // True when a unit with these activations, weights and group runs on the tiles: always
 // where oneDNN is not exact, else as chosen above.
 bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group);

@@ -5,14 +5,18 @@
 // Runs under each cap the CPU supports (AVX-512 VNNI, AVX2) and with each engine: oneDNN
 // directly where its int8 convolution is exact (at VNNI; under the AVX2 cap with 7-bit
 // weights), through the split source (source_split.h) under the AVX2 cap with 8-bit weights,
-// the tiles everywhere.
+// the tiles everywhere. oneDNN's units run with the output stage fused into its convolution
+// (fused_output_stage.h) and without.
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/cpu_isa.h"
 #include "runtime/executor.h"
+#include "runtime/onednn/fused_output_stage.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "runtime/onednn/qlinear_conv_kernel.h"
 #include "tests/testing/isa_cap_guard.h"
@@ -92,20 +96,33 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
       SetInt8ConvEngine(engine);
       for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
         // Pointwise units in bands: the default, bands of 16 pixels (many bands, an uneven
-        // last one, outliers on both sides of band edges) and none (whole images).
-        for (int64_t band_bytes : {int64_t{256} << 10, int64_t{1}, int64_t{0}}) {
-          if (band_bytes != (int64_t{256} << 10) &&
+        // last one, outliers on both sides of band edges) and none (whole images); the output
+        // stage inside oneDNN where it qualifies (the default) and always qfuse's own.
+        const int64_t default_band = int64_t{256} << 10;
+        for (const auto& [band_bytes, fuse] : std::vector<std::pair<int64_t, bool>>{
+                 {default_band, true}, {1, true}, {0, true}, {default_band, false}}) {
+          if ((band_bytes != default_band || !fuse) &&
               (engine != Int8ConvEngine::kOneDnn || mode != numerics::RequantizeMode::kOnnx)) {
             continue;
           }
           SetPointwiseBandBytes(band_bytes);
+          SetOutputStageFusion(fuse);
+          const int64_t fused_before = FusedOutputStagePrimitives();
           QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(*model.graph, true, mode, tc.inputs));
-          SetPointwiseBandBytes(int64_t{256} << 10);
+          SetPointwiseBandBytes(default_band);
+          SetOutputStageFusion(true);
+          // At VNNI oneDNN's accumulators are exact for every unit, so the one-term kOnnx
+          // units of both samples run the fused stage.
+          if (cap == Isa::kAvx512Vnni && engine == Int8ConvEngine::kOneDnn &&
+              mode == numerics::RequantizeMode::kOnnx) {
+            EXPECT_EQ(FusedOutputStagePrimitives() > fused_before, fuse) << name;
+          }
           ASSERT_EQ(got.size(), want[mode].size());
           for (const auto& [value, w] : want[mode]) {
             EXPECT_TRUE(got.at(value).BitwiseEqual(w))
                 << name << " " << value << " at cap " << IsaName(cap) << " engine " << static_cast<int>(engine)
-                << " pointwise band bytes " << band_bytes << " differs from the scalar hand-written kernels";
+                << " pointwise band bytes " << band_bytes << (fuse ? " fused" : "")
+                << " differs from the scalar hand-written kernels";
           }
           ++checked;
         }

@@ -1,0 +1,90 @@
+#include "runtime/onednn/fused_output_stage.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/onednn/onednn_engine.h"
+
+namespace qfuse::runtime::onednn {
+namespace {
+
+// Every integer of magnitude up to 2^24 is a float32.
+constexpr int64_t kFloatExactIntegers = int64_t{1} << 24;
+// The largest |x - zp_x| of an 8-bit source.
+constexpr int64_t kMaxCentredSource = 255;
+
+std::atomic<bool>& FusionEnabled() {
+  static std::atomic<bool> enabled = [] {
+    const char* v = std::getenv("QFUSE_FUSED_OUTPUT_STAGE");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
+}
+
+std::atomic<int64_t>& FusedPrimitiveCount() {
+  static std::atomic<int64_t> count{0};
+  return count;
+}
+
+// The division post-op's second operand: one float32 broadcast over the 4-D destination.
+dnnl::memory::desc DivisorDesc() {
+  return dnnl::memory::desc({1, 1, 1, 1}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nchw);
+}
+
+}  // namespace
+
+std::optional<FusedOutputStage> MakeFusedOutputStage(const int8::OutputStage& stage, const ir::Tensor& weights,
+                                                     const std::vector<int32_t>& bias) {
+  if (!FusionEnabled().load()) return std::nullopt;
+  std::optional<int8::OutputStage::OnnxOneTermForm> form = stage.OnnxOneTerm();
+  if (!form.has_value() || weights.dtype() != ir::DataType::kInt8 || weights.rank() < 1) return std::nullopt;
+  const int64_t channels = weights.dims()[0];
+  if (channels == 0 || (!bias.empty() && static_cast<int64_t>(bias.size()) != channels) ||
+      (form->multipliers.size() != 1 && static_cast<int64_t>(form->multipliers.size()) != channels)) {
+    return std::nullopt;
+  }
+  const int64_t per_channel = weights.num_elements() / channels;
+  const absl::Span<const int8_t> w = weights.values<int8_t>();
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t abs_sum = 0;
+    for (int64_t k = 0; k < per_channel; ++k) abs_sum += std::abs(int64_t{w[c * per_channel + k]});
+    const int64_t b = bias.empty() ? 0 : std::abs(int64_t{bias[c]});
+    if (kMaxCentredSource * abs_sum + b > kFloatExactIntegers) return std::nullopt;
+  }
+  return FusedOutputStage{*std::move(form), bias};
+}
+
+void SetFusedOutputStageAttr(const FusedOutputStage& fused, dnnl::primitive_attr* attr) {
+  const std::vector<float>& m = fused.form.multipliers;
+  // Mask 1 << 1: one scale per output channel (dim 1 of the destination).
+  attr->set_output_scales(m.size() == 1 ? 0 : 1 << 1, m);
+  dnnl::post_ops ops;
+  if (fused.form.divisor != 1.f) ops.append_binary(dnnl::algorithm::binary_div, DivisorDesc());
+  ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, fused.form.lo, fused.form.hi);
+  ops.append_eltwise(1.f, dnnl::algorithm::eltwise_round, 0.f, 0.f);
+  if (fused.form.zero_point != 0) {
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f, static_cast<float>(fused.form.zero_point));
+  }
+  attr->set_post_ops(ops);
+}
+
+void AddFusedOutputStageArgs(const FusedOutputStage& fused, const dnnl::memory::desc& bias_desc,
+                             std::unordered_map<int, dnnl::memory>* args) {
+  if (!fused.bias.empty()) {
+    args->emplace(DNNL_ARG_BIAS, dnnl::memory(bias_desc, Engine(), const_cast<int32_t*>(fused.bias.data())));
+  }
+  if (fused.form.divisor != 1.f) {
+    // Post-op 0 (SetFusedOutputStageAttr puts the division first).
+    args->emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                  dnnl::memory(DivisorDesc(), Engine(), const_cast<float*>(&fused.form.divisor)));
+  }
+}
+
+int64_t FusedOutputStagePrimitives() { return FusedPrimitiveCount().load(); }
+
+void CountFusedOutputStagePrimitive() { FusedPrimitiveCount().fetch_add(1); }
+
+void SetOutputStageFusion(bool enabled) { FusionEnabled().store(enabled); }
+
+}  // namespace qfuse::runtime::onednn

@@ -1,0 +1,243 @@
+// The output stage inside oneDNN's int8 convolution (runtime/onednn/fused_output_stage.h):
+// which stages qualify, the exactness bound at its edge, and the bytes of hand-built QDQ conv
+// units with tie-heavy power-of-two multipliers, and of the samples' integer-head units, against
+// qfuse's hand-written integer kernels.
+#include "runtime/onednn/fused_output_stage.h"
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "calib/thresholds.h"
+#include "gtest/gtest.h"
+#include "runtime/cpu_isa.h"
+#include "runtime/executor.h"
+#include "runtime/int8/byte_table.h"
+#include "runtime/onednn/onednn_engine.h"
+#include "runtime/onednn/qlinear_conv_kernel.h"
+#include "tests/testing/isa_cap_guard.h"
+#include "tests/testing/onnx_test_case.h"
+#include "tests/testing/qdq_graph.h"
+#include "tests/testing/quantized_sample.h"
+#include "tests/testing/status_matchers.h"
+
+namespace qfuse::runtime::onednn {
+namespace {
+
+int8::OutputStageSpec UnitSpec() {
+  int8::OutputStageSpec spec;
+  spec.mode = numerics::RequantizeMode::kOnnx;
+  spec.output_type = ir::DataType::kUint8;
+  spec.output_scale = 0.05f;
+  spec.output_zero_point = 7;
+  spec.a.input_scale = 0.02f;
+  spec.a.weight_scales = {0.01f, 0.03f};
+  spec.act_min = 0.f;  // Relu: lo = zp
+  return spec;
+}
+
+// Two channels of k weights each: channel 0 all 127, channel 1 all -127.
+ir::Tensor Weights(int64_t k) {
+  std::vector<int8_t> w(static_cast<size_t>(2 * k), 127);
+  for (int64_t i = k; i < 2 * k; ++i) w[i] = -127;
+  return ir::Tensor::FromVector<int8_t>({2, k, 1, 1}, w);
+}
+
+TEST(MakeFusedOutputStageTest, TheFormOfAOneTermStage) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(UnitSpec()));
+  std::optional<FusedOutputStage> fused = MakeFusedOutputStage(stage, Weights(16), {5, -9});
+  ASSERT_TRUE(fused.has_value());
+  EXPECT_EQ(fused->bias, (std::vector<int32_t>{5, -9}));
+  EXPECT_EQ(fused->form.multipliers, (std::vector<float>{numerics::OnnxMultiplier(0.02f, 0.01f, 0.05f),
+                                                         numerics::OnnxMultiplier(0.02f, 0.03f, 0.05f)}));
+  EXPECT_EQ(fused->form.divisor, 1.f);
+  EXPECT_EQ(fused->form.lo, 0.f);    // Relu: the zero point, minus the zero point
+  EXPECT_EQ(fused->form.hi, 248.f);  // 255 - 7
+  EXPECT_EQ(fused->form.zero_point, 7);
+}
+
+TEST(MakeFusedOutputStageTest, TheIntegerHeadFormDividesByTheOutputScale) {
+  int8::OutputStageSpec spec = UnitSpec();
+  spec.dequantize_then_quantize = true;
+  QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(spec));
+  std::optional<FusedOutputStage> fused = MakeFusedOutputStage(stage, Weights(16), {});
+  ASSERT_TRUE(fused.has_value());
+  EXPECT_EQ(fused->form.divisor, 0.05f);
+  EXPECT_EQ(fused->form.multipliers, (std::vector<float>{0.02f * 0.01f, 0.02f * 0.03f}));
+}
+
+// 255 * 127 * 518 = 16775430, 2^24 - 16775430 = 1786: a bias of 1786 keeps every sum an exact
+// float32 integer, 1787 does not.
+TEST(MakeFusedOutputStageTest, BoundAtItsEdge) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(UnitSpec()));
+  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(518), {1786, -1786}).has_value());
+  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(518), {0, -1787}).has_value());
+  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(518), {}).has_value());
+  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(519), {}).has_value());
+}
+
+TEST(MakeFusedOutputStageTest, OtherStagesStayWithQfuse) {
+  int8::OutputStageSpec fixed = UnitSpec();
+  fixed.mode = numerics::RequantizeMode::kFixed;
+  int8::OutputStageSpec two_terms = UnitSpec();
+  two_terms.has_b = true;
+  two_terms.b.input_scale = 0.04f;
+  int8::OutputStageSpec float_out = UnitSpec();
+  float_out.output_type = ir::DataType::kFloat32;
+  for (const int8::OutputStageSpec& spec : {fixed, two_terms, float_out}) {
+    QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(spec));
+    EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(16), {}).has_value());
+  }
+  QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage mapped, int8::OutputStage::Create(UnitSpec()));
+  int8::ByteTable identity;
+  for (int i = 0; i < 256; ++i) identity[i] = static_cast<uint8_t>(i);
+  mapped.SetByteMap(identity, ir::DataType::kUint8, 1.f);
+  EXPECT_FALSE(MakeFusedOutputStage(mapped, Weights(16), {}).has_value());
+  QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(UnitSpec()));
+  SetOutputStageFusion(false);
+  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(16), {}).has_value());
+  SetOutputStageFusion(true);
+  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(16), {}).has_value());
+}
+
+struct UnitCase {
+  std::string name;
+  int64_t cin, cout, size, kernel, stride, group;
+  ir::DataType type;
+  std::string activation;  // "", "Relu" or "Clip" (0, 6)
+};
+
+// Every INT8 / UINT8 value and output of one run of a sample's graph on its test inputs.
+absl::StatusOr<std::map<std::string, ir::Tensor>> RunAll(const ir::Graph& graph, bool use_onednn,
+                                                         const std::vector<NamedTensor>& inputs) {
+  SetUseOneDnn(use_onednn);
+  absl::StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(graph);
+  SetUseOneDnn(true);
+  QFUSE_RETURN_IF_ERROR(exec.status());
+  std::map<std::string, ir::Tensor> seen;
+  RunOptions run;
+  run.observer = [&](const ir::Value& v, const ir::Tensor& t) {
+    if (t.dtype() == ir::DataType::kInt8 || t.dtype() == ir::DataType::kUint8) seen.emplace(v.name(), t);
+  };
+  QFUSE_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, (*exec)->Run(inputs, run));
+  for (NamedTensor& o : outputs) seen.emplace("output:" + o.name, std::move(o.tensor));
+  return seen;
+}
+
+// The first 4-D constant INT8 weights of a graph.
+const ir::Tensor* AnyConvWeights(const ir::Graph& graph) {
+  for (const ir::Node* n : graph.nodes()) {
+    for (const ir::Value* v : n->inputs()) {
+      if (v != nullptr && v->is_constant() && v->initializer()->rank() == 4 &&
+          v->initializer()->dtype() == ir::DataType::kInt8) {
+        return v->initializer();
+      }
+    }
+  }
+  return nullptr;
+}
+
+class FusedOutputStageBytesTest : public ::testing::TestWithParam<UnitCase> {};
+
+// x -> Conv (+ bias) -> [Relu | Clip] -> y as one integer unit. The multipliers
+// s_x * s_w[c] / s_y are powers of two (2^-6 .. 2^-9), so many accumulators land on a half:
+// ties to even and the zero point added after the rounding both show. Weights lie in
+// [-64, 64], so oneDNN's accumulators are exact at AVX2 too and the stage fuses there as well.
+TEST_P(FusedOutputStageBytesTest, SameBytesAsHandWrittenKernel) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  const UnitCase& c = GetParam();
+  std::mt19937 rng(23);
+  const int64_t n = 2;
+  const int zp = c.type == ir::DataType::kUint8 ? 131 : -3;
+  testing::QdqGraph b;
+  ir::Value* x = b.Input("x", {n, c.cin, c.size, c.size}, c.type, 0.5f, zp);
+  std::uniform_int_distribution<int> w64(-64, 64);
+  std::vector<int8_t> w(static_cast<size_t>(c.cout * (c.cin / c.group) * c.kernel * c.kernel));
+  for (int8_t& e : w) e = static_cast<int8_t>(w64(rng));
+  std::vector<float> w_scales, bias_scales;
+  std::vector<int32_t> bias;
+  std::uniform_int_distribution<int> b_dist(-3000, 3000);
+  for (int64_t o = 0; o < c.cout; ++o) {
+    w_scales.push_back(std::ldexp(1.f, -6 - static_cast<int>(o % 4)));
+    bias_scales.push_back(0.5f * w_scales.back());
+    bias.push_back(b_dist(rng));
+  }
+  ir::AttributeMap attrs;
+  const int64_t pad = c.kernel / 2;
+  attrs.Set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+  attrs.Set("strides", std::vector<int64_t>{c.stride, c.stride});
+  attrs.Set("group", c.group);
+  const int64_t out_size = (c.size + 2 * pad - c.kernel) / c.stride + 1;
+  const std::vector<int64_t> out_dims = {n, c.cout, out_size, out_size};
+  ir::Value* y = b.Op("Conv",
+                      {x, b.Weights("w", {c.cout, c.cin / c.group, c.kernel, c.kernel}, w, w_scales, 0),
+                       b.Bias("bias", bias, bias_scales)},
+                      out_dims, attrs);
+  if (c.activation == "Relu") y = b.Op("Relu", {y}, out_dims);
+  if (c.activation == "Clip") y = b.Op("Clip", {y, b.FloatConst("lo", 0.f), b.FloatConst("hi", 6.f)}, out_dims);
+  b.Output(y, c.type, 1.f, zp == 131 ? 5 : -7);
+
+  ir::Tensor xt(c.type, {n, c.cin, c.size, c.size});
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (uint8_t& v : xt.mutable_values<uint8_t>()) v = static_cast<uint8_t>(byte(rng));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunAll(b.graph(), false, {{"x", xt}}));
+  const int64_t fused_before = FusedOutputStagePrimitives();
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(b.graph(), true, {{"x", xt}}));
+  EXPECT_GT(FusedOutputStagePrimitives(), fused_before) << "the stage did not run inside oneDNN";
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_TRUE(want.count("output:y"));
+  for (const auto& [name, t] : want) {
+    ASSERT_TRUE(got.count(name)) << name;
+    EXPECT_TRUE(got.at(name).BitwiseEqual(t)) << name;
+  }
+}
+
+using ir::DataType;
+INSTANTIATE_TEST_SUITE_P(
+    Units, FusedOutputStageBytesTest,
+    ::testing::Values(UnitCase{"pointwise_u8", 40, 24, 9, 1, 1, 1, DataType::kUint8, ""},
+                      UnitCase{"pointwise_s8_relu", 24, 40, 9, 1, 1, 1, DataType::kInt8, "Relu"},
+                      UnitCase{"conv3x3_u8_clip", 16, 32, 10, 3, 1, 1, DataType::kUint8, "Clip"},
+                      UnitCase{"conv3x3_s2_s8", 16, 20, 11, 3, 2, 1, DataType::kInt8, ""},
+                      UnitCase{"depthwise_u8_clip", 48, 48, 12, 3, 1, 48, DataType::kUint8, "Clip"},
+                      UnitCase{"depthwise_s2_s8_relu", 32, 32, 13, 3, 2, 32, DataType::kInt8, "Relu"}),
+    [](const ::testing::TestParamInfo<UnitCase>& info) { return info.param.name; });
+
+// The integer-head form (quant/integer_heads.h: the default of //tools:quantize with uint8
+// activations), whose units dequantize and then divide by the output scale as QuantizeLinear
+// does: on both samples at level full, every INT8 / UINT8 value oneDNN's units give with the
+// stage fused equals the hand-written kernels' at the scalar cap.
+TEST(FusedOutputStageSampleTest, IntegerHeadUnitsGiveTheScalarKernelsBytes) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  for (const std::string name : {"mobilenetv2_small", "resnet_small"}) {
+    QFUSE_ASSERT_OK_AND_ASSIGN(testing::OnnxTestCase tc, testing::LoadOnnxTestCase("models/" + name));
+    calib::ThresholdOptions threshold;
+    threshold.method = calib::CalibrationMethod::kEntropy;
+    quant::ConvertOptions convert;
+    convert.activation_type = quant::ActivationType::kUint8;
+    convert.integer_heads = true;
+    QFUSE_ASSERT_OK_AND_ASSIGN(testing::QuantizedSample q,
+                               testing::QuantizeSampleWith(name, fusion::FusionLevel::kFull, threshold, convert));
+    ASSERT_GT(q.stats.integer_heads, 0) << name;
+    std::map<std::string, ir::Tensor> want;
+    {
+      testing::IsaCapGuard guard;
+      SetIsaCap(Isa::kScalar);
+      QFUSE_ASSERT_OK_AND_ASSIGN(want, RunAll(*q.model.graph, false, tc.inputs));
+    }
+    const int64_t fused_before = FusedOutputStagePrimitives();
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(*q.model.graph, true, tc.inputs));
+    // Below VNNI these 8-bit weights go through the split source, which does not fuse.
+    if (OneDnnInt8IsExact(ir::DataType::kUint8, *AnyConvWeights(*q.model.graph))) {
+      EXPECT_GT(FusedOutputStagePrimitives(), fused_before) << name;
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& [value, t] : want) EXPECT_TRUE(got.at(value).BitwiseEqual(t)) << name << " " << value;
+  }
+}
+
+}  // namespace
+}  // namespace qfuse::runtime::onednn
