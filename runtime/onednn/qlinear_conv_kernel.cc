@@ -158,7 +158,10 @@ class OneDnnQLinearConvKernel : public Kernel {
     const std::vector<int64_t>& io = (*image_prim)->out_dims;
     const int64_t image_acc_bytes = io[1] * io[2] * io[3] * static_cast<int64_t>(sizeof(int32_t));
     const int64_t batch = x_dims[0];
-    const int64_t slab = std::clamp<int64_t>(kSlabAccBytes / std::max<int64_t>(image_acc_bytes, 1), 1, batch);
+    // With the output stage inside oneDNN no accumulators are kept: one call for the batch.
+    const bool fused = (*image_prim)->fused;
+    const int64_t slab =
+        fused ? batch : std::clamp<int64_t>(kSlabAccBytes / std::max<int64_t>(image_acc_bytes, 1), 1, batch);
     UseThreadsOf(*ctx.pool);
     Tensor x_nhwc;
     const auto* src = static_cast<const uint8_t*>(x->raw_data());
@@ -173,7 +176,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(out_type_, {o[0], o[2], o[3], o[1]}));
     auto* y = static_cast<uint8_t*>(out.raw_data());
     const int64_t image_in = x_dims[1] * x_dims[2] * x_dims[3], image_out = o[1] * o[2] * o[3];
-    if ((*image_prim)->geometry.IsPointwise() && attrs_.group == 1 && BandAccBytes().load() > 0) {
+    if (!fused && (*image_prim)->geometry.IsPointwise() && attrs_.group == 1 && BandAccBytes().load() > 0) {
       QFUSE_RETURN_IF_ERROR(PointwiseBands(ctx, (*image_prim)->geometry, src, batch, res, y));
       outputs[0] = std::move(out);
       return absl::OkStatus();
