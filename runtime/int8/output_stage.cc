@@ -457,11 +457,11 @@ int64_t OutputStage::QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8
 }
 
 std::optional<OutputStage::OnnxOneTermForm> OutputStage::OnnxOneTerm() const {
-  if (mode_ != numerics::RequantizeMode::kOnnx || has_b_ || byte_map_ != nullptr ||
+  if (mode_ != numerics::RequantizeMode::kOnnx || has_b_ || (byte_map_ != nullptr && !linear_map_.has_value()) ||
       (output_type_ != ir::DataType::kInt8 && output_type_ != ir::DataType::kUint8)) {
     return std::nullopt;
   }
-  return OnnxOneTermForm{onnx_a_, divisor_, flo_, fhi_, zp_};
+  return OnnxOneTermForm{onnx_a_, divisor_, flo_, fhi_, zp_, linear_map_};
 }
 
 absl::StatusOr<OutputStage> OutputStage::Create(const OutputStageSpec& spec) {

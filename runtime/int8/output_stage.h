@@ -146,15 +146,18 @@ class OutputStage {
   bool has_linear_byte_map() const { return linear_map_.has_value(); }
 
   // The stage as plain float32 steps, for an engine that computes them in its own kernel
-  // (runtime/onednn/fused_output_stage.h): q = round_half_to_even(clamp(float32(a) *
-  // multipliers[c] / divisor, lo, hi)) + zero_point, with lo / hi the stage's bounds minus
-  // its zero point and the division skipped when divisor is 1. Only one-term kOnnx stages
-  // with a quantized output and no byte map have this form; the others return nullopt.
+  // (runtime/onednn/fused_output_stage.h): r = round_half_to_even(clamp(float32(a) *
+  // multipliers[c] / divisor, lo, hi)), with lo / hi the stage's bounds minus its zero point
+  // and the division skipped when divisor is 1; then q = r + zero_point, or with a linear
+  // byte map q = clamp(round_half_to_even(r * map.ratio), map.lo, map.hi) + map.zero_point.
+  // Only one-term kOnnx stages with a quantized output and no byte map other than a linear
+  // one have this form; the others return nullopt.
   struct OnnxOneTermForm {
     std::vector<float> multipliers;  // per channel, or one per tensor
     float divisor = 1.f;             // s_y with dequantize_then_quantize, else exactly 1
     float lo = 0.f, hi = 0.f;
     int32_t zero_point = 0;
+    std::optional<LinearByteMap> map;
   };
   std::optional<OnnxOneTermForm> OnnxOneTerm() const;
 

@@ -63,8 +63,18 @@ void SetFusedOutputStageAttr(const FusedOutputStage& fused, dnnl::primitive_attr
   if (fused.form.divisor != 1.f) ops.append_binary(dnnl::algorithm::binary_div, DivisorDesc());
   ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, fused.form.lo, fused.form.hi);
   ops.append_eltwise(1.f, dnnl::algorithm::eltwise_round, 0.f, 0.f);
-  if (fused.form.zero_point != 0) {
-    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f, static_cast<float>(fused.form.zero_point));
+  int32_t zero_point = fused.form.zero_point;
+  // oneDNN 2.6's JIT kernels keep one eltwise injector per algorithm, made with the first
+  // post-op's alpha and beta, so no algorithm may come twice with other parameters: the map's
+  // multiply is pow(x, 1) * ratio and its clip is clip_v2 (the same forward function).
+  if (const std::optional<int8::LinearByteMap>& map = fused.form.map; map.has_value()) {
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_pow, map->ratio, 1.f);
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, map->lo, map->hi);
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_round, 0.f, 0.f);
+    zero_point = map->zero_point;
+  }
+  if (zero_point != 0) {
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f, static_cast<float>(zero_point));
   }
   attr->set_post_ops(ops);
 }

@@ -10,7 +10,10 @@
 // sums the products and the source zero point's compensation in int32, converts the sum and
 // the bias to float32, adds them, multiplies by m[c] (one float32 rounding, as qfuse), then
 // runs the post-ops: a binary division by d (IEEE division, as qfuse), clip to [lo, hi],
-// round half to even, add zp, and converts the whole number to the output type.
+// round half to even, add zp, and converts the whole number to the output type. A linear
+// byte map (a clamp folded into the unit, OutputStage::SetByteMap) replaces the last step by
+// its own: multiply by its ratio (one float32 rounding, as qfuse; oneDNN's pow with exponent
+// 1 is that multiply), clip, round, add its zp.
 // The conversions and the addition are exact when every channel's
 //     255 * sum_k |w[c][k]| + |bias[c]| <= 2^24
 // (|x - zp_x| <= 255 bounds the accumulator), so Make checks that per unit. Clipping before

@@ -4,6 +4,7 @@
 // qfuse's hand-written integer kernels.
 #include "runtime/onednn/fused_output_stage.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -69,6 +70,26 @@ TEST(MakeFusedOutputStageTest, TheIntegerHeadFormDividesByTheOutputScale) {
   EXPECT_EQ(fused->form.multipliers, (std::vector<float>{0.02f * 0.01f, 0.02f * 0.03f}));
 }
 
+// A linear byte map (a folded clamp: here the bytes halved, r -> round(r * 0.5) + 3 within
+// [3, 100]) comes with the form.
+TEST(MakeFusedOutputStageTest, ALinearByteMapComesWithTheForm) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(UnitSpec()));
+  int8::ByteTable halved;
+  for (int i = 0; i < 256; ++i) {
+    const float f = std::clamp((i - 7) * 0.5f, 0.f, 97.f);
+    halved[i] = static_cast<uint8_t>(numerics::RoundHalfToEven(f) + 3);
+  }
+  stage.SetByteMap(halved, ir::DataType::kUint8, 0.5f);
+  ASSERT_TRUE(stage.has_linear_byte_map());
+  std::optional<FusedOutputStage> fused = MakeFusedOutputStage(stage, Weights(16), {});
+  ASSERT_TRUE(fused.has_value());
+  ASSERT_TRUE(fused->form.map.has_value());
+  EXPECT_EQ(fused->form.map->ratio, 0.5f);
+  EXPECT_EQ(fused->form.map->zero_point, 3);
+  EXPECT_EQ(fused->form.map->lo, 0.f);
+  EXPECT_EQ(fused->form.map->hi, 97.f);
+}
+
 // 255 * 127 * 518 = 16775430, 2^24 - 16775430 = 1786: a bias of 1786 keeps every sum an exact
 // float32 integer, 1787 does not.
 TEST(MakeFusedOutputStageTest, BoundAtItsEdge) {
@@ -91,10 +112,12 @@ TEST(MakeFusedOutputStageTest, OtherStagesStayWithQfuse) {
     QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(spec));
     EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(16), {}).has_value());
   }
+  // A byte map without a linear form (every byte reversed) stays with qfuse.
   QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage mapped, int8::OutputStage::Create(UnitSpec()));
-  int8::ByteTable identity;
-  for (int i = 0; i < 256; ++i) identity[i] = static_cast<uint8_t>(i);
-  mapped.SetByteMap(identity, ir::DataType::kUint8, 1.f);
+  int8::ByteTable reversed;
+  for (int i = 0; i < 256; ++i) reversed[i] = static_cast<uint8_t>(255 - i);
+  mapped.SetByteMap(reversed, ir::DataType::kUint8, 1.f);
+  ASSERT_FALSE(mapped.has_linear_byte_map());
   EXPECT_FALSE(MakeFusedOutputStage(mapped, Weights(16), {}).has_value());
   QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(UnitSpec()));
   SetOutputStageFusion(false);
@@ -108,6 +131,9 @@ struct UnitCase {
   int64_t cin, cout, size, kernel, stride, group;
   ir::DataType type;
   std::string activation;  // "", "Relu" or "Clip" (0, 6)
+  // The activation as a separate op between the unit's own grid (scale 1) and the output's
+  // (scale 2), which the lowering folds into the unit as a linear byte map of ratio 0.5.
+  bool folded_clamp = false;
 };
 
 // Every INT8 / UINT8 value and output of one run of a sample's graph on its test inputs.
@@ -142,7 +168,7 @@ const ir::Tensor* AnyConvWeights(const ir::Graph& graph) {
 
 class FusedOutputStageBytesTest : public ::testing::TestWithParam<UnitCase> {};
 
-// x -> Conv (+ bias) -> [Relu | Clip] -> y as one integer unit. The multipliers
+// x -> Conv (+ bias) -> [Relu | Clip] -> y as one integer unit (or with the clamp folded in). The multipliers
 // s_x * s_w[c] / s_y are powers of two (2^-6 .. 2^-9), so many accumulators land on a half:
 // ties to even and the zero point added after the rounding both show. Weights lie in
 // [-64, 64], so oneDNN's accumulators are exact at AVX2 too and the stage fuses there as well.
@@ -176,9 +202,10 @@ TEST_P(FusedOutputStageBytesTest, SameBytesAsHandWrittenKernel) {
                       {x, b.Weights("w", {c.cout, c.cin / c.group, c.kernel, c.kernel}, w, w_scales, 0),
                        b.Bias("bias", bias, bias_scales)},
                       out_dims, attrs);
+  if (c.folded_clamp) y = b.QuantizeDequantize(y, c.type, 1.f, zp == 131 ? 9 : 3);
   if (c.activation == "Relu") y = b.Op("Relu", {y}, out_dims);
   if (c.activation == "Clip") y = b.Op("Clip", {y, b.FloatConst("lo", 0.f), b.FloatConst("hi", 6.f)}, out_dims);
-  b.Output(y, c.type, 1.f, zp == 131 ? 5 : -7);
+  b.Output(y, c.type, c.folded_clamp ? 2.f : 1.f, zp == 131 ? 5 : -7);
 
   ir::Tensor xt(c.type, {n, c.cin, c.size, c.size});
   std::uniform_int_distribution<int> byte(0, 255);
@@ -203,7 +230,9 @@ INSTANTIATE_TEST_SUITE_P(
                       UnitCase{"conv3x3_u8_clip", 16, 32, 10, 3, 1, 1, DataType::kUint8, "Clip"},
                       UnitCase{"conv3x3_s2_s8", 16, 20, 11, 3, 2, 1, DataType::kInt8, ""},
                       UnitCase{"depthwise_u8_clip", 48, 48, 12, 3, 1, 48, DataType::kUint8, "Clip"},
-                      UnitCase{"depthwise_s2_s8_relu", 32, 32, 13, 3, 2, 32, DataType::kInt8, "Relu"}),
+                      UnitCase{"depthwise_s2_s8_relu", 32, 32, 13, 3, 2, 32, DataType::kInt8, "Relu"},
+                      UnitCase{"pointwise_u8_folded_relu", 40, 24, 9, 1, 1, 1, DataType::kUint8, "Relu", true},
+                      UnitCase{"depthwise_s8_folded_clip", 48, 48, 12, 3, 1, 48, DataType::kInt8, "Clip", true}),
     [](const ::testing::TestParamInfo<UnitCase>& info) { return info.param.name; });
 
 // The integer-head form (quant/integer_heads.h: the default of //tools:quantize with uint8
