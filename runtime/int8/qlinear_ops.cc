@@ -271,10 +271,15 @@ class QLinearClampKernel : public Kernel {
 };
 
 // AveragePool (ceil_mode 0, no dilations: the lowering only matches those) and
-// GlobalAveragePool. stages_[n] divides by n.
+// GlobalAveragePool, which also reads the integer units' channels-last layout directly.
+// stages_[n] divides by n.
 class QLinearAveragePoolKernel : public Kernel {
  public:
   explicit QLinearAveragePoolKernel(bool global) : global_(global) {}
+
+  bool accepts_layout(int input, LayoutKind kind) const override {
+    return kind == LayoutKind::kPlain || (global_ && input == 0 && kind == LayoutKind::kChannelsLast);
+  }
 
   absl::Status Prepare(const ir::Node& node) {
     QFUSE_ASSIGN_OR_RETURN(mode_, ReadRequantizeMode(node));
@@ -303,6 +308,7 @@ class QLinearAveragePoolKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(CheckType(inputs[0], x_, "X"));
     const Tensor& x = *inputs[0];
     if (x.rank() < 3) return absl::InvalidArgumentError(absl::StrCat("X ", ir::DimsToString(x.dims()), " has no spatial dims"));
+    if (global_) return RunGlobal(ctx, x, outputs);
     const int64_t planes = x.dims()[0] * x.dims()[1];
     kernels::linalg::ConvGeometry g;
     std::vector<int64_t> out_dims;
@@ -322,7 +328,6 @@ class QLinearAveragePoolKernel : public Kernel {
     // |sum| <= window * 255 must fit int32.
     if (g.kernel_size() > (int64_t{1} << 23)) return absl::UnimplementedError("pooling window too large for int32 sums");
     const std::vector<OutputStage>* stages = &stages_;
-    if (global_) QFUSE_RETURN_IF_ERROR(StageFor(g.kernel_size()).status());
     QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(y_.type, out_dims));
     const int64_t in_size = g.image_size(), out_size = g.col_size();
     WithBytes(x, [&](const auto* xd) {
@@ -362,6 +367,52 @@ class QLinearAveragePoolKernel : public Kernel {
   }
 
  private:
+  // GlobalAveragePool: each channel's exact int32 sum over its H x W values (plain planes,
+  // or channels-last images summed pixel by pixel into one sum per channel), centred and
+  // requantized by the stage that divides by H x W.
+  absl::Status RunGlobal(const KernelContext& ctx, const Tensor& x, absl::Span<Tensor> outputs) {
+    const bool channels_last = ctx.input_layouts != nullptr && ctx.input_layouts[0].kind == LayoutKind::kChannelsLast;
+    const std::vector<int64_t> dims = channels_last ? PlainDims(x, ctx.input_layouts[0]) : x.dims();
+    const int64_t batch = dims[0], channels = dims[1];
+    const int64_t area = x.num_elements() / std::max<int64_t>(batch * channels, 1);
+    // |sum| <= area * 255 must fit int32.
+    if (area > (int64_t{1} << 23)) return absl::UnimplementedError("pooling window too large for int32 sums");
+    QFUSE_ASSIGN_OR_RETURN(const OutputStage* stage, StageFor(area));
+    std::vector<int64_t> out_dims = {batch, channels};
+    out_dims.resize(dims.size(), 1);
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(y_.type, out_dims));
+    const int32_t centre = static_cast<int32_t>(area) * x_.zero_point;
+    WithBytes(x, [&](const auto* xd) {
+      WithMutableBytes(&outputs[0], [&](auto* yd) {
+        using T = std::remove_pointer_t<decltype(yd)>;
+        if (channels_last) {
+          ctx.pool->ParallelFor(batch, 1, [&](int64_t begin, int64_t end) {
+            std::vector<int32_t> sums(static_cast<size_t>(channels));
+            for (int64_t n = begin; n < end; ++n) {
+              std::fill(sums.begin(), sums.end(), 0);
+              const auto* image = xd + n * area * channels;
+              for (int64_t p = 0; p < area; ++p) {
+                for (int64_t c = 0; c < channels; ++c) sums[c] += image[p * channels + c];
+              }
+              for (int64_t c = 0; c < channels; ++c) yd[n * channels + c] = static_cast<T>(stage->Quantize(sums[c] - centre, 0));
+            }
+          });
+          return;
+        }
+        const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(area, 1));
+        ctx.pool->ParallelFor(batch * channels, grain, [&](int64_t begin, int64_t end) {
+          for (int64_t plane = begin; plane < end; ++plane) {
+            const auto* in = xd + plane * area;
+            int32_t sum = 0;
+            for (int64_t i = 0; i < area; ++i) sum += in[i];
+            yd[plane] = static_cast<T>(stage->Quantize(sum - centre, 0));
+          }
+        });
+      });
+    });
+    return absl::OkStatus();
+  }
+
   // stages_[n] for divisor n (created on first use; n = 0 maps to 1 and is never used).
   absl::StatusOr<const OutputStage*> StageFor(int64_t n) {
     while (static_cast<int64_t>(stages_.size()) <= n) {

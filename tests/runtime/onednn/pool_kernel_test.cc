@@ -2,7 +2,8 @@
 // tests) on random inputs: a Conv (blocked output) feeding MaxPool, AveragePool and the
 // global pools, over ceil_mode, padding, count_include_pad and channel counts that do not
 // fill a block; outputs and observed values compared in plain layout. And the integer
-// graph's MaxPool between two integer units (channels-last bytes): every byte the same.
+// graph's MaxPool between two integer units (channels-last bytes), and its GlobalAveragePool
+// after one: every byte the same.
 #include <cstdint>
 #include <map>
 #include <random>
@@ -139,6 +140,49 @@ INSTANTIATE_TEST_SUITE_P(Pools, OneDnnInt8MaxPoolTest,
                            const PoolCase& c = std::get<0>(info.param);
                            return absl::StrCat("c", c.channels, "_k", c.kernel, "_s", c.stride, "_p", c.pad,
                                                c.ceil_mode ? "_ceil" : "",
+                                               std::get<1>(info.param) == ir::DataType::kUint8 ? "_u8" : "_s8");
+                         });
+
+// x -> Conv 3x3 unit -> GlobalAveragePool, requantized: the integer pool reads the unit's
+// channels-last bytes directly; with oneDNN off it reads plain NCHW. Same bytes.
+class OneDnnInt8GlobalPoolTest : public ::testing::TestWithParam<std::tuple<int64_t, ir::DataType>> {};
+
+TEST_P(OneDnnInt8GlobalPoolTest, ChannelsLastEqualsPlain) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  const auto& [channels, type] = GetParam();
+  std::mt19937 rng(5);
+  const int64_t n = 3, cin = 8, h = 7, w = 9;
+  testing::QdqGraph b;
+  ir::Value* x = b.Input("x", {n, cin, h, w}, type, 0.03f, type == ir::DataType::kUint8 ? 5 : -3);
+  std::uniform_int_distribution<int> w8(-127, 127);
+  std::vector<int8_t> v(channels * cin * 9);
+  for (int8_t& e : v) e = static_cast<int8_t>(w8(rng));
+  ir::AttributeMap pad1;
+  pad1.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ir::Value* conv = b.Op("Conv", {x, b.Weights("w", {channels, cin, 3, 3}, v, std::vector<float>(channels, 0.004f), 0)},
+                         {n, channels, h, w}, pad1);
+  const int zp = type == ir::DataType::kUint8 ? 131 : 3;
+  ir::Value* stage = b.QuantizeDequantize(conv, type, 0.047f, zp);
+  b.Output(b.Op("GlobalAveragePool", {stage}, {n, channels, 1, 1}), type, 0.011f, zp);
+
+  ir::Tensor xt(type, {n, cin, h, w});
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (uint8_t& e : xt.mutable_values<uint8_t>()) e = static_cast<uint8_t>(byte(rng));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8(b.graph(), false, xt));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8(b.graph(), true, xt));
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_TRUE(want.count("output:y"));
+  for (const auto& [name, t] : want) {
+    ASSERT_TRUE(got.count(name)) << name;
+    EXPECT_TRUE(got.at(name).BitwiseEqual(t)) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pools, OneDnnInt8GlobalPoolTest,
+                         ::testing::Combine(::testing::Values(13, 64),
+                                            ::testing::Values(ir::DataType::kUint8, ir::DataType::kInt8)),
+                         [](const ::testing::TestParamInfo<std::tuple<int64_t, ir::DataType>>& info) {
+                           return absl::StrCat("c", std::get<0>(info.param),
                                                std::get<1>(info.param) == ir::DataType::kUint8 ? "_u8" : "_s8");
                          });
 
