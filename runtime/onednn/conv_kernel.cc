@@ -52,6 +52,9 @@ struct Primitive {
   memory weights;
   memory::desc src_desc, dst_desc;
   std::vector<int64_t> dst_dims;  // plain [N, OC, OH, OW]
+  // The residual is read by a binary add post-op (src1, the destination's layout) instead of
+  // being copied into the destination for a sum post-op.
+  bool binary_residual = false;
 };
 
 class OneDnnConvKernel : public Kernel {
@@ -90,6 +93,8 @@ class OneDnnConvKernel : public Kernel {
     if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelBlocked, block_, outputs);
     const Primitive& p = **prim;
     Tensor out = NewBlocked(p.dst_dims, out_channels_, block_);
+    Tensor blocked_residual;
+    const void* residual_data = nullptr;  // src1 of the binary add
     if (residual != nullptr) {
       const bool r_blocked = InputKind(ctx, ir::kUnitResidual) == LayoutKind::kChannelBlocked;
       QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> r_dims, PlainDims(*residual, r_blocked, out_channels_, "residual"));
@@ -97,7 +102,13 @@ class OneDnnConvKernel : public Kernel {
         return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(r_dims),
                                                        " differs from the output's ", ir::DimsToString(p.dst_dims)));
       }
-      if (r_blocked) {
+      if (p.binary_residual && r_blocked) {
+        residual_data = residual->raw_data();
+      } else if (p.binary_residual) {
+        blocked_residual = NewBlocked(p.dst_dims, out_channels_, block_);
+        PlainToBlocked(*ctx.pool, *residual, block_, blocked_residual.raw_data());
+        residual_data = blocked_residual.raw_data();
+      } else if (r_blocked) {
         std::memcpy(out.raw_data(), residual->raw_data(), out.byte_size());
       } else {
         PlainToBlocked(*ctx.pool, *residual, block_, out.raw_data());
@@ -116,6 +127,10 @@ class OneDnnConvKernel : public Kernel {
     if (bias_.dtype() != ir::DataType::kUndefined) {
       args.emplace(DNNL_ARG_BIAS, memory({{out_channels_}, memory::data_type::f32, memory::format_tag::x}, Engine(),
                                          const_cast<void*>(bias_.raw_data())));
+    }
+    if (residual_data != nullptr) {
+      args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                   memory(p.dst_desc, Engine(), const_cast<void*>(residual_data)));
     }
     try {
       p.conv.execute(Stream(), args);
@@ -169,12 +184,25 @@ class OneDnnConvKernel : public Kernel {
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                            p->src_desc, w_any, b_desc, p->dst_desc, d.strides, d.dilations, d.pad_l,
                                            d.pad_r);
-      dnnl::post_ops ops;
-      if (residual) ops.append_sum(1.f);
-      AppendActivation(spec_, &ops);
-      dnnl::primitive_attr attr;
-      attr.set_post_ops(ops);
-      dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+      // The residual as a binary add where oneDNN has a kernel for it, else as a sum.
+      const auto make = [&](bool binary) {
+        dnnl::post_ops ops;
+        if (residual && binary) ops.append_binary(dnnl::algorithm::binary_add, p->dst_desc);
+        if (residual && !binary) ops.append_sum(1.f);
+        AppendActivation(spec_, &ops);
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(ops);
+        return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
+      };
+      dnnl::convolution_forward::primitive_desc pd;
+      if (residual) {
+        try {
+          pd = make(true);
+          p->binary_residual = true;
+        } catch (const dnnl::error&) {
+        }
+      }
+      if (!p->binary_residual) pd = make(false);
       p->conv = dnnl::convolution_forward(pd);
       p->weights = ReorderWeights(weights_, d, memory::data_type::f32, pd.weights_desc());
     } catch (const dnnl::error& e) {

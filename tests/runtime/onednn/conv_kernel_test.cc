@@ -1,6 +1,7 @@
 // The oneDNN convolution kernels against the hand-written ones (themselves checked
 // against ONNX's node tests) on random inputs: chains of two Conv units so the second
-// reads the first's channel-blocked output and residual, over strides, dilations, groups,
+// reads the first's channel-blocked output and residual (and a unit with the plain graph input
+// as its residual), over strides, dilations, groups,
 // paddings, channel counts that do not fill a block, every activation, batch 1 and 3. The
 // observer and the graph outputs must see plain tensors equal to the hand-written path's.
 #include <cmath>
@@ -78,6 +79,24 @@ TEST_P(OneDnnConvTest, EqualsHandWrittenKernels) {
   b.Output(a->output(0));
   b.Output(u->output(0));
   for (int64_t batch : {1, 3}) ExpectEnginesAgree(b.graph(), batch);
+}
+
+// A unit whose residual is the plain graph input (a binary add post-op reads a blocked copy
+// of it) and one whose residual is a blocked unit output: both equal the hand-written kernels.
+TEST(OneDnnConvResidualTest, PlainAndBlockedResidualsEqualHandWrittenKernels) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {-1, 20, 9, 9});
+  ir::AttributeMap same;
+  same.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ir::UnitSpec spec;
+  spec.base_op = ir::UnitBaseOp::kConv;
+  spec.activation = ir::UnitActivation::kRelu;
+  ir::Node* a = AddUnit(b, "a", spec, {x, b.Random("wa", {20, 20, 3, 3}), b.Random("ba", {20}), x}, same, 20);
+  ir::Node* u = AddUnit(b, "b", spec, {a->output(0), b.Random("wb", {20, 20, 3, 3}), b.Random("bb", {20}), a->output(0)},
+                        same, 20);
+  b.Output(u->output(0));
+  for (int64_t batch : {1, 2}) ExpectEnginesAgree(b.graph(), batch);
 }
 
 std::vector<ConvCase> Cases() {
