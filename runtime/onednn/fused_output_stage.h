@@ -6,18 +6,19 @@
 //
 // Why the bytes are the same. qfuse computes q = rne(clamp(float32(acc + bias) * m[c] / d, lo,
 // hi)) + zp with lo, hi the stage's integer bounds minus zp, and d the output scale in the
-// integer-head form (dequantize, then QuantizeLinear's division), else no division. oneDNN 2.6
-// sums the products and the source zero point's compensation in int32, converts the sum and
-// the bias to float32, adds them, multiplies by m[c] (one float32 rounding, as qfuse), then
-// runs the post-ops: a binary division by d (IEEE division, as qfuse), clip to [lo, hi],
-// round half to even, add zp, and converts the whole number to the output type. A linear
-// byte map (a clamp folded into the unit, OutputStage::SetByteMap) replaces the last step by
-// its own: multiply by its ratio (one float32 rounding, as qfuse; oneDNN's pow with exponent
-// 1 is that multiply), clip, round, add its zp.
-// The conversions and the addition are exact when every channel's
+// integer-head form (dequantize, then QuantizeLinear's division), else no division. oneDNN
+// sums the products in int32; the products' sum, the source zero point's compensation
+// zp * sum(w) and the bias are each at most 255 * sum|w[c]| + |bias[c]| in magnitude, and so is
+// every partial sum of them in any order (the first two differ by the centred sum), so when
 //     255 * sum_k |w[c][k]| + |bias[c]| <= 2^24
-// (|x - zp_x| <= 255 bounds the accumulator), so Make checks that per unit. Clipping before
-// or after the rounding gives the same result because lo and hi are whole numbers.
+// every float32 conversion and addition is exact and oneDNN multiplies qfuse's float32(acc +
+// bias) by m[c] (its output scales; one float32 rounding, as qfuse). Then the post-ops: a
+// binary division by d (IEEE division, as qfuse), clip to [lo, hi], round half to even, add
+// zp, and the conversion of the whole number to the output type. A linear byte map (a clamp
+// folded into the unit, OutputStage::SetByteMap) replaces the last step by its own: multiply
+// by its ratio (one float32 rounding, as qfuse; oneDNN's pow with exponent 1 is that
+// multiply), clip, round, add its zp. Clipping before or after a rounding gives the same
+// result because the bounds are whole numbers. Make checks the bound per unit.
 // fused_output_stage_test and qlinear_conv_kernel_test compare the bytes with qfuse's stage.
 #ifndef QFUSE_RUNTIME_ONEDNN_FUSED_OUTPUT_STAGE_H_
 #define QFUSE_RUNTIME_ONEDNN_FUSED_OUTPUT_STAGE_H_
