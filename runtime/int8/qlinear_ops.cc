@@ -372,6 +372,10 @@ class QLinearAveragePoolKernel : public Kernel {
   // requantized by the stage that divides by H x W.
   absl::Status RunGlobal(const KernelContext& ctx, const Tensor& x, absl::Span<Tensor> outputs) {
     const bool channels_last = ctx.input_layouts != nullptr && ctx.input_layouts[0].kind == LayoutKind::kChannelsLast;
+    if (channels_last && (x.rank() != 4 || x.dims()[3] != ctx.input_layouts[0].channels)) {
+      return absl::InvalidArgumentError(absl::StrCat("channels-last X ", ir::DimsToString(x.dims()), " does not hold ",
+                                                     ctx.input_layouts[0].channels, " channels"));
+    }
     const std::vector<int64_t> dims = channels_last ? PlainDims(x, ctx.input_layouts[0]) : x.dims();
     const int64_t batch = dims[0], channels = dims[1];
     const int64_t area = x.num_elements() / std::max<int64_t>(batch * channels, 1);
@@ -386,15 +390,22 @@ class QLinearAveragePoolKernel : public Kernel {
       WithMutableBytes(&outputs[0], [&](auto* yd) {
         using T = std::remove_pointer_t<decltype(yd)>;
         if (channels_last) {
-          ctx.pool->ParallelFor(batch, 1, [&](int64_t begin, int64_t end) {
-            std::vector<int32_t> sums(static_cast<size_t>(channels));
-            for (int64_t n = begin; n < end; ++n) {
-              std::fill(sums.begin(), sums.end(), 0);
-              const auto* image = xd + n * area * channels;
+          // Tasks of one image's block of kChannelBlock channels, summed pixel by pixel.
+          constexpr int64_t kChannelBlock = 64;
+          const int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
+          ctx.pool->ParallelFor(batch * blocks, 1, [&](int64_t begin, int64_t end) {
+            int32_t sums[kChannelBlock];
+            for (int64_t task = begin; task < end; ++task) {
+              const int64_t n = task / blocks, c0 = (task % blocks) * kChannelBlock;
+              const int64_t width = std::min(kChannelBlock, channels - c0);
+              std::fill(sums, sums + width, 0);
+              const auto* image = xd + n * area * channels + c0;
               for (int64_t p = 0; p < area; ++p) {
-                for (int64_t c = 0; c < channels; ++c) sums[c] += image[p * channels + c];
+                for (int64_t c = 0; c < width; ++c) sums[c] += image[p * channels + c];
               }
-              for (int64_t c = 0; c < channels; ++c) yd[n * channels + c] = static_cast<T>(stage->Quantize(sums[c] - centre, 0));
+              for (int64_t c = 0; c < width; ++c) {
+                yd[n * channels + c0 + c] = static_cast<T>(stage->Quantize(sums[c] - centre, 0));
+              }
             }
           });
           return;

@@ -36,27 +36,43 @@ dnnl::memory ReorderWeights(const ir::Tensor& weights, const ConvDims& d, dnnl::
   return reordered;
 }
 
+dnnl::convolution_forward::primitive_desc NhwcConvDesc(const std::vector<int64_t>& x_dims, const ConvDims& d,
+                                                       dnnl::memory::data_type src_type,
+                                                       dnnl::memory::data_type weights_type,
+                                                       dnnl::memory::data_type dst_type, dnnl::primitive_attr attr,
+                                                       dnnl::memory::data_type bias_type) {
+  using dnnl::memory;
+  const memory::desc src_desc(memory::dims(x_dims.begin(), x_dims.end()), src_type, memory::format_tag::nhwc);
+  const memory::desc dst_desc(memory::dims(d.output.begin(), d.output.end()), dst_type, memory::format_tag::nhwc);
+  const memory::desc w_any(d.weights, weights_type, memory::format_tag::any);
+  const memory::desc bias_desc = bias_type == memory::data_type::undef
+                                     ? memory::desc()
+                                     : memory::desc({d.output[1]}, bias_type, memory::format_tag::x);
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                       src_desc, w_any, bias_desc, dst_desc, d.strides, d.dilations, d.pad_l,
+                                       d.pad_r);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
+}
+
 NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, const ir::Tensor& weights,
                       dnnl::memory::data_type src_type, dnnl::memory::data_type weights_type,
                       dnnl::memory::data_type dst_type, dnnl::primitive_attr attr,
                       dnnl::memory::data_type bias_type) {
-  using dnnl::memory;
+  const dnnl::convolution_forward::primitive_desc pd =
+      NhwcConvDesc(x_dims, d, src_type, weights_type, dst_type, attr, bias_type);
   NhwcConv c;
-  c.src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()), src_type, memory::format_tag::nhwc);
-  c.dst_desc = memory::desc(memory::dims(d.output.begin(), d.output.end()), dst_type, memory::format_tag::nhwc);
-  const memory::desc w_any(d.weights, weights_type, memory::format_tag::any);
-  if (bias_type != memory::data_type::undef) {
-    c.bias_desc = memory::desc({d.output[1]}, bias_type, memory::format_tag::x);
-  }
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                       c.src_desc, w_any, c.bias_desc, c.dst_desc, d.strides, d.dilations, d.pad_l,
-                                       d.pad_r);
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+  c.src_desc = pd.src_desc();
+  c.dst_desc = pd.dst_desc();
+  c.bias_desc = pd.bias_desc();
   c.conv = dnnl::convolution_forward(pd);
   c.scratchpad_desc = pd.scratchpad_desc();
-  c.weights = ReorderWeights(weights, d, memory::data_type::s8, pd.weights_desc());
+  c.weights = ReorderWeights(weights, d, dnnl::memory::data_type::s8, pd.weights_desc());
   return c;
+}
+
+bool IsFallbackImplementation(const std::string& implementation) {
+  return implementation.rfind("ref", 0) == 0 || implementation.find("gemm") != std::string::npos;
 }
 
 void AddThreadScratchpad(const NhwcConv& conv, std::unordered_map<int, dnnl::memory>* args) {

@@ -6,6 +6,7 @@
 #define QFUSE_RUNTIME_ONEDNN_CONV_DESC_H_
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -43,12 +44,25 @@ struct NhwcConv {
   dnnl::memory::desc src_desc, dst_desc, scratchpad_desc;
   dnnl::memory::desc bias_desc;  // zero (no bias) unless a bias type was given
 };
-// `attr` may carry zero points, scales and post-ops; the scratchpad mode is set here. A
-// `bias_type` other than undef adds a bias [O] of that type. May throw dnnl::error.
+// The primitive descriptor of that convolution (oneDNN's choice of implementation, before
+// any code is generated). `attr` may carry zero points, scales and post-ops; the scratchpad
+// mode is set here. A `bias_type` other than undef adds a bias [O] of that type. May throw
+// dnnl::error.
+dnnl::convolution_forward::primitive_desc NhwcConvDesc(const std::vector<int64_t>& x_dims, const ConvDims& d,
+                                                       dnnl::memory::data_type src_type,
+                                                       dnnl::memory::data_type weights_type,
+                                                       dnnl::memory::data_type dst_type, dnnl::primitive_attr attr,
+                                                       dnnl::memory::data_type bias_type);
+// The convolution itself, from NhwcConvDesc's descriptor; may throw dnnl::error.
 NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, const ir::Tensor& weights,
                       dnnl::memory::data_type src_type, dnnl::memory::data_type weights_type,
                       dnnl::memory::data_type dst_type, dnnl::primitive_attr attr,
                       dnnl::memory::data_type bias_type = dnnl::memory::data_type::undef);
+
+// Whether a convolution implementation (primitive_desc::impl_info_str) is one of oneDNN's
+// reference or GEMM-based fallbacks. They accept any post-ops, so a post-op chain that only
+// they run can be slower than a JIT kernel without it: callers compare with the plain form.
+bool IsFallbackImplementation(const std::string& implementation);
 
 // Adds the calling thread's scratchpad for `conv` to `args` (a reused buffer that only grows),
 // when the primitive needs one.

@@ -26,7 +26,7 @@ namespace {
 using dnnl::memory;
 using kernels::linalg::ConvAttrs;
 
-// The unit's activation as oneDNN eltwise post-ops (after the residual's sum).
+// The unit's activation as oneDNN eltwise post-ops (after the residual's add).
 void AppendActivation(const ir::UnitSpec& spec, dnnl::post_ops* ops) {
   using dnnl::algorithm;
   switch (spec.activation) {
@@ -194,17 +194,25 @@ class OneDnnConvKernel : public Kernel {
         attr.set_post_ops(ops);
         return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
       };
-      dnnl::convolution_forward::primitive_desc pd;
+      // The binary form unless oneDNN refuses it or only its reference / GEMM fallbacks take it
+      // where a JIT kernel takes the sum.
       if (residual) {
         try {
-          pd = make(true);
-          p->binary_residual = true;
+          const dnnl::convolution_forward::primitive_desc pd = make(true);
+          if (!IsFallbackImplementation(pd.impl_info_str()) ||
+              IsFallbackImplementation(make(false).impl_info_str())) {
+            p->conv = dnnl::convolution_forward(pd);
+            p->weights = ReorderWeights(weights_, d, memory::data_type::f32, pd.weights_desc());
+            p->binary_residual = true;
+          }
         } catch (const dnnl::error&) {
         }
       }
-      if (!p->binary_residual) pd = make(false);
-      p->conv = dnnl::convolution_forward(pd);
-      p->weights = ReorderWeights(weights_, d, memory::data_type::f32, pd.weights_desc());
+      if (!p->binary_residual) {
+        const dnnl::convolution_forward::primitive_desc pd = make(false);
+        p->conv = dnnl::convolution_forward(pd);
+        p->weights = ReorderWeights(weights_, d, memory::data_type::f32, pd.weights_desc());
+      }
     } catch (const dnnl::error& e) {
       return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
     }

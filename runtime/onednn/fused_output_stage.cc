@@ -11,8 +11,10 @@ namespace {
 
 // Every integer of magnitude up to 2^24 is a float32.
 constexpr int64_t kFloatExactIntegers = int64_t{1} << 24;
-// The largest |x - zp_x| of an 8-bit source.
-constexpr int64_t kMaxCentredSource = 255;
+// The largest source factor of a partial sum: |x - zp| for a uint8 source; for an int8 one,
+// which oneDNN multiplies as x + 128, |x + 128 - zp| (see the header).
+constexpr int64_t kMaxUint8SourceTerm = 255;
+constexpr int64_t kMaxInt8SourceTerm = 383;
 
 std::atomic<bool>& FusionEnabled() {
   static std::atomic<bool> enabled = [] {
@@ -26,35 +28,17 @@ std::atomic<int64_t>& FusedPrimitiveCount() {
   static std::atomic<int64_t> count{0};
   return count;
 }
+std::atomic<int64_t>& FusedByteMapCount() {
+  static std::atomic<int64_t> count{0};
+  return count;
+}
 
 // The division post-op's second operand: one float32 broadcast over the 4-D destination.
 dnnl::memory::desc DivisorDesc() {
   return dnnl::memory::desc({1, 1, 1, 1}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nchw);
 }
 
-}  // namespace
-
-std::optional<FusedOutputStage> MakeFusedOutputStage(const int8::OutputStage& stage, const ir::Tensor& weights,
-                                                     const std::vector<int32_t>& bias) {
-  if (!FusionEnabled().load()) return std::nullopt;
-  std::optional<int8::OutputStage::OnnxOneTermForm> form = stage.OnnxOneTerm();
-  if (!form.has_value() || weights.dtype() != ir::DataType::kInt8 || weights.rank() < 1) return std::nullopt;
-  const int64_t channels = weights.dims()[0];
-  if (channels == 0 || (!bias.empty() && static_cast<int64_t>(bias.size()) != channels) ||
-      (form->multipliers.size() != 1 && static_cast<int64_t>(form->multipliers.size()) != channels)) {
-    return std::nullopt;
-  }
-  const int64_t per_channel = weights.num_elements() / channels;
-  const absl::Span<const int8_t> w = weights.values<int8_t>();
-  for (int64_t c = 0; c < channels; ++c) {
-    int64_t abs_sum = 0;
-    for (int64_t k = 0; k < per_channel; ++k) abs_sum += std::abs(int64_t{w[c * per_channel + k]});
-    const int64_t b = bias.empty() ? 0 : std::abs(int64_t{bias[c]});
-    if (kMaxCentredSource * abs_sum + b > kFloatExactIntegers) return std::nullopt;
-  }
-  return FusedOutputStage{*std::move(form), bias};
-}
-
+// Sets the output scales and the post-ops of `fused` on `attr`; may throw dnnl::error.
 void SetFusedOutputStageAttr(const FusedOutputStage& fused, dnnl::primitive_attr* attr) {
   const std::vector<float>& m = fused.form.multipliers;
   // Mask 1 << 1: one scale per output channel (dim 1 of the destination).
@@ -79,6 +63,30 @@ void SetFusedOutputStageAttr(const FusedOutputStage& fused, dnnl::primitive_attr
   attr->set_post_ops(ops);
 }
 
+}  // namespace
+
+std::optional<FusedOutputStage> MakeFusedOutputStage(const int8::OutputStage& stage, const ir::Tensor& weights,
+                                                     const std::vector<int32_t>& bias, FusedSource source) {
+  if (!FusionEnabled().load()) return std::nullopt;
+  std::optional<int8::OutputStage::OnnxOneTermForm> form = stage.OnnxOneTerm();
+  if (!form.has_value() || weights.dtype() != ir::DataType::kInt8 || weights.rank() < 1) return std::nullopt;
+  const int64_t channels = weights.dims()[0];
+  if (channels == 0 || (!bias.empty() && static_cast<int64_t>(bias.size()) != channels) ||
+      (form->multipliers.size() != 1 && static_cast<int64_t>(form->multipliers.size()) != channels)) {
+    return std::nullopt;
+  }
+  const int64_t per_channel = weights.num_elements() / channels;
+  const absl::Span<const int8_t> w = weights.values<int8_t>();
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t abs_sum = 0;
+    for (int64_t k = 0; k < per_channel; ++k) abs_sum += std::abs(int64_t{w[c * per_channel + k]});
+    const int64_t b = bias.empty() ? 0 : std::abs(int64_t{bias[c]});
+    const int64_t term = source == FusedSource::kInt8 ? kMaxInt8SourceTerm : kMaxUint8SourceTerm;
+    if (term * abs_sum + b > kFloatExactIntegers) return std::nullopt;
+  }
+  return FusedOutputStage{*std::move(form), bias};
+}
+
 void AddFusedOutputStageArgs(const FusedOutputStage& fused, const dnnl::memory::desc& bias_desc,
                              std::unordered_map<int, dnnl::memory>* args) {
   if (!fused.bias.empty()) {
@@ -92,8 +100,33 @@ void AddFusedOutputStageArgs(const FusedOutputStage& fused, const dnnl::memory::
 }
 
 int64_t FusedOutputStagePrimitives() { return FusedPrimitiveCount().load(); }
+int64_t FusedByteMapPrimitives() { return FusedByteMapCount().load(); }
 
-void CountFusedOutputStagePrimitive() { FusedPrimitiveCount().fetch_add(1); }
+std::optional<NhwcConv> MakeFusedNhwcConv(const FusedOutputStage& fused, const std::vector<int64_t>& x_dims,
+                                          const ConvDims& d, const ir::Tensor& weights,
+                                          dnnl::memory::data_type src_type, dnnl::memory::data_type out_type,
+                                          const std::function<dnnl::primitive_attr()>& base_attr) {
+  using dnnl::memory;
+  try {
+    dnnl::primitive_attr attr = base_attr();
+    SetFusedOutputStageAttr(fused, &attr);
+    const memory::data_type bias_type = fused.bias.empty() ? memory::data_type::undef : memory::data_type::s32;
+    const std::string fused_impl =
+        NhwcConvDesc(x_dims, d, src_type, memory::data_type::s8, out_type, attr, bias_type).impl_info_str();
+    if (IsFallbackImplementation(fused_impl) &&
+        !IsFallbackImplementation(NhwcConvDesc(x_dims, d, src_type, memory::data_type::s8, memory::data_type::s32,
+                                               base_attr(), memory::data_type::undef)
+                                      .impl_info_str())) {
+      return std::nullopt;
+    }
+    NhwcConv conv = MakeNhwcConv(x_dims, d, weights, src_type, memory::data_type::s8, out_type, attr, bias_type);
+    FusedPrimitiveCount().fetch_add(1);
+    if (fused.form.map.has_value()) FusedByteMapCount().fetch_add(1);
+    return conv;
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
 
 void SetOutputStageFusion(bool enabled) { FusionEnabled().store(enabled); }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -158,8 +159,13 @@ class OneDnnQLinearConvKernel : public Kernel {
     const std::vector<int64_t>& io = (*image_prim)->out_dims;
     const int64_t image_acc_bytes = io[1] * io[2] * io[3] * static_cast<int64_t>(sizeof(int32_t));
     const int64_t batch = x_dims[0];
-    // With the output stage inside oneDNN no accumulators are kept: one call for the batch.
-    const bool fused = (*image_prim)->fused;
+    // With the output stage inside oneDNN no accumulators are kept: one call for the batch
+    // (when the batch's primitive fused too).
+    bool fused = (*image_prim)->fused;
+    if (fused && x_dims[0] > 1) {
+      absl::StatusOr<const Primitive*> whole = Find(x_dims);
+      fused = whole.ok() && (*whole)->fused;
+    }
     const int64_t slab =
         fused ? batch : std::clamp<int64_t>(kSlabAccBytes / std::max<int64_t>(image_acc_bytes, 1), 1, batch);
     UseThreadsOf(*ctx.pool);
@@ -446,23 +452,18 @@ class OneDnnQLinearConvKernel : public Kernel {
     const memory::data_type src_type =
         shift_source_ || split_.has_value() ? memory::data_type::u8 : OneDnnType(u_.x.type);
     // A fresh attribute each time: copies of a dnnl::primitive_attr share one object.
-    const auto base_attr = [&] {
+    const std::function<dnnl::primitive_attr()> base_attr = [&] {
       dnnl::primitive_attr attr;
       if (source_zero_point_ != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
       return attr;
     };
     if (fused_.has_value()) {
-      // Where oneDNN has no kernel for these post-ops, the accumulators come out as below.
-      try {
-        dnnl::primitive_attr fused_attr = base_attr();
-        SetFusedOutputStageAttr(*fused_, &fused_attr);
-        static_cast<NhwcConv&>(*p) =
-            MakeNhwcConv(x_dims, d, weights_, src_type, memory::data_type::s8, OneDnnType(out_type_), fused_attr,
-                         fused_->bias.empty() ? memory::data_type::undef : memory::data_type::s32);
+      std::optional<NhwcConv> fused = MakeFusedNhwcConv(*fused_, x_dims, d, weights_, src_type, OneDnnType(out_type_),
+                                                        base_attr);
+      if (fused.has_value()) {
+        static_cast<NhwcConv&>(*p) = *std::move(fused);
         p->fused = true;
-        CountFusedOutputStagePrimitive();
         return p;
-      } catch (const dnnl::error&) {
       }
     }
     try {
@@ -590,9 +591,13 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& 
     split = PrepareSplitSourceWeights(*w->initializer(), attrs.group);
   }
   const bool shift_source = u.x.type == ir::DataType::kInt8 && !OneDnnHasVnni();
+  // The output stage inside oneDNN (fused_output_stage.h) needs oneDNN's own accumulators and
+  // one term.
   std::optional<FusedOutputStage> fused;
   if (!tiles.has_value() && !split.has_value() && !u.residual.has_value()) {
-    fused = MakeFusedOutputStage(u.stage, *w->initializer(), u.bias);
+    const bool s8_source = u.x.type == ir::DataType::kInt8 && !shift_source;
+    fused = MakeFusedOutputStage(u.stage, *w->initializer(), u.bias,
+                                 s8_source ? FusedSource::kInt8 : FusedSource::kUint8);
   }
   return std::unique_ptr<Kernel>(new OneDnnQLinearConvKernel(
       std::move(u), std::move(attrs), *w->initializer(), out_type, shift_source, std::move(native), std::move(tiles),

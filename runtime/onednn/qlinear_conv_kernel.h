@@ -39,10 +39,10 @@ void SetInt8ConvEngine(Int8ConvEngine engine);
 // Pointwise units (1x1, stride 1, no padding, one group) on oneDNN run in bands of pixels
 // whose int32 accumulators fit this many bytes, each band from the split to the output stage
 // on one OpenMP thread (default 256 KiB; QFUSE_POINTWISE_BAND_KB sets the start value; 0 runs
-// them in whole images like the other units). Tests shrink it to cut many bands.
+// them in whole images like the other units). Tests shrink it to cut many bands. Units whose
+// output stage runs inside oneDNN (see CreateIntegerUnitKernel) keep no accumulators and
+// run the whole batch in one call instead.
 void SetPointwiseBandBytes(int64_t bytes);
-// Units whose output stage qualifies (fused_output_stage.h; oneDNN's direct accumulators,
-// no residual) run it inside oneDNN's convolution, which then writes the output bytes itself.
 // True when a unit with these activations, weights and group runs on the tiles: always
 // where oneDNN is not exact, else as chosen above.
 bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group);
@@ -50,7 +50,10 @@ bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group);
 // Registry factory for qfuse.QLinearUnit: the channels-last kernel (accumulators from oneDNN
 // or the tiles, see above) when UseOneDnn() and the unit fits (Conv with 4-D weights,
 // symmetric weights, a clamp activation, INT8/UINT8 output); otherwise the hand-written
-// integer kernel (runtime/int8), which also runs any shape oneDNN refuses.
+// integer kernel (runtime/int8), which also runs any shape oneDNN refuses. A unit on
+// oneDNN's direct accumulators without a residual whose stage qualifies
+// (fused_output_stage.h) runs the stage inside oneDNN's convolution, which then writes the
+// output bytes itself.
 absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& node);
 
 }  // namespace qfuse::runtime::onednn

@@ -19,6 +19,7 @@
 #include "runtime/int8/byte_table.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "runtime/onednn/qlinear_conv_kernel.h"
+#include "tests/runtime/onednn/int8_values.h"
 #include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/onnx_test_case.h"
 #include "tests/testing/qdq_graph.h"
@@ -49,7 +50,7 @@ ir::Tensor Weights(int64_t k) {
 
 TEST(MakeFusedOutputStageTest, TheFormOfAOneTermStage) {
   QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(UnitSpec()));
-  std::optional<FusedOutputStage> fused = MakeFusedOutputStage(stage, Weights(16), {5, -9});
+  std::optional<FusedOutputStage> fused = MakeFusedOutputStage(stage, Weights(16), {5, -9}, FusedSource::kUint8);
   ASSERT_TRUE(fused.has_value());
   EXPECT_EQ(fused->bias, (std::vector<int32_t>{5, -9}));
   EXPECT_EQ(fused->form.multipliers, (std::vector<float>{numerics::OnnxMultiplier(0.02f, 0.01f, 0.05f),
@@ -64,7 +65,7 @@ TEST(MakeFusedOutputStageTest, TheIntegerHeadFormDividesByTheOutputScale) {
   int8::OutputStageSpec spec = UnitSpec();
   spec.dequantize_then_quantize = true;
   QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(spec));
-  std::optional<FusedOutputStage> fused = MakeFusedOutputStage(stage, Weights(16), {});
+  std::optional<FusedOutputStage> fused = MakeFusedOutputStage(stage, Weights(16), {}, FusedSource::kUint8);
   ASSERT_TRUE(fused.has_value());
   EXPECT_EQ(fused->form.divisor, 0.05f);
   EXPECT_EQ(fused->form.multipliers, (std::vector<float>{0.02f * 0.01f, 0.02f * 0.03f}));
@@ -81,7 +82,7 @@ TEST(MakeFusedOutputStageTest, ALinearByteMapComesWithTheForm) {
   }
   stage.SetByteMap(halved, ir::DataType::kUint8, 0.5f);
   ASSERT_TRUE(stage.has_linear_byte_map());
-  std::optional<FusedOutputStage> fused = MakeFusedOutputStage(stage, Weights(16), {});
+  std::optional<FusedOutputStage> fused = MakeFusedOutputStage(stage, Weights(16), {}, FusedSource::kUint8);
   ASSERT_TRUE(fused.has_value());
   ASSERT_TRUE(fused->form.map.has_value());
   EXPECT_EQ(fused->form.map->ratio, 0.5f);
@@ -90,14 +91,18 @@ TEST(MakeFusedOutputStageTest, ALinearByteMapComesWithTheForm) {
   EXPECT_EQ(fused->form.map->hi, 97.f);
 }
 
-// 255 * 127 * 518 = 16775430, 2^24 - 16775430 = 1786: a bias of 1786 keeps every sum an exact
-// float32 integer, 1787 does not.
+// uint8 sources: 255 * 127 * 518 = 16775430, 2^24 - 16775430 = 1786: a bias of 1786 keeps
+// every sum an exact float32 integer, 1787 does not. int8 sources, which oneDNN multiplies as
+// x + 128: 383 * 127 * 344 = 16732504, 2^24 - 16732504 = 44712.
 TEST(MakeFusedOutputStageTest, BoundAtItsEdge) {
   QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(UnitSpec()));
-  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(518), {1786, -1786}).has_value());
-  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(518), {0, -1787}).has_value());
-  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(518), {}).has_value());
-  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(519), {}).has_value());
+  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(518), {1786, -1786}, FusedSource::kUint8).has_value());
+  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(518), {0, -1787}, FusedSource::kUint8).has_value());
+  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(518), {}, FusedSource::kUint8).has_value());
+  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(519), {}, FusedSource::kUint8).has_value());
+  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(344), {44712, 0}, FusedSource::kInt8).has_value());
+  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(344), {0, -44713}, FusedSource::kInt8).has_value());
+  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(344), {0, -44713}, FusedSource::kUint8).has_value());
 }
 
 TEST(MakeFusedOutputStageTest, OtherStagesStayWithQfuse) {
@@ -110,7 +115,7 @@ TEST(MakeFusedOutputStageTest, OtherStagesStayWithQfuse) {
   float_out.output_type = ir::DataType::kFloat32;
   for (const int8::OutputStageSpec& spec : {fixed, two_terms, float_out}) {
     QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(spec));
-    EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(16), {}).has_value());
+    EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(16), {}, FusedSource::kUint8).has_value());
   }
   // A byte map without a linear form (every byte reversed) stays with qfuse.
   QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage mapped, int8::OutputStage::Create(UnitSpec()));
@@ -118,12 +123,12 @@ TEST(MakeFusedOutputStageTest, OtherStagesStayWithQfuse) {
   for (int i = 0; i < 256; ++i) reversed[i] = static_cast<uint8_t>(255 - i);
   mapped.SetByteMap(reversed, ir::DataType::kUint8, 1.f);
   ASSERT_FALSE(mapped.has_linear_byte_map());
-  EXPECT_FALSE(MakeFusedOutputStage(mapped, Weights(16), {}).has_value());
+  EXPECT_FALSE(MakeFusedOutputStage(mapped, Weights(16), {}, FusedSource::kUint8).has_value());
   QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(UnitSpec()));
   SetOutputStageFusion(false);
-  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(16), {}).has_value());
+  EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(16), {}, FusedSource::kUint8).has_value());
   SetOutputStageFusion(true);
-  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(16), {}).has_value());
+  EXPECT_TRUE(MakeFusedOutputStage(stage, Weights(16), {}, FusedSource::kUint8).has_value());
 }
 
 struct UnitCase {
@@ -134,24 +139,8 @@ struct UnitCase {
   // The activation as a separate op between the unit's own grid (scale 1) and the output's
   // (scale 2), which the lowering folds into the unit as a linear byte map of ratio 0.5.
   bool folded_clamp = false;
+  bool per_tensor_weights = false;  // one weight scale (oneDNN's scale mask 0)
 };
-
-// Every INT8 / UINT8 value and output of one run of a sample's graph on its test inputs.
-absl::StatusOr<std::map<std::string, ir::Tensor>> RunAll(const ir::Graph& graph, bool use_onednn,
-                                                         const std::vector<NamedTensor>& inputs) {
-  SetUseOneDnn(use_onednn);
-  absl::StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(graph);
-  SetUseOneDnn(true);
-  QFUSE_RETURN_IF_ERROR(exec.status());
-  std::map<std::string, ir::Tensor> seen;
-  RunOptions run;
-  run.observer = [&](const ir::Value& v, const ir::Tensor& t) {
-    if (t.dtype() == ir::DataType::kInt8 || t.dtype() == ir::DataType::kUint8) seen.emplace(v.name(), t);
-  };
-  QFUSE_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, (*exec)->Run(inputs, run));
-  for (NamedTensor& o : outputs) seen.emplace("output:" + o.name, std::move(o.tensor));
-  return seen;
-}
 
 // The first 4-D constant INT8 weights of a graph.
 const ir::Tensor* AnyConvWeights(const ir::Graph& graph) {
@@ -187,8 +176,10 @@ TEST_P(FusedOutputStageBytesTest, SameBytesAsHandWrittenKernel) {
   std::vector<int32_t> bias;
   std::uniform_int_distribution<int> b_dist(-3000, 3000);
   for (int64_t o = 0; o < c.cout; ++o) {
-    w_scales.push_back(std::ldexp(1.f, -6 - static_cast<int>(o % 4)));
-    bias_scales.push_back(0.5f * w_scales.back());
+    if (o == 0 || !c.per_tensor_weights) {
+      w_scales.push_back(std::ldexp(1.f, -6 - static_cast<int>(o % 4)));
+      bias_scales.push_back(0.5f * w_scales.back());
+    }
     bias.push_back(b_dist(rng));
   }
   ir::AttributeMap attrs;
@@ -210,10 +201,11 @@ TEST_P(FusedOutputStageBytesTest, SameBytesAsHandWrittenKernel) {
   ir::Tensor xt(c.type, {n, c.cin, c.size, c.size});
   std::uniform_int_distribution<int> byte(0, 255);
   for (uint8_t& v : xt.mutable_values<uint8_t>()) v = static_cast<uint8_t>(byte(rng));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunAll(b.graph(), false, {{"x", xt}}));
-  const int64_t fused_before = FusedOutputStagePrimitives();
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(b.graph(), true, {{"x", xt}}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8Values(b.graph(), false, {{"x", xt}}));
+  const int64_t fused_before = FusedOutputStagePrimitives(), maps_before = FusedByteMapPrimitives();
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}));
   EXPECT_GT(FusedOutputStagePrimitives(), fused_before) << "the stage did not run inside oneDNN";
+  EXPECT_EQ(FusedByteMapPrimitives() > maps_before, c.folded_clamp) << "the folded clamp's byte map";
   ASSERT_EQ(got.size(), want.size());
   ASSERT_TRUE(want.count("output:y"));
   for (const auto& [name, t] : want) {
@@ -232,7 +224,10 @@ INSTANTIATE_TEST_SUITE_P(
                       UnitCase{"depthwise_u8_clip", 48, 48, 12, 3, 1, 48, DataType::kUint8, "Clip"},
                       UnitCase{"depthwise_s2_s8_relu", 32, 32, 13, 3, 2, 32, DataType::kInt8, "Relu"},
                       UnitCase{"pointwise_u8_folded_relu", 40, 24, 9, 1, 1, 1, DataType::kUint8, "Relu", true},
-                      UnitCase{"depthwise_s8_folded_clip", 48, 48, 12, 3, 1, 48, DataType::kInt8, "Clip", true}),
+                      UnitCase{"depthwise_s8_folded_clip", 48, 48, 12, 3, 1, 48, DataType::kInt8, "Clip", true},
+                      UnitCase{"pointwise_u8_per_tensor", 40, 24, 9, 1, 1, 1, DataType::kUint8, "Relu", false, true},
+                      UnitCase{"conv3x3_s8_per_tensor_folded", 16, 32, 10, 3, 1, 1, DataType::kInt8, "Clip", true,
+                               true}),
     [](const ::testing::TestParamInfo<UnitCase>& info) { return info.param.name; });
 
 // The integer-head form (quant/integer_heads.h: the default of //tools:quantize with uint8
@@ -255,12 +250,14 @@ TEST(FusedOutputStageSampleTest, IntegerHeadUnitsGiveTheScalarKernelsBytes) {
     {
       testing::IsaCapGuard guard;
       SetIsaCap(Isa::kScalar);
-      QFUSE_ASSERT_OK_AND_ASSIGN(want, RunAll(*q.model.graph, false, tc.inputs));
+      QFUSE_ASSERT_OK_AND_ASSIGN(want, RunInt8Values(*q.model.graph, false, tc.inputs));
     }
     const int64_t fused_before = FusedOutputStagePrimitives();
-    QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(*q.model.graph, true, tc.inputs));
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(*q.model.graph, true, tc.inputs));
     // Below VNNI these 8-bit weights go through the split source, which does not fuse.
-    if (OneDnnInt8IsExact(ir::DataType::kUint8, *AnyConvWeights(*q.model.graph))) {
+    const ir::Tensor* weights = AnyConvWeights(*q.model.graph);
+    ASSERT_NE(weights, nullptr) << name;
+    if (OneDnnInt8IsExact(ir::DataType::kUint8, *weights)) {
       EXPECT_GT(FusedOutputStagePrimitives(), fused_before) << name;
     }
     ASSERT_EQ(got.size(), want.size());

@@ -16,6 +16,7 @@
 #include "runtime/executor.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "tests/runtime/onednn/engine_compare.h"
+#include "tests/runtime/onednn/int8_values.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/qdq_graph.h"
 #include "tests/testing/status_matchers.h"
@@ -70,23 +71,6 @@ INSTANTIATE_TEST_SUITE_P(Pools, OneDnnPoolTest,
                                                c.ceil_mode ? "_ceil" : "", c.count_include_pad ? "_incpad" : "");
                          });
 
-// Every INT8 / UINT8 value and the output of one run of `graph` on `x`.
-absl::StatusOr<std::map<std::string, ir::Tensor>> RunInt8(const ir::Graph& graph, bool use_onednn,
-                                                          const ir::Tensor& x) {
-  SetUseOneDnn(use_onednn);
-  absl::StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(graph);
-  SetUseOneDnn(true);
-  QFUSE_RETURN_IF_ERROR(exec.status());
-  std::map<std::string, ir::Tensor> seen;
-  RunOptions options;
-  options.observer = [&](const ir::Value& v, const ir::Tensor& t) {
-    if (t.dtype() == ir::DataType::kInt8 || t.dtype() == ir::DataType::kUint8) seen.emplace(v.name(), t);
-  };
-  QFUSE_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, (*exec)->Run({{"x", x}}, options));
-  for (NamedTensor& o : outputs) seen.emplace("output:" + o.name, std::move(o.tensor));
-  return seen;
-}
-
 class OneDnnInt8MaxPoolTest : public ::testing::TestWithParam<std::tuple<PoolCase, ir::DataType>> {};
 
 // x -> Conv 3x3 unit -> MaxPool -> Conv 1x1 unit -> y, all requantized: the integer runtime
@@ -120,8 +104,8 @@ TEST_P(OneDnnInt8MaxPoolTest, EqualsHandWrittenKernelsByteForByte) {
   ir::Tensor xt(type, {n, cin, h, w});
   std::uniform_int_distribution<int> byte(0, 255);
   for (uint8_t& v : xt.mutable_values<uint8_t>()) v = static_cast<uint8_t>(byte(rng));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8(b.graph(), false, xt));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8(b.graph(), true, xt));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8Values(b.graph(), false, {{"x", xt}}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}));
   ASSERT_EQ(got.size(), want.size());
   ASSERT_GE(want.size(), 3u);  // the first unit's output, the pool's, the output
   for (const auto& [name, t] : want) {
@@ -168,8 +152,8 @@ TEST_P(OneDnnInt8GlobalPoolTest, ChannelsLastEqualsPlain) {
   ir::Tensor xt(type, {n, cin, h, w});
   std::uniform_int_distribution<int> byte(0, 255);
   for (uint8_t& e : xt.mutable_values<uint8_t>()) e = static_cast<uint8_t>(byte(rng));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8(b.graph(), false, xt));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8(b.graph(), true, xt));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8Values(b.graph(), false, {{"x", xt}}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}));
   ASSERT_EQ(got.size(), want.size());
   ASSERT_TRUE(want.count("output:y"));
   for (const auto& [name, t] : want) {
@@ -179,7 +163,7 @@ TEST_P(OneDnnInt8GlobalPoolTest, ChannelsLastEqualsPlain) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Pools, OneDnnInt8GlobalPoolTest,
-                         ::testing::Combine(::testing::Values(13, 64),
+                         ::testing::Combine(::testing::Values(13, 64, 100),
                                             ::testing::Values(ir::DataType::kUint8, ir::DataType::kInt8)),
                          [](const ::testing::TestParamInfo<std::tuple<int64_t, ir::DataType>>& info) {
                            return absl::StrCat("c", std::get<0>(info.param),

@@ -19,6 +19,7 @@
 #include "runtime/onednn/fused_output_stage.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "runtime/onednn/qlinear_conv_kernel.h"
+#include "tests/runtime/onednn/int8_values.h"
 #include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/onnx_test_case.h"
 #include "tests/testing/quantized_sample.h"
@@ -26,26 +27,6 @@
 
 namespace qfuse::runtime::onednn {
 namespace {
-
-
-absl::StatusOr<std::map<std::string, ir::Tensor>> RunAll(const ir::Graph& graph, bool use_onednn,
-                                                         numerics::RequantizeMode mode,
-                                                         const std::vector<NamedTensor>& inputs) {
-  SetUseOneDnn(use_onednn);
-  ExecutorOptions options;
-  options.requantize_mode = mode;
-  absl::StatusOr<std::unique_ptr<Executor>> exec = Executor::Create(graph, options);
-  SetUseOneDnn(true);
-  QFUSE_RETURN_IF_ERROR(exec.status());
-  std::map<std::string, ir::Tensor> seen;
-  RunOptions run;
-  run.observer = [&](const ir::Value& v, const ir::Tensor& t) {
-    if (t.dtype() == ir::DataType::kInt8 || t.dtype() == ir::DataType::kUint8) seen.emplace(v.name(), t);
-  };
-  QFUSE_ASSIGN_OR_RETURN(std::vector<NamedTensor> outputs, (*exec)->Run(inputs, run));
-  for (NamedTensor& o : outputs) seen.emplace("output:" + o.name, std::move(o.tensor));
-  return seen;
-}
 
 // Activation type and 7-bit weights. Below VNNI oneDNN runs exactly only with 7-bit weights:
 // uint8 sources directly, int8 ones flipped to uint8 by the kernel.
@@ -76,7 +57,7 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
   std::map<numerics::RequantizeMode, std::map<std::string, ir::Tensor>> want;
   SetIsaCap(Isa::kScalar);
   for (numerics::RequantizeMode mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
-    QFUSE_ASSERT_OK_AND_ASSIGN(want[mode], RunAll(*model.graph, false, mode, tc.inputs));
+    QFUSE_ASSERT_OK_AND_ASSIGN(want[mode], RunInt8Values(*model.graph, false, tc.inputs, mode));
     ASSERT_GT(want[mode].size(), 10u);
   }
   int checked = 0;
@@ -100,7 +81,7 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
         // stage inside oneDNN where it qualifies (the default) and always qfuse's own.
         const int64_t default_band = int64_t{256} << 10;
         for (const auto& [band_bytes, fuse] : std::vector<std::pair<int64_t, bool>>{
-                 {default_band, true}, {1, true}, {0, true}, {default_band, false}}) {
+                 {default_band, true}, {1, true}, {0, true}, {default_band, false}, {1, false}}) {
           if ((band_bytes != default_band || !fuse) &&
               (engine != Int8ConvEngine::kOneDnn || mode != numerics::RequantizeMode::kOnnx)) {
             continue;
@@ -108,7 +89,7 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
           SetPointwiseBandBytes(band_bytes);
           SetOutputStageFusion(fuse);
           const int64_t fused_before = FusedOutputStagePrimitives();
-          QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunAll(*model.graph, true, mode, tc.inputs));
+          QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(*model.graph, true, tc.inputs, mode));
           SetPointwiseBandBytes(default_band);
           SetOutputStageFusion(true);
           // At VNNI oneDNN's accumulators are exact for every unit, so the one-term kOnnx
