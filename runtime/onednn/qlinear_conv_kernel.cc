@@ -159,13 +159,9 @@ class OneDnnQLinearConvKernel : public Kernel {
     const std::vector<int64_t>& io = (*image_prim)->out_dims;
     const int64_t image_acc_bytes = io[1] * io[2] * io[3] * static_cast<int64_t>(sizeof(int32_t));
     const int64_t batch = x_dims[0];
-    // With the output stage inside oneDNN no accumulators are kept: one call for the batch
-    // (when the batch's primitive fused too).
-    bool fused = (*image_prim)->fused;
-    if (fused && x_dims[0] > 1) {
-      absl::StatusOr<const Primitive*> whole = Find(x_dims);
-      fused = whole.ok() && (*whole)->fused;
-    }
+    // With the output stage inside oneDNN (for the whole batch too) no accumulators are kept:
+    // one call for the batch.
+    const bool fused = (*image_prim)->fused && (batch == 1 || FusedFor(x_dims));
     const int64_t slab =
         fused ? batch : std::clamp<int64_t>(kSlabAccBytes / std::max<int64_t>(image_acc_bytes, 1), 1, batch);
     UseThreadsOf(*ctx.pool);
@@ -436,6 +432,11 @@ class OneDnnQLinearConvKernel : public Kernel {
     }
   }
 
+  bool FusedFor(const std::vector<int64_t>& x_dims) {
+    absl::StatusOr<const Primitive*> p = Find(x_dims);
+    return p.ok() && (*p)->fused;
+  }
+
   absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(x_dims);
@@ -457,14 +458,14 @@ class OneDnnQLinearConvKernel : public Kernel {
       if (source_zero_point_ != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
       return attr;
     };
+    std::optional<NhwcConv> fused;
     if (fused_.has_value()) {
-      std::optional<NhwcConv> fused = MakeFusedNhwcConv(*fused_, x_dims, d, weights_, src_type, OneDnnType(out_type_),
-                                                        base_attr);
-      if (fused.has_value()) {
-        static_cast<NhwcConv&>(*p) = *std::move(fused);
-        p->fused = true;
-        return p;
-      }
+      fused = MakeFusedNhwcConv(*fused_, x_dims, d, weights_, src_type, OneDnnType(out_type_), base_attr);
+    }
+    if (fused.has_value()) {
+      static_cast<NhwcConv&>(*p) = *std::move(fused);
+      p->fused = true;
+      return p;
     }
     try {
       static_cast<NhwcConv&>(*p) =
@@ -591,13 +592,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& 
     split = PrepareSplitSourceWeights(*w->initializer(), attrs.group);
   }
   const bool shift_source = u.x.type == ir::DataType::kInt8 && !OneDnnHasVnni();
-  // The output stage inside oneDNN (fused_output_stage.h) needs oneDNN's own accumulators and
-  // one term.
-  std::optional<FusedOutputStage> fused;
+  std::optional<FusedOutputStage> fused;  // needs oneDNN's own accumulators and one term
   if (!tiles.has_value() && !split.has_value() && !u.residual.has_value()) {
-    const bool s8_source = u.x.type == ir::DataType::kInt8 && !shift_source;
-    fused = MakeFusedOutputStage(u.stage, *w->initializer(), u.bias,
-                                 s8_source ? FusedSource::kInt8 : FusedSource::kUint8);
+    const bool s8 = u.x.type == ir::DataType::kInt8 && !shift_source;
+    fused = MakeFusedOutputStage(u.stage, *w->initializer(), u.bias, s8 ? FusedSource::kInt8 : FusedSource::kUint8);
   }
   return std::unique_ptr<Kernel>(new OneDnnQLinearConvKernel(
       std::move(u), std::move(attrs), *w->initializer(), out_type, shift_source, std::move(native), std::move(tiles),
