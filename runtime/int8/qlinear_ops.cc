@@ -310,21 +310,14 @@ class QLinearAveragePoolKernel : public Kernel {
     if (x.rank() < 3) return absl::InvalidArgumentError(absl::StrCat("X ", ir::DimsToString(x.dims()), " has no spatial dims"));
     if (global_) return RunGlobal(ctx, x, outputs);
     const int64_t planes = x.dims()[0] * x.dims()[1];
-    kernels::linalg::ConvGeometry g;
-    std::vector<int64_t> out_dims;
-    if (global_) {
-      g.image = {1, 1, x.num_elements() / std::max<int64_t>(planes, 1)};
-      g.kernel = g.image;
-      out_dims = {x.dims()[0], x.dims()[1]};
-      out_dims.resize(x.rank(), 1);
-    } else {
-      if (x.rank() != static_cast<int64_t>(attrs_.kernel_shape.size()) + 2) {
-        return absl::InvalidArgumentError(absl::StrCat("X ", ir::DimsToString(x.dims()), " does not match kernel_shape"));
-      }
-      QFUSE_ASSIGN_OR_RETURN(g, kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x.dims()).subspan(2),
-                                                             attrs_.kernel_shape));
-      out_dims = kernels::linalg::ConvOutputDims(x.dims()[0], x.dims()[1], g, /*image_side=*/false);
+    if (x.rank() != static_cast<int64_t>(attrs_.kernel_shape.size()) + 2) {
+      return absl::InvalidArgumentError(absl::StrCat("X ", ir::DimsToString(x.dims()), " does not match kernel_shape"));
     }
+    QFUSE_ASSIGN_OR_RETURN(const kernels::linalg::ConvGeometry g,
+                           kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x.dims()).subspan(2),
+                                                        attrs_.kernel_shape));
+    const std::vector<int64_t> out_dims = kernels::linalg::ConvOutputDims(x.dims()[0], x.dims()[1], g,
+                                                                          /*image_side=*/false);
     // |sum| <= window * 255 must fit int32.
     if (g.kernel_size() > (int64_t{1} << 23)) return absl::UnimplementedError("pooling window too large for int32 sums");
     const std::vector<OutputStage>* stages = &stages_;
@@ -356,7 +349,7 @@ class QLinearAveragePoolKernel : public Kernel {
                 }
               }
               sum -= count * x_.zero_point;
-              const int64_t divisor = count_include_pad_ || global_ ? g.kernel_size() : count;
+              const int64_t divisor = count_include_pad_ ? g.kernel_size() : count;
               out[o] = static_cast<T>((*stages)[divisor].Quantize(sum, 0));
             }
           }

@@ -59,8 +59,11 @@ NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, con
                       dnnl::memory::data_type src_type, dnnl::memory::data_type weights_type,
                       dnnl::memory::data_type dst_type, dnnl::primitive_attr attr,
                       dnnl::memory::data_type bias_type) {
-  const dnnl::convolution_forward::primitive_desc pd =
-      NhwcConvDesc(x_dims, d, src_type, weights_type, dst_type, attr, bias_type);
+  return MakeNhwcConv(NhwcConvDesc(x_dims, d, src_type, weights_type, dst_type, attr, bias_type), d, weights);
+}
+
+NhwcConv MakeNhwcConv(const dnnl::convolution_forward::primitive_desc& pd, const ConvDims& d,
+                      const ir::Tensor& weights) {
   NhwcConv c;
   c.src_desc = pd.src_desc();
   c.dst_desc = pd.dst_desc();

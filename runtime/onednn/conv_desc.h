@@ -53,7 +53,11 @@ dnnl::convolution_forward::primitive_desc NhwcConvDesc(const std::vector<int64_t
                                                        dnnl::memory::data_type weights_type,
                                                        dnnl::memory::data_type dst_type, dnnl::primitive_attr attr,
                                                        dnnl::memory::data_type bias_type);
-// The convolution itself, from NhwcConvDesc's descriptor; may throw dnnl::error.
+// The convolution of `pd` (from NhwcConvDesc) with `weights` reordered into its format; may
+// throw dnnl::error.
+NhwcConv MakeNhwcConv(const dnnl::convolution_forward::primitive_desc& pd, const ConvDims& d,
+                      const ir::Tensor& weights);
+// NhwcConvDesc's descriptor and its convolution in one step; may throw dnnl::error.
 NhwcConv MakeNhwcConv(const std::vector<int64_t>& x_dims, const ConvDims& d, const ir::Tensor& weights,
                       dnnl::memory::data_type src_type, dnnl::memory::data_type weights_type,
                       dnnl::memory::data_type dst_type, dnnl::primitive_attr attr,

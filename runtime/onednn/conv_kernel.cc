@@ -47,13 +47,16 @@ void AppendActivation(const ir::UnitSpec& spec, dnnl::post_ops* ops) {
 
 // One convolution primitive for one input shape and input layout, with its weights
 // already in the primitive's preferred format.
+// Whether a unit has a residual, and its layout.
+enum class ResidualKind { kNone, kBlocked, kPlain };
+
 struct Primitive {
   dnnl::convolution_forward conv;
   memory weights;
   memory::desc src_desc, dst_desc;
   std::vector<int64_t> dst_dims;  // plain [N, OC, OH, OW]
-  // The residual is read by a binary add post-op (src1, the destination's layout) instead of
-  // being copied into the destination for a sum post-op.
+  // A blocked residual is read by a binary add post-op (src1, the destination's layout)
+  // instead of being copied into the destination for a sum post-op.
   bool binary_residual = false;
 };
 
@@ -89,25 +92,26 @@ class OneDnnConvKernel : public Kernel {
     // A plain input with few channels (a network's first layer) is read as is; any other
     // plain input is reordered to the blocked layout first.
     const bool src_plain = !x_blocked && in_channels_ < block_;
-    absl::StatusOr<const Primitive*> prim = Find(x_dims, src_plain, residual != nullptr);
+    // A blocked residual is read in place by a binary add; a plain one is reordered into the
+    // destination for a sum (no second copy).
+    const ResidualKind residual_kind = residual == nullptr ? ResidualKind::kNone
+                                       : InputKind(ctx, ir::kUnitResidual) == LayoutKind::kChannelBlocked
+                                           ? ResidualKind::kBlocked
+                                           : ResidualKind::kPlain;
+    absl::StatusOr<const Primitive*> prim = Find(x_dims, src_plain, residual_kind);
     if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelBlocked, block_, outputs);
     const Primitive& p = **prim;
     Tensor out = NewBlocked(p.dst_dims, out_channels_, block_);
-    Tensor blocked_residual;
     const void* residual_data = nullptr;  // src1 of the binary add
     if (residual != nullptr) {
-      const bool r_blocked = InputKind(ctx, ir::kUnitResidual) == LayoutKind::kChannelBlocked;
+      const bool r_blocked = residual_kind == ResidualKind::kBlocked;
       QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> r_dims, PlainDims(*residual, r_blocked, out_channels_, "residual"));
       if (r_dims != p.dst_dims) {
         return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(r_dims),
                                                        " differs from the output's ", ir::DimsToString(p.dst_dims)));
       }
-      if (p.binary_residual && r_blocked) {
+      if (p.binary_residual) {
         residual_data = residual->raw_data();
-      } else if (p.binary_residual) {
-        blocked_residual = NewBlocked(p.dst_dims, out_channels_, block_);
-        PlainToBlocked(*ctx.pool, *residual, block_, blocked_residual.raw_data());
-        residual_data = blocked_residual.raw_data();
       } else if (r_blocked) {
         std::memcpy(out.raw_data(), residual->raw_data(), out.byte_size());
       } else {
@@ -159,7 +163,7 @@ class OneDnnConvKernel : public Kernel {
 
   // The primitive for this input shape, created on first use; an error when oneDNN
   // refuses the shape (the caller then runs the hand-written kernel).
-  absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims, bool src_plain, bool residual) {
+  absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims, bool src_plain, ResidualKind residual) {
     std::lock_guard<std::mutex> lock(mu_);
     const auto key = std::make_tuple(x_dims, src_plain, residual);
     auto it = cache_.find(key);
@@ -168,7 +172,9 @@ class OneDnnConvKernel : public Kernel {
     return cache_.emplace(key, std::move(made)).first->second.get();
   }
 
-  absl::StatusOr<std::unique_ptr<Primitive>> Make(const std::vector<int64_t>& x_dims, bool src_plain, bool residual) {
+  absl::StatusOr<std::unique_ptr<Primitive>> Make(const std::vector<int64_t>& x_dims, bool src_plain,
+                                                   ResidualKind residual_kind) {
+    const bool residual = residual_kind != ResidualKind::kNone;
     QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs_, x_dims, weights_.dims()));
     auto p = std::make_unique<Primitive>();
     p->dst_dims = d.output;
@@ -184,7 +190,7 @@ class OneDnnConvKernel : public Kernel {
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                            p->src_desc, w_any, b_desc, p->dst_desc, d.strides, d.dilations, d.pad_l,
                                            d.pad_r);
-      // The residual as a binary add where oneDNN has a kernel for it, else as a sum.
+      // A blocked residual as a binary add where oneDNN has a kernel for it, else as a sum.
       const auto make = [&](bool binary) {
         dnnl::post_ops ops;
         if (residual && binary) ops.append_binary(dnnl::algorithm::binary_add, p->dst_desc);
@@ -196,7 +202,7 @@ class OneDnnConvKernel : public Kernel {
       };
       // The binary form unless oneDNN refuses it or only its reference / GEMM fallbacks take it
       // where a JIT kernel takes the sum.
-      if (residual) {
+      if (residual_kind == ResidualKind::kBlocked) {
         try {
           const dnnl::convolution_forward::primitive_desc pd = make(true);
           if (!IsFallbackImplementation(pd.impl_info_str()) ||
@@ -228,7 +234,7 @@ class OneDnnConvKernel : public Kernel {
   const int64_t out_channels_;
   const int64_t in_channels_;
   std::mutex mu_;
-  std::map<std::tuple<std::vector<int64_t>, bool, bool>, std::unique_ptr<Primitive>> cache_;
+  std::map<std::tuple<std::vector<int64_t>, bool, ResidualKind>, std::unique_ptr<Primitive>> cache_;
 };
 
 // The oneDNN kernel for `node` (Conv inputs X, W, B; a unit adds the residual), or

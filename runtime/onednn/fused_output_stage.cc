@@ -87,16 +87,18 @@ std::optional<FusedOutputStage> MakeFusedOutputStage(const int8::OutputStage& st
   return FusedOutputStage{*std::move(form), bias};
 }
 
-void AddFusedOutputStageArgs(const FusedOutputStage& fused, const dnnl::memory::desc& bias_desc,
-                             std::unordered_map<int, dnnl::memory>* args) {
+std::vector<std::pair<int, dnnl::memory>> FusedOutputStageArgs(const FusedOutputStage& fused,
+                                                               const dnnl::memory::desc& bias_desc) {
+  std::vector<std::pair<int, dnnl::memory>> args;
   if (!fused.bias.empty()) {
-    args->emplace(DNNL_ARG_BIAS, dnnl::memory(bias_desc, Engine(), const_cast<int32_t*>(fused.bias.data())));
+    args.emplace_back(DNNL_ARG_BIAS, dnnl::memory(bias_desc, Engine(), const_cast<int32_t*>(fused.bias.data())));
   }
   if (fused.form.divisor != 1.f) {
     // Post-op 0 (SetFusedOutputStageAttr puts the division first).
-    args->emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                  dnnl::memory(DivisorDesc(), Engine(), const_cast<float*>(&fused.form.divisor)));
+    args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                      dnnl::memory(DivisorDesc(), Engine(), const_cast<float*>(&fused.form.divisor)));
   }
+  return args;
 }
 
 int64_t FusedOutputStagePrimitives() { return FusedPrimitiveCount().load(); }
@@ -111,15 +113,15 @@ std::optional<NhwcConv> MakeFusedNhwcConv(const FusedOutputStage& fused, const s
     dnnl::primitive_attr attr = base_attr();
     SetFusedOutputStageAttr(fused, &attr);
     const memory::data_type bias_type = fused.bias.empty() ? memory::data_type::undef : memory::data_type::s32;
-    const std::string fused_impl =
-        NhwcConvDesc(x_dims, d, src_type, memory::data_type::s8, out_type, attr, bias_type).impl_info_str();
-    if (IsFallbackImplementation(fused_impl) &&
+    const dnnl::convolution_forward::primitive_desc pd =
+        NhwcConvDesc(x_dims, d, src_type, memory::data_type::s8, out_type, attr, bias_type);
+    if (IsFallbackImplementation(pd.impl_info_str()) &&
         !IsFallbackImplementation(NhwcConvDesc(x_dims, d, src_type, memory::data_type::s8, memory::data_type::s32,
                                                base_attr(), memory::data_type::undef)
                                       .impl_info_str())) {
       return std::nullopt;
     }
-    NhwcConv conv = MakeNhwcConv(x_dims, d, weights, src_type, memory::data_type::s8, out_type, attr, bias_type);
+    NhwcConv conv = MakeNhwcConv(pd, d, weights);
     FusedPrimitiveCount().fetch_add(1);
     if (fused.form.map.has_value()) FusedByteMapCount().fetch_add(1);
     return conv;

@@ -31,7 +31,7 @@
 #include <functional>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ir/tensor.h"
@@ -66,10 +66,10 @@ std::optional<NhwcConv> MakeFusedNhwcConv(const FusedOutputStage& fused, const s
                                           const ConvDims& d, const ir::Tensor& weights,
                                           dnnl::memory::data_type src_type, dnnl::memory::data_type out_type,
                                           const std::function<dnnl::primitive_attr()>& base_attr);
-// Adds the execution arguments of `fused` to `args`: its bias (of the primitive's
-// `bias_desc`) and the divisor of the division post-op. They point into `fused`.
-void AddFusedOutputStageArgs(const FusedOutputStage& fused, const dnnl::memory::desc& bias_desc,
-                             std::unordered_map<int, dnnl::memory>* args);
+// The execution arguments of `fused`: its bias (of the primitive's `bias_desc`) and the divisor
+// of the division post-op, made once per primitive. They point into `fused`.
+std::vector<std::pair<int, dnnl::memory>> FusedOutputStageArgs(const FusedOutputStage& fused,
+                                                               const dnnl::memory::desc& bias_desc);
 
 // How many convolution primitives with a fused output stage this process has made, and how
 // many of them with a linear byte map (tests check that fusion ran).

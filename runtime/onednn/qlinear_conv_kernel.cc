@@ -72,6 +72,7 @@ std::atomic<int64_t>& BandAccBytes() {
 // inside oneDNN, fused_output_stage.h).
 struct Primitive : NhwcConv {
   bool fused = false;
+  std::vector<std::pair<int, memory>> fused_args;  // FusedOutputStageArgs, when fused
   std::vector<int64_t> out_dims;  // plain [N, OC, OH, OW]
   kernels::linalg::ConvGeometry geometry;
 };
@@ -321,7 +322,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     memory zp_mem({{1}, memory::data_type::s32, memory::format_tag::x}, Engine(), &zp);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst}};
     if (zp != 0) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem);
-    if (p.fused) AddFusedOutputStageArgs(*fused_, p.bias_desc, &args);
+    args.insert(p.fused_args.begin(), p.fused_args.end());
     AddThreadScratchpad(p, &args);
     try {
       p.conv.execute(Stream(), args);
@@ -465,6 +466,7 @@ class OneDnnQLinearConvKernel : public Kernel {
     if (fused.has_value()) {
       static_cast<NhwcConv&>(*p) = *std::move(fused);
       p->fused = true;
+      p->fused_args = FusedOutputStageArgs(*fused_, p->bias_desc);
       return p;
     }
     try {

@@ -81,8 +81,9 @@ TEST_P(OneDnnConvTest, EqualsHandWrittenKernels) {
   for (int64_t batch : {1, 3}) ExpectEnginesAgree(b.graph(), batch);
 }
 
-// A unit whose residual is the plain graph input (a binary add post-op reads a blocked copy
-// of it) and one whose residual is a blocked unit output: both equal the hand-written kernels.
+// A unit whose residual is the plain graph input (reordered into the destination for a sum
+// post-op) and one whose residual is a blocked unit output (read in place by a binary add
+// post-op): both equal the hand-written kernels.
 TEST(OneDnnConvResidualTest, PlainAndBlockedResidualsEqualHandWrittenKernels) {
   if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
   GraphBuilder b;
