@@ -19,8 +19,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "numerics/requantize.h"
-#include "runtime/cpu_isa.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/unit_requantization.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
@@ -28,6 +26,7 @@
 #include "runtime/onednn/conv_desc.h"
 #include "runtime/onednn/float_exact_conv.h"
 #include "runtime/onednn/fused_output_stage.h"
+#include "runtime/onednn/int8_conv_engine.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "runtime/onednn/source_split.h"
 
@@ -76,8 +75,6 @@ struct Primitive : NhwcConv {
   std::vector<int64_t> out_dims;  // plain [N, OC, OH, OW]
   kernels::linalg::ConvGeometry geometry;
 };
-
-Int8ConvEngine& EngineChoice();
 
 // Makes a reused scratch buffer hold at least n elements. Never shrinks it: resizing a
 // vector up again zero-fills the new elements (2.5% of MobileNetV2's int8 time in perf).
@@ -189,7 +186,7 @@ class OneDnnQLinearConvKernel : public Kernel {
       const uint8_t* res_slab = res == nullptr ? nullptr : res + n0 * image_out;
       std::vector<int64_t> slab_dims = x_dims;
       slab_dims[0] = images;
-      if (split_.has_value() && EngineChoice() == Int8ConvEngine::kAuto &&
+      if (split_.has_value() && CurrentInt8ConvEngine() == Int8ConvEngine::kAuto &&
           DenseOutliers(src + n0 * image_in, images * image_in)) {
         QFUSE_RETURN_IF_ERROR(DenseSlab(ctx, (*image_prim)->geometry, src + n0 * image_in, slab_dims, res_slab,
                                         y + n0 * image_out));
@@ -261,7 +258,7 @@ class OneDnnQLinearConvKernel : public Kernel {
                               int64_t batch, const uint8_t* res, uint8_t* y) {
     const int64_t ic = in_channels_, oc = out_channels_;
     const int64_t pixels = batch * g.image_size();
-    if (split_.has_value() && EngineChoice() == Int8ConvEngine::kAuto && DenseOutliers(src, pixels * ic)) {
+    if (split_.has_value() && CurrentInt8ConvEngine() == Int8ConvEngine::kAuto && DenseOutliers(src, pixels * ic)) {
       return DenseSlab(ctx, g, src, {batch, ic, g.image[1], g.image[2]}, res, y);
     }
     const int64_t threads = std::max(1, omp_get_max_threads());
@@ -499,76 +496,9 @@ class OneDnnQLinearConvKernel : public Kernel {
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
 };
 
-// oneDNN's ISA after the cap: Engine() applies QFUSE_MAX_ISA first (oneDNN ignores
-// set_max_cpu_isa once anything has queried its ISA; asking here first left it at AMX under
-// QFUSE_MAX_ISA=avx2).
-dnnl::cpu_isa EffectiveIsa() {
-  Engine();
-  return dnnl::get_effective_cpu_isa();
-}
-
-bool OneDnnHasVnni() {
-  return IsaAllowed(Isa::kAvx512Vnni) &&
-         static_cast<int>(EffectiveIsa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
-}
-
-Int8ConvEngine& EngineChoice() {
-  static Int8ConvEngine choice = [] {
-    const char* v = std::getenv("QFUSE_INT8_CONV");
-    if (v != nullptr && std::string(v) == "tiles") return Int8ConvEngine::kTiles;
-    if (v != nullptr && std::string(v) == "onednn") return Int8ConvEngine::kOneDnn;
-    return Int8ConvEngine::kAuto;
-  }();
-  return choice;
-}
-
 }  // namespace
 
-void SetInt8ConvEngine(Int8ConvEngine engine) { EngineChoice() = engine; }
-
 void SetPointwiseBandBytes(int64_t bytes) { BandAccBytes().store(std::max<int64_t>(0, bytes)); }
-
-bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group) {
-  const bool direct = OneDnnInt8IsExact(x_type, weights);
-  if (!direct && !OneDnnSplitSourceIsExact(x_type)) return true;
-  switch (EngineChoice()) {
-    case Int8ConvEngine::kTiles: return true;
-    case Int8ConvEngine::kOneDnn: return false;
-    case Int8ConvEngine::kAuto: break;
-  }
-  // Where oneDNN is exact directly it is faster than the tiles on the samples, depthwise
-  // included (docs/performance.md). Through the split source it is faster on the other
-  // convolutions (ResNet-18 at 320x320: about 2x), but not on depthwise ones, whose
-  // corrections are as costly as the tiles' own exact int16 products.
-  const bool depthwise = group > 1 && weights.dims()[1] == 1 && weights.dims()[0] == group;
-  return !direct && depthwise;
-}
-
-// Whether oneDNN's int8 convolution of this unit gives the exact int32 accumulator.
-//  - AVX-512 VNNI: vpdpbusd sums u8 x s8 products into int32 without saturation.
-//  - AVX2 / AVX-512 without VNNI: vpmaddubsw adds pairs of u8 x s8 products into int16 *with
-//    saturation*, exact only when |a0*w0 + a1*w1| <= 32767 for every pair: uint8 sources
-//    (a <= 255) and weights within [-64, 64] (--reduce_range) give at most 32640. oneDNN is
-//    never given a signed int8 source there (it would halve the weights to make room for its
-//    own +128 shift, rounding odd weights): the kernel flips int8 activations to uint8 itself.
-bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights) {
-  if (!UseOneDnn() || !IsaAllowed(Isa::kAvx2)) return false;
-  if (x_type != ir::DataType::kUint8 && x_type != ir::DataType::kInt8) return false;
-  if (OneDnnHasVnni()) return true;
-  if (static_cast<int>(EffectiveIsa()) < static_cast<int>(dnnl::cpu_isa::avx2)) return false;
-  for (int8_t w : weights.values<int8_t>()) {
-    if (std::abs(int{w}) > numerics::kMaxAbsInt16PairWeight) return false;
-  }
-  return true;
-}
-
-// The split source (source_split.h) needs oneDNN's u8 x s8 convolution at AVX2 or above; at
-// VNNI the direct path is exact already.
-bool OneDnnSplitSourceIsExact(ir::DataType x_type) {
-  if (!UseOneDnn() || !IsaAllowed(Isa::kAvx2) || OneDnnHasVnni()) return false;
-  if (x_type != ir::DataType::kUint8 && x_type != ir::DataType::kInt8) return false;
-  return static_cast<int>(EffectiveIsa()) >= static_cast<int>(dnnl::cpu_isa::avx2);
-}
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, int8::CreateQLinearUnitKernel(node));

@@ -18,6 +18,7 @@
 #include "runtime/executor.h"
 #include "runtime/onednn/fused_output_stage.h"
 #include "runtime/onednn/onednn_engine.h"
+#include "runtime/onednn/int8_conv_engine.h"
 #include "runtime/onednn/qlinear_conv_kernel.h"
 #include "tests/runtime/onednn/int8_values.h"
 #include "tests/testing/isa_cap_guard.h"

@@ -1,0 +1,79 @@
+#include "runtime/onednn/int8_conv_engine.h"
+
+#include <cstdlib>
+#include <string>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "numerics/requantize.h"
+#include "runtime/cpu_isa.h"
+#include "runtime/onednn/onednn_engine.h"
+
+namespace qfuse::runtime::onednn {
+namespace {
+
+// oneDNN's ISA after the cap: Engine() applies QFUSE_MAX_ISA first (oneDNN ignores
+// set_max_cpu_isa once anything has queried its ISA; asking here first left it at AMX under
+// QFUSE_MAX_ISA=avx2).
+dnnl::cpu_isa EffectiveIsa() {
+  Engine();
+  return dnnl::get_effective_cpu_isa();
+}
+
+Int8ConvEngine& EngineChoice() {
+  static Int8ConvEngine choice = [] {
+    const char* v = std::getenv("QFUSE_INT8_CONV");
+    if (v != nullptr && std::string(v) == "tiles") return Int8ConvEngine::kTiles;
+    if (v != nullptr && std::string(v) == "onednn") return Int8ConvEngine::kOneDnn;
+    return Int8ConvEngine::kAuto;
+  }();
+  return choice;
+}
+
+}  // namespace
+
+bool OneDnnHasVnni() {
+  return IsaAllowed(Isa::kAvx512Vnni) &&
+         static_cast<int>(EffectiveIsa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
+}
+
+void SetInt8ConvEngine(Int8ConvEngine engine) { EngineChoice() = engine; }
+Int8ConvEngine CurrentInt8ConvEngine() { return EngineChoice(); }
+
+bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group) {
+  const bool direct = OneDnnInt8IsExact(x_type, weights);
+  if (!direct && !OneDnnSplitSourceIsExact(x_type)) return true;
+  switch (EngineChoice()) {
+    case Int8ConvEngine::kTiles: return true;
+    case Int8ConvEngine::kOneDnn: return false;
+    case Int8ConvEngine::kAuto: break;
+  }
+  // Where oneDNN is exact directly it is faster than the tiles on the samples, depthwise
+  // included (docs/performance.md). Through the split source it is faster on the other
+  // convolutions (ResNet-18 at 320x320: about 2x), but not on depthwise ones, whose
+  // corrections are as costly as the tiles' own exact int16 products.
+  const bool depthwise = group > 1 && weights.dims()[1] == 1 && weights.dims()[0] == group;
+  return !direct && depthwise;
+}
+
+// oneDNN is never given a signed int8 source below VNNI (it would halve the weights to make
+// room for its own +128 shift, rounding odd weights): the kernel flips int8 activations to
+// uint8 itself.
+bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights) {
+  if (!UseOneDnn() || !IsaAllowed(Isa::kAvx2)) return false;
+  if (x_type != ir::DataType::kUint8 && x_type != ir::DataType::kInt8) return false;
+  if (OneDnnHasVnni()) return true;
+  if (static_cast<int>(EffectiveIsa()) < static_cast<int>(dnnl::cpu_isa::avx2)) return false;
+  for (int8_t w : weights.values<int8_t>()) {
+    if (std::abs(int{w}) > numerics::kMaxAbsInt16PairWeight) return false;
+  }
+  return true;
+}
+
+bool OneDnnSplitSourceIsExact(ir::DataType x_type) {
+  if (!UseOneDnn() || !IsaAllowed(Isa::kAvx2) || OneDnnHasVnni()) return false;
+  if (x_type != ir::DataType::kUint8 && x_type != ir::DataType::kInt8) return false;
+  return static_cast<int>(EffectiveIsa()) >= static_cast<int>(dnnl::cpu_isa::avx2);
+}
+
+}  // namespace qfuse::runtime::onednn

@@ -1,0 +1,45 @@
+// Which engine computes the exact int32 accumulators of a channels-last integer conv unit
+// (qlinear_conv_kernel.h): oneDNN's int8 convolution directly, oneDNN through the split source
+// (source_split.h), or qfuse's channels-last tiles (runtime/kernels/quant/nhwc_conv.h), chosen
+// from the CPU under the ISA cap, the weights and the process-wide engine setting.
+#ifndef QFUSE_RUNTIME_ONEDNN_INT8_CONV_ENGINE_H_
+#define QFUSE_RUNTIME_ONEDNN_INT8_CONV_ENGINE_H_
+
+#include <cstdint>
+
+#include "ir/data_type.h"
+#include "ir/tensor.h"
+
+namespace qfuse::runtime::onednn {
+
+// Whether oneDNN computes the exact int32 accumulator for activations of `x_type` and these
+// int8 weights on this CPU (under the ISA cap): always at AVX-512 VNNI (vpdpbusd sums without
+// saturation); at AVX2 / AVX-512 without VNNI, whose vpmaddubsw saturates pairs of products
+// to int16, only for weights within [-64, 64] (--reduce_range), where a pair of a uint8 source
+// and a weight is at most 255 * 64 * 2 = 32640. INT8 activations are then flipped to uint8
+// (x ^ 0x80, zero point + 128) before oneDNN reads them.
+bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights);
+// Whether oneDNN gives the exact accumulator for any int8 weights through the split source
+// (source_split.h: a 7-bit source plus the outliers added back): at AVX2 and AVX-512 without
+// VNNI, for INT8/UINT8 activations.
+bool OneDnnSplitSourceIsExact(ir::DataType x_type);
+// Whether oneDNN runs at AVX-512 VNNI under the ISA cap (its int8 accumulators are then exact
+// for any int8 weights, and it reads int8 sources itself).
+bool OneDnnHasVnni();
+
+// Where the accumulators come from: kAuto picks per unit (UseTiles) and, per call, gives a
+// split source dense in outliers to the tiles; kOneDnn runs every unit oneDNN can run exactly
+// on oneDNN (tests use it to exercise the split on every shape); kTiles runs every unit on the
+// tiles. QFUSE_INT8_CONV=tiles|onednn sets the start value (benchmarks).
+enum class Int8ConvEngine { kAuto, kOneDnn, kTiles };
+void SetInt8ConvEngine(Int8ConvEngine engine);
+Int8ConvEngine CurrentInt8ConvEngine();
+
+// True when a unit with these activations, weights and group runs on the tiles: always
+// where oneDNN is not exact, else as chosen above (in kAuto: depthwise units through the split
+// source, whose corrections cost as much as the tiles' own exact int16 products).
+bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group);
+
+}  // namespace qfuse::runtime::onednn
+
+#endif  // QFUSE_RUNTIME_ONEDNN_INT8_CONV_ENGINE_H_
