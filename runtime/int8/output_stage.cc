@@ -64,6 +64,31 @@ __attribute__((target("avx2"))) int64_t FloatStepsAvx2(const int32_t* a, const f
   return i;
 }
 
+// OutputStage::DequantizePixels, eight channels at a time: the int32 sum with the bias, one
+// float32 conversion and product per term, their sum, then the activation bounds as MAXPS /
+// MINPS (the sums are never NaN). Returns how many channels of every pixel it wrote (a
+// multiple of 8); the caller finishes each pixel's last ones.
+__attribute__((target("avx2"))) int64_t DequantizePixelsAvx2(const int32_t* a, const int32_t* bias, const uint8_t* b,
+                                                              bool b_signed, int32_t b_zp, const float* da,
+                                                              bool da_per_tensor, float db, float act_lo,
+                                                              float act_hi, int64_t channels, int64_t pixels,
+                                                              float* out) {
+  const int64_t whole = channels / 8 * 8;
+  const __m256i vbzp = _mm256_set1_epi32(b_zp), zero = _mm256_setzero_si256();
+  const __m256 vdb = _mm256_set1_ps(db), lo = _mm256_set1_ps(act_lo), hi = _mm256_set1_ps(act_hi);
+  for (int64_t p = 0; p < pixels; ++p) {
+    const int64_t at = p * channels;
+    for (int64_t j = 0; j < whole; j += 8) {
+      const __m256i vbias = bias == nullptr ? zero : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + j));
+      const __m256 d = da_per_tensor ? _mm256_set1_ps(da[0]) : _mm256_loadu_ps(da + j);
+      __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(LoadA8(a + at + j, vbias)), d);
+      if (b != nullptr) y = _mm256_add_ps(y, _mm256_mul_ps(_mm256_cvtepi32_ps(LoadB8(b + at + j, b_signed, vbzp)), vdb));
+      _mm256_storeu_ps(out + at + j, _mm256_min_ps(_mm256_max_ps(y, lo), hi));
+    }
+  }
+  return whole;
+}
+
 struct OnnxRow {
   float ma, mb, flo, fhi;
   int32_t zp;
@@ -369,6 +394,13 @@ int64_t OutputStage::FloatStepsSimd(const int32_t* a, const float* d, const floa
                                     bool b_signed, int32_t b_zp, float s_b, int64_t n, uint8_t* out) const {
   if (CurrentRequantizeIsa() == RequantizeIsa::kScalar || output_type_ == ir::DataType::kFloat32) return 0;
   return FloatStepsAvx2(a, d, bias, b, b_signed, b_zp, s_b, output_scale_, flo_, fhi_, zp_, n, out);
+}
+
+int64_t OutputStage::DequantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed,
+                                          int32_t b_zp, int64_t channels, int64_t pixels, float* out) const {
+  if (CurrentRequantizeIsa() == RequantizeIsa::kScalar) return 0;
+  return DequantizePixelsAvx2(a, bias, b, b_signed, b_zp, dequant_a_.data(), dequant_a_.size() == 1, dequant_b_,
+                              act_min_, act_max_, channels, pixels, out);
 }
 
 int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed,

@@ -299,6 +299,23 @@ class OutputStage {
       for (int64_t i = 0; i < n; ++i) out[i] = Dequantize(a[i * a_stride] + bias, static_cast<int32_t>(b[i]) - b_zp, c);
     }
   }
+  // DequantizeRow over `pixels` consecutive pixels of `channels` channels each (the
+  // channels-last layout: a, b and out advance by `channels` per pixel; bias, null for none,
+  // and scales per channel from 0): out[p * channels + j] = Dequantize(a[.] + bias[j], b[.] -
+  // b_zp, j), the same float32 values as DequantizeRow of channel j.
+  template <typename B>
+  void DequantizePixels(const int32_t* a, const int32_t* bias, const B* b, int32_t b_zp, int64_t channels,
+                        int64_t pixels, float* out) const {
+    const int64_t whole = DequantizePixelsSimd(a, bias, reinterpret_cast<const uint8_t*>(b), std::is_signed<B>::value,
+                                               b_zp, channels, pixels, out);
+    for (int64_t p = 0; p < pixels; ++p) {
+      const int64_t at = p * channels;
+      for (int64_t j = whole; j < channels; ++j) {
+        const int32_t acc = a[at + j] + (bias == nullptr ? 0 : bias[j]);
+        out[at + j] = b == nullptr ? Dequantize(acc, j) : Dequantize(acc, static_cast<int32_t>(b[at + j]) - b_zp, j);
+      }
+    }
+  }
 
  private:
   template <typename T>
@@ -331,6 +348,10 @@ class OutputStage {
   // term); returns how many elements it wrote (0 at RequantizeIsa::kScalar).
   int64_t QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t c,
                           int64_t n, uint8_t* out) const;
+  // Vectorised DequantizePixels over the first channels of every pixel; returns how many
+  // channels of each it wrote (0 at RequantizeIsa::kScalar).
+  int64_t DequantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,
+                               int64_t channels, int64_t pixels, float* out) const;
   // Vectorised QuantizeFloatStepsRow over a prefix of the row; returns how many it wrote.
   int64_t FloatStepsSimd(const int32_t* a, const float* d, const float* bias, const uint8_t* b, bool b_signed,
                          int32_t b_zp, float s_b, int64_t n, uint8_t* out) const;

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ir/fused_unit.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/unit_requantization.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
@@ -420,6 +421,18 @@ class OneDnnQLinearConvKernel : public Kernel {
     const int32_t rzp = u_.residual.has_value() ? u_.residual->zero_point : 0;
     const bool out_signed = out_type_ == ir::DataType::kInt8;
     const bool res_signed = u_.residual.has_value() && u_.residual->type == ir::DataType::kInt8;
+    if (u_.float_epilogue) {
+      // A non-linear activation (output_stage.h's float epilogue, as the hand-written kernel's
+      // StoreActivated): dequantize, the activation in float32, QuantizeLinear.
+      thread_local std::vector<float> real;
+      GrowTo(real, pixels * oc);
+      res_signed ? u_.stage.DequantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, pixels, real.data())
+                 : u_.stage.DequantizePixels(a, bias, b, rzp, oc, pixels, real.data());
+      ir::ApplyUnitActivation(u_.spec, absl::MakeSpan(real.data(), pixels * oc));
+      out_signed ? u_.stage.QuantizeRealRow(real.data(), pixels * oc, reinterpret_cast<int8_t*>(y))
+                 : u_.stage.QuantizeRealRow(real.data(), pixels * oc, y);
+      return;
+    }
     if (out_signed) {
       res_signed ? u_.stage.QuantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, pixels,
                                            reinterpret_cast<int8_t*>(y))
@@ -496,7 +509,14 @@ class OneDnnQLinearConvKernel : public Kernel {
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
 };
 
+std::atomic<int64_t>& FloatEpilogueUnitCount() {
+  static std::atomic<int64_t> count{0};
+  return count;
+}
+
 }  // namespace
+
+int64_t ChannelsLastFloatEpilogueUnits() { return FloatEpilogueUnitCount().load(); }
 
 void SetPointwiseBandBytes(int64_t bytes) { BandAccBytes().store(std::max<int64_t>(0, bytes)); }
 
@@ -506,7 +526,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& 
   QFUSE_ASSIGN_OR_RETURN(int8::UnitRequantization u, int8::ReadUnitRequantization(node));
   const ir::DataType out_type = node.output(0)->type().dtype;
   const ir::Value* w = node.input(ir::kUnitW);
-  if (u.spec.base_op != ir::UnitBaseOp::kConv || u.float_epilogue || w->initializer() == nullptr ||
+  if (u.spec.base_op != ir::UnitBaseOp::kConv || w->initializer() == nullptr ||
       w->initializer()->rank() != 4 || w->initializer()->dtype() != ir::DataType::kInt8 ||
       (out_type != ir::DataType::kInt8 && out_type != ir::DataType::kUint8) ||
       (u.x.type != ir::DataType::kInt8 && u.x.type != ir::DataType::kUint8)) {
@@ -525,10 +545,11 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& 
   }
   const bool shift_source = u.x.type == ir::DataType::kInt8 && !OneDnnHasVnni();
   std::optional<FusedOutputStage> fused;  // needs oneDNN's own accumulators and one term
-  if (!tiles.has_value() && !split.has_value() && !u.residual.has_value()) {
+  if (!tiles.has_value() && !split.has_value() && !u.residual.has_value() && !u.float_epilogue) {
     const bool s8 = u.x.type == ir::DataType::kInt8 && !shift_source;
     fused = MakeFusedOutputStage(u.stage, *w->initializer(), u.bias, s8 ? FusedSource::kInt8 : FusedSource::kUint8);
   }
+  if (u.float_epilogue) FloatEpilogueUnitCount().fetch_add(1);
   return std::unique_ptr<Kernel>(new OneDnnQLinearConvKernel(
       std::move(u), std::move(attrs), *w->initializer(), out_type, shift_source, std::move(native), std::move(tiles),
       std::move(split), std::move(fused), node.name()));

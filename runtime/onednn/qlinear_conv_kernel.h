@@ -25,12 +25,16 @@ void SetPointwiseBandBytes(int64_t bytes);
 
 // Registry factory for qfuse.QLinearUnit: the channels-last kernel (accumulators from oneDNN
 // or the tiles, int8_conv_engine.h) when UseOneDnn() and the unit fits (Conv with 4-D weights,
-// symmetric weights, a clamp activation, INT8/UINT8 output); otherwise the hand-written
+// symmetric weights, INT8/UINT8 output; a non-linear activation runs the float epilogue of
+// output_stage.h on the accumulators); otherwise the hand-written
 // integer kernel (runtime/int8), which also runs any shape oneDNN refuses. A unit on
 // oneDNN's direct accumulators without a residual whose stage qualifies
 // (fused_output_stage.h) runs the stage inside oneDNN's convolution, which then writes the
 // output bytes itself.
 absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& node);
+// How many units with a non-linear activation CreateIntegerUnitKernel has put on the
+// channels-last kernel in this process (tests check that they left the hand-written one).
+int64_t ChannelsLastFloatEpilogueUnits();
 
 }  // namespace qfuse::runtime::onednn
 

@@ -5,12 +5,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/testing/requantize_isa_guard.h"
+#include "tests/testing/status_matchers.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
@@ -155,6 +157,71 @@ TEST(OutputStageTest, VectorRowsMatchScalar) {
     }
   }
   EXPECT_GT(compared, 6000);  // of 14400 stages
+}
+
+// DequantizePixels (the float epilogue's first step on channels-last accumulators) at every
+// ISA level against Dequantize element by element: per channel (37 channels: four AVX2 groups
+// and a tail) and per tensor, one and two terms (int8 and uint8 residuals), with and without
+// activation bounds, every float32 bit the same.
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+template <typename B>
+void CheckDequantizePixels(bool per_channel, bool two_term, bool bounded, std::mt19937& rng) {
+  std::uniform_real_distribution<float> log_scale(-12.f, 2.f);
+  OutputStageSpec spec;
+  spec.output_type = ir::DataType::kUint8;
+  spec.a.input_scale = std::exp2(log_scale(rng) / 2);
+  const int64_t channels = 37, pixels = 3;
+  spec.a.weight_scales.clear();
+  for (int64_t c = 0; c < (per_channel ? channels : 1); ++c) spec.a.weight_scales.push_back(std::exp2(log_scale(rng)));
+  spec.has_b = two_term;
+  spec.b.input_scale = std::exp2(log_scale(rng) / 2);
+  if (bounded) {
+    spec.act_min = -0.5f;
+    spec.act_max = 6.f;
+  }
+  QFUSE_ASSERT_OK_AND_ASSIGN(OutputStage stage, OutputStage::Create(spec));
+  std::uniform_int_distribution<int32_t> acc(-3000000, 3000000);
+  std::uniform_int_distribution<int> bd(std::numeric_limits<B>::lowest(), std::numeric_limits<B>::max());
+  std::vector<int32_t> a(channels * pixels), bias(channels);
+  std::vector<B> b(channels * pixels);
+  for (int32_t& v : a) v = acc(rng);
+  for (int32_t& v : bias) v = acc(rng) / 16;
+  for (B& v : b) v = static_cast<B>(bd(rng));
+  const int32_t b_zp = bd(rng);
+  for (RequantizeIsa isa : {RequantizeIsa::kScalar, RequantizeIsa::kAvx2, RequantizeIsa::kAvx512}) {
+    if (static_cast<int>(isa) > static_cast<int>(MaxRequantizeIsa())) continue;
+    IsaGuard guard;
+    SetRequantizeIsa(isa);
+    for (const int32_t* with_bias : {static_cast<const int32_t*>(nullptr), static_cast<const int32_t*>(bias.data())}) {
+      std::vector<float> got(a.size());
+      stage.DequantizePixels(a.data(), with_bias, two_term ? b.data() : nullptr, b_zp, channels, pixels, got.data());
+      for (int64_t i = 0; i < channels * pixels; ++i) {
+        const int64_t j = i % channels;
+        const int32_t sum = a[i] + (with_bias == nullptr ? 0 : bias[j]);
+        const float want = two_term ? stage.Dequantize(sum, static_cast<int32_t>(b[i]) - b_zp, j) : stage.Dequantize(sum, j);
+        ASSERT_EQ(Bits(want), Bits(got[i]))
+            << "isa " << static_cast<int>(isa) << " i " << i << (with_bias == nullptr ? "" : " with bias");
+      }
+    }
+  }
+}
+
+TEST(OutputStageTest, DequantizedPixelsMatchDequantize) {
+  std::mt19937 rng(77);
+  for (int iter = 0; iter < 50; ++iter) {
+    for (bool per_channel : {false, true}) {
+      for (bool bounded : {false, true}) {
+        CheckDequantizePixels<uint8_t>(per_channel, false, bounded, rng);
+        CheckDequantizePixels<uint8_t>(per_channel, true, bounded, rng);
+        CheckDequantizePixels<int8_t>(per_channel, true, bounded, rng);
+      }
+    }
+  }
 }
 
 // The integer-head form (quant/integer_heads.h) as onnxruntime runs it op by op, computed by
