@@ -73,6 +73,7 @@
 #include "ir/data_type.h"
 #include "numerics/requantize.h"
 #include "runtime/int8/byte_table.h"
+#include "runtime/kernels/quant/quantize_row.h"
 
 namespace qfuse::runtime::int8 {
 
@@ -288,7 +289,7 @@ class OutputStage {
   // T's limits (the non-linear activation epilogue above).
   template <typename T>
   void QuantizeRealRow(const float* v, int64_t n, T* out) const {
-    for (int64_t i = 0; i < n; ++i) out[i] = numerics::QuantizeLinear<T>(v[i], output_scale_, zp_);
+    kernels::quant::QuantizeLinearRow(v, n, output_scale_, zp_, out);  // AVX2 where allowed, same bytes
   }
   template <typename B>
   void DequantizeRow(const int32_t* a, int64_t a_stride, int32_t bias, const B* b, int32_t b_zp, int64_t c, int64_t n,

@@ -14,6 +14,7 @@
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/quant/quant_ops.h"
 #include "runtime/kernels/quant/quant_util.h"
+#include "runtime/kernels/quant/quantize_row.h"
 
 namespace qfuse::runtime::kernels {
 namespace {
@@ -52,35 +53,6 @@ void ForEachChannelRun(const AxisLayout& layout, int64_t begin, int64_t end, Fn 
     fn(row % layout.channels, i, stop);
     i = stop;
   }
-}
-
-// numerics::QuantizeLinear over a run of FLOAT values with AVX2, 32 at a time: the same
-// float32 division (vdivps is IEEE like the scalar one), MAXPS/MINPS clamp (a NaN gives
-// the low bound, as ClampLikeMlas) and cvtps2dq under the default rounding (lrintf, half to
-// even). Returns how many it wrote; the caller finishes the rest.
-template <typename T>
-__attribute__((target("avx2"))) int64_t QuantizeRunAvx2(const float* x, int64_t n, float scale, int32_t zero_point,
-                                                        T* y) {
-  constexpr int32_t kMin = std::numeric_limits<T>::lowest(), kMax = std::numeric_limits<T>::max();
-  const __m256 vscale = _mm256_set1_ps(scale);
-  const __m256 lo = _mm256_set1_ps(static_cast<float>(kMin - zero_point));
-  const __m256 hi = _mm256_set1_ps(static_cast<float>(kMax - zero_point));
-  const __m256i vzp = _mm256_set1_epi32(zero_point), low_byte = _mm256_set1_epi16(0xff);
-  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  const auto quantize8 = [&](const float* p) __attribute__((always_inline, target("avx2"))) {
-    const __m256 f = _mm256_min_ps(_mm256_max_ps(_mm256_div_ps(_mm256_loadu_ps(p), vscale), lo), hi);
-    return _mm256_add_epi32(_mm256_cvtps_epi32(f), vzp);
-  };
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    // Results lie in T's range, so packing to int16 saturates nothing and the int16 lanes'
-    // low bytes are T's bytes; vpermd undoes the packs' 128-bit interleave.
-    const __m256i q01 = _mm256_packs_epi32(quantize8(x + i), quantize8(x + i + 8));
-    const __m256i q23 = _mm256_packs_epi32(quantize8(x + i + 16), quantize8(x + i + 24));
-    const __m256i bytes = _mm256_packus_epi16(_mm256_and_si256(q01, low_byte), _mm256_and_si256(q23, low_byte));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm256_permutevar8x32_epi32(bytes, order));
-  }
-  return i;
 }
 
 // numerics::Dequantize over a run of INT8/UINT8 values with AVX2, 8 at a time: the byte minus
@@ -127,7 +99,6 @@ class QuantizeLinearKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(AxisLayout layout, Layout(x, axis_, params));
     QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(out_type, x.dims()));
     const int64_t n = x.num_elements();
-    const bool avx2 = IsaAllowed(Isa::kAvx2);
     auto run = [&](const auto* xd, auto* y) {
       using T = std::remove_pointer_t<decltype(y)>;
       ctx.pool->ParallelFor(n, 1 << 14, [&](int64_t begin, int64_t end) {
@@ -135,9 +106,10 @@ class QuantizeLinearKernel : public Kernel {
           const float scale = scales[c];
           const int32_t zp = zps[c];
           if constexpr (std::is_same_v<std::remove_cv_t<std::remove_pointer_t<decltype(xd)>>, float>) {
-            if (avx2) i += QuantizeRunAvx2(xd + i, stop - i, scale, zp, y + i);
+            quant::QuantizeLinearRow(xd + i, stop - i, scale, zp, y + i);
+          } else {
+            for (; i < stop; ++i) y[i] = numerics::QuantizeLinear<T>(static_cast<float>(xd[i]), scale, zp);
           }
-          for (; i < stop; ++i) y[i] = numerics::QuantizeLinear<T>(static_cast<float>(xd[i]), scale, zp);
         });
       });
     };
