@@ -181,16 +181,14 @@ void ApplyUnitActivation(const UnitSpec& spec, absl::Span<float> values) {
       const float alpha = spec.alpha;
       return apply([alpha](float x) { return x < 0.f ? alpha * x : x; });
     }
-    case UnitActivation::kSigmoid: return LogisticRow(v, v, n);
-    case UnitActivation::kSilu: {
-      float sigmoid[256];
-      for (int64_t begin = 0; begin < n; begin += 256) {
-        const int64_t count = std::min<int64_t>(256, n - begin);
-        LogisticRow(v + begin, sigmoid, count);
-        for (int64_t i = 0; i < count; ++i) v[begin + i] *= sigmoid[i];
-      }
-      return;
+    case UnitActivation::kHardSwish:
+      return apply([](float x) { return x * std::max(0.f, std::min(1.f, x * kHardSwishAlpha + 0.5f)); });
+    case UnitActivation::kHardSigmoid: {
+      const float alpha = spec.alpha, beta = spec.beta;
+      return apply([alpha, beta](float x) { return std::max(0.f, std::min(1.f, alpha * x + beta)); });
     }
+    case UnitActivation::kSigmoid: return LogisticRow(v, v, n);
+    case UnitActivation::kSilu: return SiluRow(v, v, n);
     default: {
       const UnitSpec s = spec;
       return apply([&s](float x) { return ApplyUnitActivation(s, x); });

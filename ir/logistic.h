@@ -50,6 +50,8 @@ inline float Logistic(float x) {
 // y[i] = Logistic(x[i]) for i < n (x == y allowed): AVX2 + FMA lanes where the CPU has them
 // (the same bytes), else one value at a time.
 void LogisticRow(const float* x, float* y, int64_t n);
+// y[i] = x[i] * Logistic(x[i]) for i < n (SiLU; x == y allowed), the same way.
+void SiluRow(const float* x, float* y, int64_t n);
 
 }  // namespace qfuse::ir
 

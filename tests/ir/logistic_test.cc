@@ -65,5 +65,22 @@ TEST(LogisticTest, RowEqualsScalarBitForBit) {
   }
 }
 
+// SiLU rows: the product of the unclamped x and its logistic, bit for bit as the scalar form,
+// in place too (x beyond the logistic's clamp at 18 included).
+TEST(LogisticTest, SiluRowEqualsScalarBitForBit) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> wide(-30.f, 30.f);
+  std::vector<float> x(1037);
+  for (float& v : x) v = wide(rng);
+  x[3] = -0.f;
+  x[4] = std::numeric_limits<float>::infinity();
+  std::vector<float> y(x.size());
+  SiluRow(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(Bits(y[i]), Bits(x[i] * Logistic(x[i]))) << "x " << x[i];
+  std::vector<float> in_place = x;
+  SiluRow(in_place.data(), in_place.data(), static_cast<int64_t>(in_place.size()));
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(Bits(in_place[i]), Bits(y[i])) << i;
+}
+
 }  // namespace
 }  // namespace qfuse::ir
