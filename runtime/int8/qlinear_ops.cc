@@ -27,6 +27,8 @@ using ir::DataType;
 
 // Elements per parallel chunk of the elementwise kernels.
 constexpr int64_t kElementwiseChunk = 1 << 14;
+// Broadcast runs at least this long with one operand fixed use a 256-entry byte table.
+constexpr int64_t kByteTableRun = 64;
 
 // Calls fn(p) with p the typed data pointer of an INT8 or UINT8 tensor.
 template <typename Fn>
@@ -156,6 +158,19 @@ class QLinearBinaryKernel : public Kernel {
       kernels::ForEachRun(plan, begin, end, [&](int64_t o, int64_t ia, int64_t ib, int64_t n) {
         const bool swapped = plan.a_step == 0 && plan.b_step == 1 && !scalar_a_table_.empty();
         const uint8_t* table = swapped ? scalar_a_table_.data() : table_.data();
+        if (n >= kByteTableRun && plan.a_step + plan.b_step == 1) {
+          // One operand is one byte along the run (a squeeze-excitation scale over a plane):
+          // the table's 256 entries for that byte, looked up 16 at a time (byte_table.h).
+          ByteTable row;
+          if (plan.b_step == 0) {
+            for (int v = 0; v < 256; ++v) row[v] = table[(v << 8) | bd[ib]];
+            LookupBytes(row, ad + ia, n, yd + o);
+          } else {
+            std::memcpy(row.data(), table + (ad[ia] << 8), row.size());
+            LookupBytes(row, bd + ib, n, yd + o);
+          }
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) {
           yd[o + i] = table[(ad[ia + i * plan.a_step] << 8) | bd[ib + i * plan.b_step]];
         }

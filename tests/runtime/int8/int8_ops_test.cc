@@ -313,6 +313,36 @@ TEST(Int8OpsTest, MulIsOnnxRuntimesQLinearMul) {
   }
 }
 
+// Broadcast runs of 64 values or more with one operand fixed (a squeeze-excitation scale
+// over a 9 x 9 plane) look the output up in a 256-entry row of the op's table: the bytes must be
+// those of the same op with the fixed operand expanded to the full shape (no broadcast), with B
+// fixed along the runs and, for Mul (whose formula does not depend on the order), with A fixed.
+TEST(Int8OpsTest, LongBroadcastRunsGiveTheBytesOfTheExpandedOp) {
+  const std::vector<int64_t> full = {2, 3, 9, 9}, per_channel = {2, 3, 1, 1};
+  std::vector<int8_t> plane(2 * 3 * 81), scale(6), expanded(plane.size());
+  for (size_t i = 0; i < plane.size(); ++i) plane[i] = static_cast<int8_t>(i * 37 + 11);  // every byte value
+  for (size_t c = 0; c < scale.size(); ++c) scale[c] = static_cast<int8_t>(static_cast<int>(c) * 53 - 120);
+  for (size_t i = 0; i < plane.size(); ++i) expanded[i] = scale[i / 81];
+  for (const std::string op : {"Mul", "Add"}) {
+    for (const bool a_fixed : {false, true}) {
+      if (op == "Add" && a_fixed) continue;  // onnxruntime swaps an Add's operands there
+      auto run = [&](bool broadcast) -> absl::StatusOr<Result> {
+        QdqGraph b;
+        const std::vector<int64_t>& fixed_dims = broadcast ? per_channel : full;
+        Value* x = b.Input("x", full, 0.03f, 5);
+        Value* f = b.Input("f", fixed_dims, 0.02f, -3);
+        b.Output(b.Op(op, a_fixed ? std::vector<Value*>{f, x} : std::vector<Value*>{x, f}, full), 0.05f, 2);
+        return RunGraph(b.graph(), {Int8("x", full, plane), Int8("f", fixed_dims, broadcast ? scale : expanded)}, true,
+                        kOnnx);
+      };
+      QFUSE_ASSERT_OK_AND_ASSIGN(Result got, run(true));
+      QFUSE_ASSERT_OK_AND_ASSIGN(Result want, run(false));
+      EXPECT_EQ(got.ops.at("QLinear" + op), 1);
+      EXPECT_EQ(got.values, want.values) << op << (a_fixed ? ", A fixed" : ", B fixed");
+    }
+  }
+}
+
 // A MatMul of two quantized activations (an attention's Q K^T or P V) becomes ONNX
 // QLinearMatMul, the op onnxruntime fuses the group into: exact int32 sums times
 // r = fl(fl(sA * sB) / sY), rounded half to even before the zero point. With sA = sB = 0.01,
