@@ -55,7 +55,19 @@ class OneDnnPoolKernel : public Kernel {
     if (inputs.empty() || inputs[0] == nullptr) return absl::InvalidArgumentError("the input is missing");
     const Tensor& x = *inputs[0];
     std::vector<int64_t> dims;  // [N, C, H, W] when the input is in the kernel's layout
-    if (InputKind(ctx, 0) == kind_ && x.dtype() == dtype_) {
+    const Tensor* src_tensor = &x;
+    Tensor blocked;
+    if (InputKind(ctx, 0) == LayoutKind::kPlain && kind_ == LayoutKind::kChannelBlocked &&
+        shape_.algorithm == dnnl::algorithm::pooling_max && x.dtype() == dtype_ && x.rank() == 4 &&
+        x.dims()[1] == channels_) {
+      // A plain FLOAT input (after a Concat, or a graph input) is blocked first: a window's
+      // maximum is the same value in any layout, and the hand-written NCHW loop was the
+      // slowest part of GoogLeNet's fp32 (docs/performance.md).
+      blocked = NewBlocked(x.dims(), channels_, block_);
+      PlainToBlocked(*ctx.pool, x, block_, blocked.raw_data());
+      src_tensor = &blocked;
+      dims = x.dims();
+    } else if (InputKind(ctx, 0) == kind_ && x.dtype() == dtype_) {
       if (kind_ == LayoutKind::kChannelBlocked && x.rank() == 5 && x.dims()[4] == block_ &&
           x.dims()[1] == (channels_ + block_ - 1) / block_) {
         dims = {x.dims()[0], channels_, x.dims()[2], x.dims()[3]};
@@ -73,7 +85,7 @@ class OneDnnPoolKernel : public Kernel {
     } else {
       QFUSE_ASSIGN_OR_RETURN(out, Tensor::CreateUninitialized(dtype_, {d[0], d[2], d[3], d[1]}));
     }
-    memory src((*prim)->src_desc, Engine(), const_cast<void*>(x.raw_data()));
+    memory src((*prim)->src_desc, Engine(), const_cast<void*>(src_tensor->raw_data()));
     memory dst((*prim)->dst_desc, Engine(), out.raw_data());
     try {
       (*prim)->pool.execute(Stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});

@@ -71,6 +71,27 @@ INSTANTIATE_TEST_SUITE_P(Pools, OneDnnPoolTest,
                                                c.ceil_mode ? "_ceil" : "", c.count_include_pad ? "_incpad" : "");
                          });
 
+// A FLOAT MaxPool whose input is plain (a graph input here; a Concat's output in GoogLeNet)
+// is blocked for oneDNN first: the same floats, bit for bit, as the hand-written kernel.
+TEST_P(OneDnnPoolTest, MaxPoolOfAPlainInputIsExact) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  const PoolCase& c = GetParam();
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {-1, c.channels, c.size, c.size + 1});
+  const std::vector<int64_t> pads = {c.pad, c.pad, c.pad, c.pad};
+  b.Output(b.Op("MaxPool", {x}, "max", {-1, c.channels, -1, -1},
+                GraphBuilder::Attrs({{"kernel_shape", std::vector<int64_t>{c.kernel, c.kernel}},
+                                     {"strides", std::vector<int64_t>{c.stride, c.stride}},
+                                     {"pads", pads},
+                                     {"ceil_mode", int64_t{c.ceil_mode}}})));
+  for (int64_t batch : {1, 3}) {
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunWith(b.graph(), false, batch));
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunWith(b.graph(), true, batch));
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& [name, w] : want) EXPECT_TRUE(got.at(name).BitwiseEqual(w)) << name << " batch " << batch;
+  }
+}
+
 class OneDnnInt8MaxPoolTest : public ::testing::TestWithParam<std::tuple<PoolCase, ir::DataType>> {};
 
 // x -> Conv 3x3 unit -> MaxPool -> Conv 1x1 unit -> y, all requantized: the integer runtime
