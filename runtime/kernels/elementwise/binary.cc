@@ -93,6 +93,25 @@ class BinaryKernel : public Kernel {
       return DispatchPowExponent(b.dtype(), [&](auto exp_tag) {
         using U = decltype(exp_tag);
         QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(a.dtype(), plan.out_dims));
+        // A one-value exponent of 2 or 3 on a floating base: x * x and x * x * x, as onnxruntime
+        // computes them (its Pow special-cases these; std::pow may round a tie differently),
+        // and without a libm call per value (LayerNorm's decomposed variance).
+        if constexpr (std::is_floating_point_v<T>) {
+          if (b.num_elements() == 1 && (b.data<U>()[0] == U(2) || b.data<U>()[0] == U(3))) {
+            const bool cube = b.data<U>()[0] == U(3);
+            const T* x = a.data<T>();
+            T* y = out.data<T>();
+            ParallelElements(*ctx.pool, out.num_elements(), [&](int64_t begin, int64_t end) {
+              if (cube) {
+                for (int64_t i = begin; i < end; ++i) y[i] = x[i] * x[i] * x[i];
+              } else {
+                for (int64_t i = begin; i < end; ++i) y[i] = x[i] * x[i];
+              }
+            });
+            outputs[0] = std::move(out);
+            return absl::OkStatus();
+          }
+        }
         BinaryLoop(*ctx.pool, plan, a.data<T>(), b.data<U>(), out.data<T>(), [](T x, U y) { return PowOp<T, U>(x, y); });
         outputs[0] = std::move(out);
         return absl::OkStatus();

@@ -72,6 +72,27 @@ TEST(BinaryTest, PowMixedTypesFollowTheBase) {
   EXPECT_EQ(Values<float>(q[0]), (std::vector<float>{0.5f, 0.25f}));
 }
 
+// A one-value exponent of 2 or 3 is x * x or x * x * x, bit for bit, as onnxruntime computes
+// it (float and double bases, float and int64 exponents, scalar and [1] shapes); other
+// exponents stay std::pow.
+TEST(BinaryTest, PowBySquaringAndCubingAsOnnxRuntime) {
+  std::vector<float> x(1000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (static_cast<float>(i) - 500.f) * 1.37e-3f + 1.f / (1 + i % 7);
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto sq, RunOneNode("Pow", {In(T1<float>({1000}, x)), In(Tensor::Scalar<float>(2))}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto cu, RunOneNode("Pow", {In(T1<float>({1000}, x)), In(T1<int64_t>({1}, {3}))}));
+  std::vector<float> positive(x.size());
+  for (size_t i = 0; i < x.size(); ++i) positive[i] = std::fabs(x[i]);
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto other,
+                             RunOneNode("Pow", {In(T1<float>({1000}, positive)), In(Tensor::Scalar<float>(2.5f))}));
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(Values<float>(sq[0])[i], x[i] * x[i]) << i;
+    EXPECT_EQ(Values<float>(cu[0])[i], x[i] * x[i] * x[i]) << i;
+    EXPECT_EQ(Values<float>(other[0])[i], std::pow(positive[i], 2.5f)) << i;
+  }
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto d, RunOneNode("Pow", {In(T1<double>({2}, {1.5, -3})), In(Tensor::Scalar<double>(3))}));
+  EXPECT_EQ(Values<double>(d[0]), (std::vector<double>{3.375, -27}));
+}
+
 TEST(BinaryTest, PReluSlopeBroadcastsOntoX) {
   Tensor x = T1<float>({1, 2, 1, 2}, {-1, 2, -3, 4});
   QFUSE_ASSERT_OK_AND_ASSIGN(auto y, RunOneNode("PRelu", {In(x), Const(T1<float>({2, 1, 1}, {0.5f, 0.25f}))}));
