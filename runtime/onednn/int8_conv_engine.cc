@@ -1,9 +1,8 @@
 #include "runtime/onednn/int8_conv_engine.h"
 
 #include <cstdlib>
-#include <string>
-
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 
 #include "numerics/requantize.h"
 #include "runtime/cpu_isa.h"
@@ -44,9 +43,12 @@ bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group) {
   const bool direct = OneDnnInt8IsExact(x_type, weights);
   if (!direct && !OneDnnSplitSourceIsExact(x_type)) return true;
   switch (EngineChoice()) {
-    case Int8ConvEngine::kTiles: return true;
-    case Int8ConvEngine::kOneDnn: return false;
-    case Int8ConvEngine::kAuto: break;
+    case Int8ConvEngine::kTiles:
+      return true;
+    case Int8ConvEngine::kOneDnn:
+      return false;
+    case Int8ConvEngine::kAuto:
+      break;
   }
   // Where oneDNN is exact directly it is faster than the tiles on the samples, depthwise
   // included (docs/performance.md). Through the split source it is faster on the other

@@ -32,7 +32,7 @@ struct EpilogueCase {
   ir::DataType type;
   std::string activation;  // HardSwish, HardSigmoid, Sigmoid, SiLU or LeakyRelu
   bool residual = false;
-  bool sparse_outliers = false;  // sources mostly inside the split window (else uniform bytes)
+  bool sparse_outliers = false;     // sources mostly inside the split window (else uniform bytes)
   bool per_tensor_weights = false;  // one weight scale
 };
 void PrintTo(const EpilogueCase& c, std::ostream* os) { *os << c.name; }
@@ -138,20 +138,19 @@ TEST_P(FloatEpilogueTest, SameBytesAsScalarHandWrittenKernel) {
 using ir::DataType;
 INSTANTIATE_TEST_SUITE_P(
     Units, FloatEpilogueTest,
-    ::testing::Values(EpilogueCase{"pointwise_u8_hardswish", 40, 24, 9, 1, 1, 1, DataType::kUint8, "HardSwish"},
-                      EpilogueCase{"pointwise_s8_silu_sparse", 24, 40, 9, 1, 1, 1, DataType::kInt8, "SiLU", false, true},
-                      EpilogueCase{"pointwise_u8_sigmoid_residual", 32, 32, 7, 1, 1, 1, DataType::kUint8, "Sigmoid",
-                                   true},
-                      EpilogueCase{"conv3x3_u8_hardsigmoid", 16, 32, 10, 3, 1, 1, DataType::kUint8, "HardSigmoid"},
-                      EpilogueCase{"conv3x3_s2_s8_leakyrelu", 16, 20, 11, 3, 2, 1, DataType::kInt8, "LeakyRelu"},
-                      EpilogueCase{"conv3x3_s8_hardswish_residual_sparse", 16, 16, 8, 3, 1, 1, DataType::kInt8,
-                                   "HardSwish", true, true},
-                      EpilogueCase{"depthwise_u8_silu_sparse", 48, 48, 12, 3, 1, 48, DataType::kUint8, "SiLU", false,
-                                   true},
-                      EpilogueCase{"depthwise_s2_s8_hardswish", 32, 32, 13, 3, 2, 32, DataType::kInt8, "HardSwish"},
-                      EpilogueCase{"depthwise_u8_silu", 40, 40, 9, 3, 1, 40, DataType::kUint8, "SiLU"},
-                      EpilogueCase{"pointwise_u8_hardswish_per_tensor_residual", 24, 20, 9, 1, 1, 1, DataType::kUint8,
-                                   "HardSwish", true, false, true}),
+    ::testing::Values(
+        EpilogueCase{"pointwise_u8_hardswish", 40, 24, 9, 1, 1, 1, DataType::kUint8, "HardSwish"},
+        EpilogueCase{"pointwise_s8_silu_sparse", 24, 40, 9, 1, 1, 1, DataType::kInt8, "SiLU", false, true},
+        EpilogueCase{"pointwise_u8_sigmoid_residual", 32, 32, 7, 1, 1, 1, DataType::kUint8, "Sigmoid", true},
+        EpilogueCase{"conv3x3_u8_hardsigmoid", 16, 32, 10, 3, 1, 1, DataType::kUint8, "HardSigmoid"},
+        EpilogueCase{"conv3x3_s2_s8_leakyrelu", 16, 20, 11, 3, 2, 1, DataType::kInt8, "LeakyRelu"},
+        EpilogueCase{"conv3x3_s8_hardswish_residual_sparse", 16, 16, 8, 3, 1, 1, DataType::kInt8, "HardSwish", true,
+                     true},
+        EpilogueCase{"depthwise_u8_silu_sparse", 48, 48, 12, 3, 1, 48, DataType::kUint8, "SiLU", false, true},
+        EpilogueCase{"depthwise_s2_s8_hardswish", 32, 32, 13, 3, 2, 32, DataType::kInt8, "HardSwish"},
+        EpilogueCase{"depthwise_u8_silu", 40, 40, 9, 3, 1, 40, DataType::kUint8, "SiLU"},
+        EpilogueCase{"pointwise_u8_hardswish_per_tensor_residual", 24, 20, 9, 1, 1, 1, DataType::kUint8, "HardSwish",
+                     true, false, true}),
     [](const ::testing::TestParamInfo<EpilogueCase>& info) { return info.param.name; });
 
 }  // namespace
