@@ -116,14 +116,8 @@ void WriteUnitSpec(const UnitSpec& spec, AttributeMap* attrs) {
   }
 }
 
-absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node) {
+absl::StatusOr<UnitSpec> ReadUnitActivation(const Node& node) {
   UnitSpec spec;
-  QFUSE_ASSIGN_OR_RETURN(std::string base_op, node.attrs().GetString(kUnitBaseOpAttr, ""));
-  std::optional<UnitBaseOp> parsed = ParseUnitBaseOp(base_op);
-  if (!parsed.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unit base op '", base_op, "' is unknown"));
-  }
-  spec.base_op = *parsed;
   QFUSE_ASSIGN_OR_RETURN(std::string activation, node.attrs().GetString(kUnitActivationAttr, "none"));
   bool known = false;
   for (UnitActivation a : kAllActivations) {
@@ -156,6 +150,17 @@ absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node) {
     }
     default: break;
   }
+  return spec;
+}
+
+absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node) {
+  QFUSE_ASSIGN_OR_RETURN(UnitSpec spec, ReadUnitActivation(node));
+  QFUSE_ASSIGN_OR_RETURN(std::string base_op, node.attrs().GetString(kUnitBaseOpAttr, ""));
+  std::optional<UnitBaseOp> parsed = ParseUnitBaseOp(base_op);
+  if (!parsed.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": unit base op '", base_op, "' is unknown"));
+  }
+  spec.base_op = *parsed;
   if (node.input(kUnitX) == nullptr || node.input(kUnitW) == nullptr || node.outputs().size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": a unit needs X, W and one output"));
   }

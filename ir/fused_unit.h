@@ -105,6 +105,9 @@ bool IsUnit(const Node& node);
 // parameters) and read back by every consumer (ReadUnitSpec validates them).
 void WriteUnitSpec(const UnitSpec& spec, AttributeMap* attrs);
 absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node);
+// The activation fields alone (kUnitActivationAttr and its parameters; base_op left kConv),
+// for nodes that carry an activation without being a unit (the integer QLinearActivation).
+absl::StatusOr<UnitSpec> ReadUnitActivation(const Node& node);
 
 // The unit's activation of one float value (the formulas above; float32 arithmetic, the
 // same expressions as the float Relu/Clip/HardSwish/HardSigmoid/Sigmoid/LeakyRelu kernels;

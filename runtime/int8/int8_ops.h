@@ -42,6 +42,11 @@ inline constexpr char kQLinearMulOp[] = "QLinearMul";
 // QLinearClamp(x) -> y: Relu / Clip between requantizations: y = stage(x - zp_x) with
 // float attributes "min" and "max" as activation bounds.
 inline constexpr char kQLinearClampOp[] = "QLinearClamp";
+// QLinearActivation(x) -> y: a non-linear activation between requantizations (the unit
+// activation attributes of ir/fused_unit.h: HardSwish, HardSigmoid, Sigmoid, SiLU,
+// LeakyRelu), looked up per byte in unary_requantization.h's ActivationTable: the bytes of
+// DequantizeLinear -> the activation's float ops -> QuantizeLinear, as onnxruntime runs them.
+inline constexpr char kQLinearActivationOp[] = "QLinearActivation";
 // QLinearAveragePool(x) -> y (AveragePool attributes; 1-3 spatial dims, no dilations):
 // S = sum of (x - zp_x) over the window's counted positions in int32, y =
 // stage(S) with multiplier s_x / (s_y * n), n the divisor of ONNX AveragePool
@@ -110,6 +115,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearUnitKernel(const ir::Node& 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAddKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearMulKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearActivationKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearSoftmaxKernel(const ir::Node& node);

@@ -14,6 +14,7 @@
 #include "ir/rewrite/pattern.h"
 #include "ir/unit_activation_match.h"
 #include "ir/unit_chain_match.h"
+#include "runtime/int8/activation_lookup.h"
 #include "runtime/int8/activation_matmul.h"
 #include "runtime/int8/activation_softmax.h"
 #include "runtime/int8/group_replacer.h"
@@ -521,6 +522,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const LayerNormPattern layer_norm(replacer);
   const ActivationSoftmaxPattern activation_softmax(replacer);
   const GeluPattern gelu(replacer);
+  const ActivationLookupPattern activation_lookup(replacer);
   // The patterns by anchor op type (ops with an int8 form, ir/int8_forms.h; ConvTranspose
   // has no integer unit kernel).
   ir::rewrite::RuleTable table;
@@ -540,6 +542,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   }
   table.Add({"ReduceMean"}, &layer_norm);
   table.Add({"Erf"}, &gelu);
+  table.Add({"HardSwish", "HardSigmoid", "Sigmoid", "LeakyRelu"}, &activation_lookup);
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
   stats.units = rewrites[&unit] + rewrites[&integer_head];
   stats.adds = rewrites[&add];
@@ -552,6 +555,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.layer_norms = rewrites[&layer_norm];
   stats.activation_softmaxes = rewrites[&activation_softmax];
   stats.gelus = rewrites[&gelu];
+  stats.activation_lookups = rewrites[&activation_lookup];
   QFUSE_RETURN_IF_ERROR(RemoveUnreadDequantize(graph, replacer));
   if (options.fold_clamps) {
     QFUSE_ASSIGN_OR_RETURN(stats.folded_clamps, FoldClamps(graph, replacer));

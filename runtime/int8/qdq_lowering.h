@@ -26,6 +26,8 @@
 //                                                => QLinearSoftmax, onnxruntime's arithmetic
 //   (j) in a float region: Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5 (or Mul(Mul(x,
 //       0.5), .)), GELU before opset 20 (gelu_fusion.h)   => qfuse.Gelu, onnxruntime's arithmetic
+//   (k) HardSwish | HardSigmoid | Sigmoid | LeakyRelu | Sigmoid + Mul (SiLU) | HardSigmoid + Mul
+//       (DQ(x)) -> Q (activation_lookup.h)          => QLinearActivation, a 256-byte table
 // Every float intermediate of a group must have that group as its only reader. The
 // integer node's output keeps the QuantizeLinear output's name (so observers see the
 // same int8 tensors as in simulated quantization), and QuantParams are written into
@@ -64,6 +66,7 @@ struct LoweringStats {
   int64_t layer_norms = 0;     // (h)
   int64_t activation_softmaxes = 0;  // (i)
   int64_t gelus = 0;           // (j)
+  int64_t activation_lookups = 0;  // (k)
   int64_t folded_clamps = 0;   // QLinearClamps folded into the node before them
   int64_t removed_nodes = 0;   // Q, DQ and float ops replaced
 };

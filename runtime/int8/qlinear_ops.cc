@@ -251,6 +251,7 @@ class QLinearBinaryKernel : public Kernel {
   std::optional<OnnxAddRow> add_row_;
 };
 
+// QLinearClamp and QLinearActivation: one byte table per node.
 class QLinearClampKernel : public Kernel {
  public:
   bool elementwise() const override { return true; }
@@ -258,9 +259,14 @@ class QLinearClampKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(const numerics::RequantizeMode mode, ReadRequantizeMode(node));
     QFUSE_ASSIGN_OR_RETURN(x_, ReadActivationQuant(node.input(0), "X"));
     QFUSE_ASSIGN_OR_RETURN(const ActivationQuant y, ReadActivationQuant(node.output(0), "Y"));
+    out_type_ = y.type;
+    if (node.op_type() == kQLinearActivationOp) {
+      QFUSE_ASSIGN_OR_RETURN(const ir::UnitSpec activation, ir::ReadUnitActivation(node));
+      table_ = ActivationTable(x_, y, activation);
+      return absl::OkStatus();
+    }
     QFUSE_ASSIGN_OR_RETURN(const float lo, node.attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
     QFUSE_ASSIGN_OR_RETURN(const float hi, node.attrs().GetFloat("max", std::numeric_limits<float>::max()));
-    out_type_ = y.type;
     QFUSE_ASSIGN_OR_RETURN(table_, ClampTable(mode, x_, y, lo, hi));
     return absl::OkStatus();
   }
@@ -282,7 +288,7 @@ class QLinearClampKernel : public Kernel {
  private:
   ActivationQuant x_;
   ir::DataType out_type_ = DataType::kInt8;
-  ByteTable table_{};  // raw input byte -> output byte (ClampTable)
+  ByteTable table_{};  // raw input byte -> output byte (ClampTable, or ActivationTable)
 };
 
 // AveragePool (ceil_mode 0, no dilations: the lowering only matches those) and
@@ -562,6 +568,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearMulKernel(const ir::Node& n
   return Make<QLinearBinaryKernel>(node, BinaryOp::kMul);
 }
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node) {
+  return Make<QLinearClampKernel>(node);
+}
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearActivationKernel(const ir::Node& node) {
   return Make<QLinearClampKernel>(node);
 }
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node) {

@@ -39,4 +39,16 @@ absl::StatusOr<ByteTable> ClampTable(numerics::RequantizeMode mode, const Activa
   return table;
 }
 
+ByteTable ActivationTable(const ActivationQuant& x, const ActivationQuant& y, const ir::UnitSpec& activation) {
+  ByteTable table{};
+  for (int raw = 0; raw < 256; ++raw) {
+    const int32_t q = x.type == ir::DataType::kInt8 ? static_cast<int8_t>(raw) : raw;
+    const float v = ir::ApplyUnitActivation(activation, numerics::Dequantize(q, x.scale, x.zero_point));
+    table[raw] = y.type == ir::DataType::kInt8
+                     ? static_cast<uint8_t>(numerics::QuantizeLinear<int8_t>(v, y.scale, y.zero_point))
+                     : numerics::QuantizeLinear<uint8_t>(v, y.scale, y.zero_point);
+  }
+  return table;
+}
+
 }  // namespace qfuse::runtime::int8

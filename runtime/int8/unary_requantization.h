@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "absl/status/statusor.h"
+#include "ir/fused_unit.h"
 #include "numerics/requantize.h"
 #include "runtime/int8/byte_table.h"
 #include "runtime/int8/output_stage.h"
@@ -30,6 +31,13 @@ absl::StatusOr<OutputStage> SingleTermStage(numerics::RequantizeMode mode, const
 // Q(DQ(x))); kFixed is the single-term output stage with bounds lo and hi.
 absl::StatusOr<ByteTable> ClampTable(numerics::RequantizeMode mode, const ActivationQuant& x,
                                                     const ActivationQuant& y, float lo, float hi);
+
+// Raw input byte -> output byte of DequantizeLinear(x) -> `activation` (a non-linear unit
+// activation of ir/fused_unit.h: HardSwish, HardSigmoid, Sigmoid, SiLU, LeakyRelu) ->
+// QuantizeLinear(y), each step the float32 arithmetic of qfuse's float kernels and
+// onnxruntime's (ir::ApplyUnitActivation, numerics::Dequantize / QuantizeLinear): the bytes
+// those ops write between the two, in either requantization mode (the ops are float in both).
+ByteTable ActivationTable(const ActivationQuant& x, const ActivationQuant& y, const ir::UnitSpec& activation);
 
 }  // namespace qfuse::runtime::int8
 
