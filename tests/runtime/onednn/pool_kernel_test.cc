@@ -135,6 +135,31 @@ TEST_P(OneDnnInt8MaxPoolTest, EqualsHandWrittenKernelsByteForByte) {
   }
 }
 
+// The integer MaxPool of a plain input (a graph input here; a QLinearConcat's output in
+// GoogLeNet) takes the channels-last layout first: every byte as the hand-written kernel's.
+TEST_P(OneDnnInt8MaxPoolTest, PlainInputEqualsHandWrittenKernelsByteForByte) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  const auto& [c, type] = GetParam();
+  std::mt19937 rng(13);
+  const int64_t n = 2, h = c.size, w = c.size + 2;
+  const int zp = type == ir::DataType::kUint8 ? 131 : 3;
+  testing::QdqGraph b;
+  ir::Value* x = b.Input("x", {n, c.channels, h, w}, type, 0.047f, zp);
+  ir::AttributeMap window;
+  window.Set("kernel_shape", std::vector<int64_t>{c.kernel, c.kernel});
+  window.Set("strides", std::vector<int64_t>{c.stride, c.stride});
+  window.Set("pads", std::vector<int64_t>{c.pad, c.pad, c.pad, c.pad});
+  window.Set("ceil_mode", int64_t{c.ceil_mode});
+  b.Output(b.Op("MaxPool", {x}, {n, c.channels, -1, -1}, window), type, 0.047f, zp);
+  ir::Tensor xt(type, {n, c.channels, h, w});
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (uint8_t& v : xt.mutable_values<uint8_t>()) v = static_cast<uint8_t>(byte(rng));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8Values(b.graph(), false, {{"x", xt}}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}));
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [name, t] : want) EXPECT_TRUE(got.at(name).BitwiseEqual(t)) << name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Pools, OneDnnInt8MaxPoolTest,
                          ::testing::Combine(::testing::Values(PoolCase{16, 9, 3, 2, 1, false, false},
                                                               PoolCase{13, 8, 3, 2, 0, true, false},
