@@ -47,6 +47,15 @@ inline constexpr char kQLinearClampOp[] = "QLinearClamp";
 // LeakyRelu), looked up per byte in unary_requantization.h's ActivationTable: the bytes of
 // DequantizeLinear -> the activation's float ops -> QuantizeLinear, as onnxruntime runs them.
 inline constexpr char kQLinearActivationOp[] = "QLinearActivation";
+// QLinearChannelMap(x_0, ..., x_n, scale, shift) -> y (attributes "clamp": "relu" or "clip",
+// absent without one; "min", "max": a clip's bounds): the 4-D x_i concatenated along axis 1,
+// then per output channel c y = QuantizeLinear(clamp(DQ(x) * scale[c] + shift[c])), each step a
+// float32 operation as DequantizeLinear -> [Concat] -> Mul -> Add -> [Relu | Clip] ->
+// QuantizeLinear computes it (a batch norm that did not fold, before its clamp;
+// channel_map_fusion.h). An x_i may be FLOAT (a Concat input that was not quantized): its
+// channels skip the DequantizeLinear. scale and shift: FLOAT constants of one value or one per
+// channel. A 256-byte table per channel of a quantized input; plain NCHW in and out.
+inline constexpr char kQLinearChannelMapOp[] = "QLinearChannelMap";
 // QLinearAveragePool(x) -> y (AveragePool attributes; 1-3 spatial dims, no dilations):
 // S = sum of (x - zp_x) over the window's counted positions in int32, y =
 // stage(S) with multiplier s_x / (s_y * n), n the divisor of ONNX AveragePool
@@ -115,6 +124,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearUnitKernel(const ir::Node& 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAddKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearMulKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearChannelMapKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearActivationKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node);

@@ -17,6 +17,7 @@
 #include "runtime/int8/activation_lookup.h"
 #include "runtime/int8/activation_matmul.h"
 #include "runtime/int8/activation_softmax.h"
+#include "runtime/int8/channel_map_fusion.h"
 #include "runtime/int8/group_replacer.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/gelu_fusion.h"
@@ -523,6 +524,8 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const ActivationSoftmaxPattern activation_softmax(replacer);
   const GeluPattern gelu(replacer);
   const ActivationLookupPattern activation_lookup(replacer);
+  const ChannelMapPattern channel_map(replacer);
+  const PoolBeforeDequantizePattern pool_before_dequantize;
   // The patterns by anchor op type (ops with an int8 form, ir/int8_forms.h; ConvTranspose
   // has no integer unit kernel).
   ir::rewrite::RuleTable table;
@@ -532,8 +535,10 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   table.Add({"ConvInteger"}, &integer_head);
   table.Add({"Add"}, &add);
   table.Add({"Mul"}, &mul);
+  table.Add({"Mul"}, &channel_map);
   table.Add(Ops(ir::kClampOps), &clamp);
   table.Add(Ops(ir::kKeepsInputQuantizationOps), &pass_through);
+  table.Add({"MaxPool"}, &pool_before_dequantize);
   table.Add(Ops(ir::kAveragePoolOps), &average_pool);
   table.Add(Ops(ir::kConcatOps), &concat);
   if (options.mode == numerics::RequantizeMode::kOnnx) {
@@ -556,6 +561,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.activation_softmaxes = rewrites[&activation_softmax];
   stats.gelus = rewrites[&gelu];
   stats.activation_lookups = rewrites[&activation_lookup];
+  stats.channel_maps = rewrites[&channel_map];
   QFUSE_RETURN_IF_ERROR(RemoveUnreadDequantize(graph, replacer));
   if (options.fold_clamps) {
     QFUSE_ASSIGN_OR_RETURN(stats.folded_clamps, FoldClamps(graph, replacer));

@@ -28,6 +28,9 @@
 //       0.5), .)), GELU before opset 20 (gelu_fusion.h)   => qfuse.Gelu, onnxruntime's arithmetic
 //   (k) HardSwish | HardSigmoid | Sigmoid | LeakyRelu | Sigmoid + Mul (SiLU) | HardSigmoid + Mul
 //       (DQ(x)) -> Q (activation_lookup.h)          => QLinearActivation, a 256-byte table
+//   (l) DQ(x_0), ..., DQ(x_n) -> [Concat axis 1] -> Mul(., per-channel constant) -> Add(., per-
+//       channel constant) -> [Relu | Clip] -> Q (channel_map_fusion.h)
+//                                                   => QLinearChannelMap, a table per channel
 // Every float intermediate of a group must have that group as its only reader. The
 // integer node's output keeps the QuantizeLinear output's name (so observers see the
 // same int8 tensors as in simulated quantization), and QuantParams are written into
@@ -67,6 +70,7 @@ struct LoweringStats {
   int64_t activation_softmaxes = 0;  // (i)
   int64_t gelus = 0;           // (j)
   int64_t activation_lookups = 0;  // (k)
+  int64_t channel_maps = 0;        // (l)
   int64_t folded_clamps = 0;   // QLinearClamps folded into the node before them
   int64_t removed_nodes = 0;   // Q, DQ and float ops replaced
 };
