@@ -21,6 +21,7 @@
 #include "runtime/onednn/int8_conv_engine.h"
 #include "runtime/onednn/qlinear_conv_kernel.h"
 #include "tests/runtime/onednn/int8_values.h"
+#include "tests/runtime/onednn/square_conv.h"
 #include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/onnx_test_case.h"
 #include "tests/testing/qdq_graph.h"
@@ -183,17 +184,9 @@ TEST_P(FusedOutputStageBytesTest, SameBytesAsHandWrittenKernel) {
     }
     bias.push_back(b_dist(rng));
   }
-  ir::AttributeMap attrs;
-  const int64_t pad = c.kernel / 2;
-  attrs.Set("pads", std::vector<int64_t>{pad, pad, pad, pad});
-  attrs.Set("strides", std::vector<int64_t>{c.stride, c.stride});
-  attrs.Set("group", c.group);
-  const int64_t out_size = (c.size + 2 * pad - c.kernel) / c.stride + 1;
-  const std::vector<int64_t> out_dims = {n, c.cout, out_size, out_size};
-  ir::Value* y = b.Op("Conv",
-                      {x, b.Weights("w", {c.cout, c.cin / c.group, c.kernel, c.kernel}, w, w_scales, 0),
-                       b.Bias("bias", bias, bias_scales)},
-                      out_dims, attrs);
+  std::vector<int64_t> out_dims;
+  ir::Value* y = AddSquareConv(b, x, {n, c.cin, c.cout, c.size, c.kernel, c.stride, c.group}, w, w_scales, bias,
+                               bias_scales, &out_dims);
   if (c.folded_clamp) y = b.QuantizeDequantize(y, c.type, 1.f, zp == 131 ? 9 : 3);
   if (c.activation == "Relu") y = b.Op("Relu", {y}, out_dims);
   if (c.activation == "Clip") y = b.Op("Clip", {y, b.FloatConst("lo", 0.f), b.FloatConst("hi", 6.f)}, out_dims);
