@@ -93,11 +93,13 @@ class BinaryKernel : public Kernel {
       return DispatchPowExponent(b.dtype(), [&](auto exp_tag) {
         using U = decltype(exp_tag);
         QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(a.dtype(), plan.out_dims));
-        // A one-value exponent of 2 or 3 on a floating base: x * x and x * x * x, as onnxruntime
-        // computes them (its Pow special-cases these; std::pow may round a tie differently),
-        // and without a libm call per value (LayerNorm's decomposed variance).
+        // A one-value exponent of 2 or 3 on a floating base of more than one value: x * x and
+        // x * x * x, as onnxruntime computes them (its broadcast loop takes a one-value base
+        // first, with std::pow, and special-cases these exponents only after it; x * x * x
+        // rounds differently from pow for many x), and without a libm call per value
+        // (LayerNorm's decomposed variance).
         if constexpr (std::is_floating_point_v<T>) {
-          if (b.num_elements() == 1 && (b.data<U>()[0] == U(2) || b.data<U>()[0] == U(3))) {
+          if (b.num_elements() == 1 && a.num_elements() != 1 && (b.data<U>()[0] == U(2) || b.data<U>()[0] == U(3))) {
             const bool cube = b.data<U>()[0] == U(3);
             const T* x = a.data<T>();
             T* y = out.data<T>();

@@ -91,6 +91,12 @@ TEST(BinaryTest, PowBySquaringAndCubingAsOnnxRuntime) {
   }
   QFUSE_ASSERT_OK_AND_ASSIGN(auto d, RunOneNode("Pow", {In(T1<double>({2}, {1.5, -3})), In(Tensor::Scalar<double>(3))}));
   EXPECT_EQ(Values<double>(d[0]), (std::vector<double>{3.375, -27}));
+  // A one-value base is std::pow, as in onnxruntime (its one-value-base branch comes first):
+  // 1.00014102f cubed as products is 1.00042307, std::pow gives 1.00042319.
+  const float base = 1.00014102f;
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto one, RunOneNode("Pow", {In(T1<float>({1}, {base})), In(T1<int64_t>({1}, {3}))}));
+  EXPECT_EQ(Values<float>(one[0])[0], static_cast<float>(std::pow(static_cast<double>(base), 3.0)));
+  EXPECT_NE(Values<float>(one[0])[0], base * base * base);
 }
 
 TEST(BinaryTest, PReluSlopeBroadcastsOntoX) {
