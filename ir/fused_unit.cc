@@ -167,7 +167,7 @@ absl::StatusOr<UnitSpec> ReadUnitSpec(const Node& node) {
   return spec;
 }
 
-void ApplyUnitActivation(const UnitSpec& spec, absl::Span<float> values) {
+void ApplyUnitActivation(const UnitSpec& spec, absl::Span<float> values, bool vector) {
   float* v = values.data();
   const int64_t n = static_cast<int64_t>(values.size());
   auto apply = [&](auto fn) {
@@ -192,8 +192,8 @@ void ApplyUnitActivation(const UnitSpec& spec, absl::Span<float> values) {
       const float alpha = spec.alpha, beta = spec.beta;
       return apply([alpha, beta](float x) { return std::max(0.f, std::min(1.f, alpha * x + beta)); });
     }
-    case UnitActivation::kSigmoid: return LogisticRow(v, v, n);
-    case UnitActivation::kSilu: return SiluRow(v, v, n);
+    case UnitActivation::kSigmoid: return LogisticRow(v, v, n, vector);
+    case UnitActivation::kSilu: return SiluRow(v, v, n, vector);
     default: {
       const UnitSpec s = spec;
       return apply([&s](float x) { return ApplyUnitActivation(s, x); });

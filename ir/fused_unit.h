@@ -127,8 +127,9 @@ inline float ApplyUnitActivation(const UnitSpec& spec, float v) {
   return v;
 }
 
-// ApplyUnitActivation on every element, in place (the switch taken once).
-void ApplyUnitActivation(const UnitSpec& spec, absl::Span<float> values);
+// ApplyUnitActivation on every element, in place (the switch taken once); `vector`: the
+// caller's ISA cap allows AVX2 (the logistic rows' AVX2 + FMA lanes, the same bytes).
+void ApplyUnitActivation(const UnitSpec& spec, absl::Span<float> values, bool vector);
 
 // Base-op attributes of a unit (its own qfuse_* attributes removed).
 AttributeMap BaseOpAttributes(const Node& node);

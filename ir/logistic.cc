@@ -47,13 +47,13 @@ bool HasAvx2Fma() {
 
 }  // namespace
 
-void LogisticRow(const float* x, float* y, int64_t n) {
-  const int64_t done = HasAvx2Fma() ? LogisticRowAvx2(x, y, n) : 0;
+void LogisticRow(const float* x, float* y, int64_t n, bool vector) {
+  const int64_t done = vector && HasAvx2Fma() ? LogisticRowAvx2(x, y, n) : 0;
   for (int64_t i = done; i < n; ++i) y[i] = Logistic(x[i]);
 }
 
-void SiluRow(const float* x, float* y, int64_t n) {
-  const int64_t done = HasAvx2Fma() ? SiluRowAvx2(x, y, n) : 0;
+void SiluRow(const float* x, float* y, int64_t n, bool vector) {
+  const int64_t done = vector && HasAvx2Fma() ? SiluRowAvx2(x, y, n) : 0;
   for (int64_t i = done; i < n; ++i) y[i] = x[i] * Logistic(x[i]);
 }
 

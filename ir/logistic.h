@@ -47,11 +47,11 @@ inline float Logistic(float x) {
   return 0.f > y ? 0.f : y;  // MAXPS(0, y)
 }
 
-// y[i] = Logistic(x[i]) for i < n (x == y allowed): AVX2 + FMA lanes where the CPU has them
-// (the same bytes), else one value at a time.
-void LogisticRow(const float* x, float* y, int64_t n);
+// y[i] = Logistic(x[i]) for i < n (x == y allowed): AVX2 + FMA lanes where `vector` (the
+// caller's ISA cap allows AVX2) and the CPU has them (the same bytes), else one value at a time.
+void LogisticRow(const float* x, float* y, int64_t n, bool vector);
 // y[i] = x[i] * Logistic(x[i]) for i < n (SiLU; x == y allowed), the same way.
-void SiluRow(const float* x, float* y, int64_t n);
+void SiluRow(const float* x, float* y, int64_t n, bool vector);
 
 }  // namespace qfuse::ir
 

@@ -289,7 +289,8 @@ class OutputStage {
   // T's limits (the non-linear activation epilogue above).
   template <typename T>
   void QuantizeRealRow(const float* v, int64_t n, T* out) const {
-    kernels::quant::QuantizeLinearRow(v, n, output_scale_, zp_, out);  // AVX2 where allowed, same bytes
+    // AVX2 where the RequantizeIsa level and the ISA cap allow it: the same bytes.
+    kernels::quant::QuantizeLinearRow(v, n, output_scale_, zp_, out, CurrentRequantizeIsa() != RequantizeIsa::kScalar);
   }
   template <typename B>
   void DequantizeRow(const int32_t* a, int64_t a_stride, int32_t bias, const B* b, int32_t b_zp, int64_t c, int64_t n,

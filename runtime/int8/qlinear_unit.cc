@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
 #include "runtime/int8/unit_requantization.h"
@@ -271,7 +272,7 @@ class QLinearUnitKernel : public Kernel {
         for (int64_t c = 0; c < cout_; ++c) {
           v[c] = OutputStage::FloatStepsValue(a, dequant_scales_.data(), bias, row_res, rzp, rs, c);
         }
-        ir::ApplyUnitActivation(spec_, absl::MakeSpan(v, cout_));
+        ir::ApplyUnitActivation(spec_, absl::MakeSpan(v, cout_), IsaAllowed(Isa::kAvx2));
         if (y->dtype() == DataType::kInt8) {
           stage_.QuantizeRealRow(v, cout_, y->data<int8_t>() + offset);
         } else if (y->dtype() == DataType::kUint8) {
@@ -295,13 +296,13 @@ class QLinearUnitKernel : public Kernel {
     if (y->dtype() == DataType::kFloat32) {
       float* out = y->data<float>() + offset;
       stage_.DequantizeRow(acc, stride, bias, res, rzp, c, n, out);
-      ir::ApplyUnitActivation(spec_, absl::MakeSpan(out, n));
+      ir::ApplyUnitActivation(spec_, absl::MakeSpan(out, n), IsaAllowed(Isa::kAvx2));
       return;
     }
     thread_local std::vector<float> real;
     real.resize(n);
     stage_.DequantizeRow(acc, stride, bias, res, rzp, c, n, real.data());
-    ir::ApplyUnitActivation(spec_, absl::MakeSpan(real));
+    ir::ApplyUnitActivation(spec_, absl::MakeSpan(real), IsaAllowed(Isa::kAvx2));
     if (y->dtype() == DataType::kInt8) {
       stage_.QuantizeRealRow(real.data(), n, y->data<int8_t>() + offset);
     } else {

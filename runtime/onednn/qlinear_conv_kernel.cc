@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/unit_requantization.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
@@ -428,7 +429,7 @@ class OneDnnQLinearConvKernel : public Kernel {
       GrowTo(real, pixels * oc);
       res_signed ? u_.stage.DequantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, pixels, real.data())
                  : u_.stage.DequantizePixels(a, bias, b, rzp, oc, pixels, real.data());
-      ir::ApplyUnitActivation(u_.spec, absl::MakeSpan(real.data(), pixels * oc));
+      ir::ApplyUnitActivation(u_.spec, absl::MakeSpan(real.data(), pixels * oc), IsaAllowed(Isa::kAvx2));
       out_signed ? u_.stage.QuantizeRealRow(real.data(), pixels * oc, reinterpret_cast<int8_t*>(y))
                  : u_.stage.QuantizeRealRow(real.data(), pixels * oc, y);
       return;

@@ -50,7 +50,7 @@ TEST(LogisticTest, RowEqualsScalarBitForBit) {
   x[3] = -0.f;
   x[9] = std::numeric_limits<float>::quiet_NaN();  // inside a vector group
   std::vector<float> y(x.size());
-  LogisticRow(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  LogisticRow(x.data(), y.data(), static_cast<int64_t>(x.size()), /*vector=*/true);
   for (size_t i = 0; i < x.size(); ++i) {
     if (std::isnan(x[i])) {
       EXPECT_TRUE(std::isnan(y[i])) << i;
@@ -59,7 +59,7 @@ TEST(LogisticTest, RowEqualsScalarBitForBit) {
     EXPECT_EQ(Bits(y[i]), Bits(Logistic(x[i]))) << "x " << x[i];
   }
   std::vector<float> in_place = x;
-  LogisticRow(in_place.data(), in_place.data(), static_cast<int64_t>(in_place.size()));
+  LogisticRow(in_place.data(), in_place.data(), static_cast<int64_t>(in_place.size()), /*vector=*/true);
   for (size_t i = 4; i < x.size(); ++i) {
     if (!std::isnan(x[i])) EXPECT_EQ(Bits(in_place[i]), Bits(y[i]));
   }
@@ -75,10 +75,13 @@ TEST(LogisticTest, SiluRowEqualsScalarBitForBit) {
   x[3] = -0.f;
   x[4] = std::numeric_limits<float>::infinity();
   std::vector<float> y(x.size());
-  SiluRow(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  SiluRow(x.data(), y.data(), static_cast<int64_t>(x.size()), /*vector=*/true);
   for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(Bits(y[i]), Bits(x[i] * Logistic(x[i]))) << "x " << x[i];
+  std::vector<float> scalar(x.size());  // the capped path, one value at a time
+  SiluRow(x.data(), scalar.data(), static_cast<int64_t>(x.size()), /*vector=*/false);
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(Bits(scalar[i]), Bits(y[i])) << i;
   std::vector<float> in_place = x;
-  SiluRow(in_place.data(), in_place.data(), static_cast<int64_t>(in_place.size()));
+  SiluRow(in_place.data(), in_place.data(), static_cast<int64_t>(in_place.size()), /*vector=*/true);
   for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(Bits(in_place[i]), Bits(y[i])) << i;
 }
 

@@ -47,8 +47,9 @@ void RunMath(const ThreadPool& pool, const UnaryParams& p, const T* x, T* y, int
     case UnaryOp::kLeakyRelu: return Apply(pool, x, y, n, [alpha](T v) { return v < T(0) ? alpha * v : v; });
     case UnaryOp::kSigmoid:
       if constexpr (std::is_same_v<T, float>) {  // onnxruntime's float32 logistic, ir/logistic.h
+        const bool vector = IsaAllowed(Isa::kAvx2);
         return ParallelElements(pool, n,
-                                [&](int64_t begin, int64_t end) { ir::LogisticRow(x + begin, y + begin, end - begin); });
+                                [&](int64_t begin, int64_t end) { ir::LogisticRow(x + begin, y + begin, end - begin, vector); });
       }
       return Apply(pool, x, y, n, [](T v) {
         // Split by sign so exp never overflows.

@@ -1,3 +1,4 @@
+#include "runtime/cpu_isa.h"
 #include "runtime/kernels/fused/quant_unit.h"
 
 #include <algorithm>
@@ -48,7 +49,7 @@ class QuantUnitKernel : public Kernel {
         if (r != nullptr) {
           for (int64_t i = begin; i < end; ++i) y[i] += r[i];
         }
-        ir::ApplyUnitActivation(spec_, absl::MakeSpan(y + begin, end - begin));
+        ir::ApplyUnitActivation(spec_, absl::MakeSpan(y + begin, end - begin), IsaAllowed(Isa::kAvx2));
       });
       return absl::OkStatus();
     }

@@ -40,12 +40,12 @@ __attribute__((target("avx2"))) int64_t QuantizeRunAvx2(const float* x, int64_t 
 }  // namespace
 
 template <typename T>
-void QuantizeLinearRow(const float* x, int64_t n, float scale, int32_t zero_point, T* out) {
-  int64_t i = IsaAllowed(Isa::kAvx2) ? QuantizeRunAvx2(x, n, scale, zero_point, out) : 0;
+void QuantizeLinearRow(const float* x, int64_t n, float scale, int32_t zero_point, T* out, bool vector) {
+  int64_t i = vector && IsaAllowed(Isa::kAvx2) ? QuantizeRunAvx2(x, n, scale, zero_point, out) : 0;
   for (; i < n; ++i) out[i] = numerics::QuantizeLinear<T>(x[i], scale, zero_point);
 }
 
-template void QuantizeLinearRow<int8_t>(const float*, int64_t, float, int32_t, int8_t*);
-template void QuantizeLinearRow<uint8_t>(const float*, int64_t, float, int32_t, uint8_t*);
+template void QuantizeLinearRow<int8_t>(const float*, int64_t, float, int32_t, int8_t*, bool);
+template void QuantizeLinearRow<uint8_t>(const float*, int64_t, float, int32_t, uint8_t*, bool);
 
 }  // namespace qfuse::runtime::kernels::quant

@@ -13,9 +13,10 @@
 namespace qfuse::runtime::kernels::quant {
 
 // out[i] = numerics::QuantizeLinear<T>(x[i], scale, zero_point) for i < n; T is int8_t or
-// uint8_t, zero_point within T's range.
+// uint8_t, zero_point within T's range. `vector` false: one value at a time (a caller's own
+// cap, such as the output stage's RequantizeIsa level).
 template <typename T>
-void QuantizeLinearRow(const float* x, int64_t n, float scale, int32_t zero_point, T* out);
+void QuantizeLinearRow(const float* x, int64_t n, float scale, int32_t zero_point, T* out, bool vector = true);
 
 }  // namespace qfuse::runtime::kernels::quant
 
