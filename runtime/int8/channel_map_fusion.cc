@@ -73,6 +73,16 @@ std::optional<ChannelMapMatch> ChannelMapPattern::Match(const ir::Graph& graph, 
       m.float_inputs.push_back(x.has_value() ? "" : in->name());
     }
     if (!quantized) return std::nullopt;
+    // One int8 value behind two DequantizeLinears with other parameters would take one set.
+    for (size_t i = 0; i < m.inputs.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (m.inputs[i].has_value() && m.inputs[j].has_value() &&
+            DequantizeInput(graph, *m.inputs[i]) == DequantizeInput(graph, *m.inputs[j]) &&
+            !(m.inputs[i]->params == m.inputs[j]->params)) {
+          return std::nullopt;
+        }
+      }
+    }
     float_ops.push_back(concat->id());
   } else {
     return std::nullopt;

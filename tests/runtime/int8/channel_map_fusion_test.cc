@@ -147,5 +147,28 @@ TEST(ChannelMapFusionTest, PooledSharedInputAndSingleInput) {
   EXPECT_EQ(got_one.bytes, want_one.bytes);
 }
 
+// One int8 value behind two DequantizeLinears with other scales: the kernel reads one set of
+// parameters per value, so the group stays float.
+TEST(ChannelMapFusionTest, OneValueWithTwoDequantizationsStaysFloat) {
+  const std::vector<int64_t> dims = {1, 3, 4, 4}, y_dims = {1, 6, 4, 4};
+  testing::QdqGraph g;
+  ir::Value* x = g.Input("x", dims, DataType::kUint8, 0.1f, 0);
+  ir::Value* raw = g.graph().inputs()[0];
+  ir::Value* s2 = *g.graph().AddConstant("s2", ir::Tensor::Scalar<float>(0.2f));
+  ir::Value* z2 = *g.graph().AddConstant("z2", ir::Tensor::Scalar<uint8_t>(0));
+  ir::Node* dq2 = *g.graph().AddNode("DequantizeLinear", "dq2", {raw, s2, z2}, {"x_dq2"});
+  dq2->output(0)->mutable_type() = testing::Type(DataType::kFloat32, dims);
+  ir::AttributeMap axis;
+  axis.Set("axis", int64_t{1});
+  ir::Value* c = g.Op("Concat", {x, dq2->output(0)}, y_dims, axis);
+  c = g.Op("Add", {g.Op("Mul", {c, g.FloatConst("s", 0.9f)}, y_dims), g.FloatConst("b", 0.1f)}, y_dims);
+  g.Output(c, DataType::kUint8, 0.05f, 0);
+  const std::vector<NamedTensor> inputs = {{"x", Bytes(DataType::kUint8, dims, 2)}};
+  QFUSE_ASSERT_OK_AND_ASSIGN(Ran want, RunGraph(g.graph(), inputs, false));
+  QFUSE_ASSERT_OK_AND_ASSIGN(Ran got, RunGraph(g.graph(), inputs, true));
+  EXPECT_EQ(got.ops.count("QLinearChannelMap"), 0u);
+  EXPECT_EQ(got.bytes, want.bytes);
+}
+
 }  // namespace
 }  // namespace qfuse::runtime
