@@ -128,7 +128,8 @@ inline float ApplyUnitActivation(const UnitSpec& spec, float v) {
 }
 
 // ApplyUnitActivation on every element, in place (the switch taken once); `vector`: the
-// caller's ISA cap allows AVX2 (the logistic rows' AVX2 + FMA lanes, the same bytes).
+// caller's ISA cap allows AVX2 (the logistic rows' AVX2 + FMA lanes and HardSwish /
+// HardSigmoid's AVX2 lanes, the same bytes). The caller checks that the CPU has AVX2.
 void ApplyUnitActivation(const UnitSpec& spec, absl::Span<float> values, bool vector);
 
 // Base-op attributes of a unit (its own qfuse_* attributes removed).

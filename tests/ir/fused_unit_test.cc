@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <cstring>
 #include <vector>
 
 #include "fusion/equivalence.h"
@@ -167,6 +168,39 @@ TEST(UnitSpecTest, HardSwishIsHardSigmoidTimesX) {
     divided_differs += divided != ApplyUnitActivation(hard_swish, x);
   }
   EXPECT_GT(divided_differs, 0);  // the two formulas do differ: the check above can fail
+}
+
+// The rows (ApplyUnitActivation over a span) equal the one-value form bit for bit, with their
+// AVX2 lanes and without, for every activation: the [-4, 4] grid above, the ulp grid around 3,
+// large values, infinities, NaN and -0.
+TEST(UnitSpecTest, RowsEqualTheOneValueForm) {
+  std::vector<float> values = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN(), -0.f, 1e30f, -1e30f, 3.f, -3.f};
+  for (int i = -4 * 4096; i <= 4 * 4096; ++i) values.push_back(static_cast<float>(i) / 4096.f);
+  float v = 2.99f;
+  for (int i = 0; i < 20000; ++i, v = std::nextafter(v, 4.f)) values.push_back(v);
+  for (UnitActivation a : kActivations) {
+    UnitSpec spec{UnitBaseOp::kConv, a};
+    spec.alpha = 0.2f;
+    spec.beta = 0.45f;
+    spec.clip_min = -1.f;
+    spec.clip_max = 2.f;
+    for (const bool vector : {false, true}) {
+      std::vector<float> row = values;
+      ApplyUnitActivation(spec, absl::MakeSpan(row), vector && __builtin_cpu_supports("avx2"));
+      for (size_t i = 0; i < values.size(); ++i) {
+        const float want = ApplyUnitActivation(spec, values[i]);
+        uint32_t w, g;
+        std::memcpy(&w, &want, 4);
+        std::memcpy(&g, &row[i], 4);
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(row[i])) << UnitActivationName(a) << " x " << values[i];
+        } else {
+          EXPECT_EQ(w, g) << UnitActivationName(a) << " x " << values[i] << (vector ? " vector" : "");
+        }
+      }
+    }
+  }
 }
 
 TEST(UnitSpecTest, WriteThenReadGivesTheSpec) {
