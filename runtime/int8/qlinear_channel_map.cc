@@ -8,26 +8,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ir/fused_unit.h"
 #include "numerics/requantize.h"
 #include "runtime/int8/byte_table.h"
 #include "runtime/int8/int8_ops.h"
+#include "runtime/int8/unary_requantization.h"
 #include "runtime/int8/value_params.h"
 #include "runtime/kernels/kernel_util.h"
 #include "runtime/kernels/quant/quantize_row.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
-
-// The clamp as the float Relu and Clip kernels compute it (a NaN: Relu gives 0, Clip NaN).
-struct Clamp {
-  enum Kind { kNone, kRelu, kClip } kind = kNone;
-  float lo = 0.f, hi = 0.f;
-  float operator()(float v) const {
-    if (kind == kRelu) return v > 0.f ? v : 0.f;
-    if (kind == kClip) return std::min(std::max(v, lo), hi);
-    return v;
-  }
-};
 
 class QLinearChannelMapKernel : public Kernel {
  public:
@@ -46,9 +37,12 @@ class QLinearChannelMapKernel : public Kernel {
     if (!clamp.empty() && clamp != "relu" && clamp != "clip") {
       return absl::InvalidArgumentError(absl::StrCat("clamp '", clamp, "' is not relu or clip"));
     }
-    clamp_.kind = clamp == "relu" ? Clamp::kRelu : clamp == "clip" ? Clamp::kClip : Clamp::kNone;
-    QFUSE_ASSIGN_OR_RETURN(clamp_.lo, node.attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
-    QFUSE_ASSIGN_OR_RETURN(clamp_.hi, node.attrs().GetFloat("max", std::numeric_limits<float>::max()));
+    // The float Relu and Clip kernels' clamps (ir::ApplyUnitActivation's kRelu and kClip).
+    clamp_.activation = clamp == "relu"   ? ir::UnitActivation::kRelu
+                        : clamp == "clip" ? ir::UnitActivation::kClip
+                                          : ir::UnitActivation::kNone;
+    QFUSE_ASSIGN_OR_RETURN(clamp_.clip_min, node.attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
+    QFUSE_ASSIGN_OR_RETURN(clamp_.clip_max, node.attrs().GetFloat("max", std::numeric_limits<float>::max()));
     const absl::Span<const float> s = scale->initializer()->values<float>();
     const absl::Span<const float> b = shift->initializer()->values<float>();
     for (int64_t i = 0; i < inputs; ++i) {
@@ -76,8 +70,14 @@ class QLinearChannelMapKernel : public Kernel {
       shift_.push_back(b[b.size() == 1 ? 0 : c]);
     }
     tables_.resize(channels_);
-    for (const Input& input : inputs_) {
-      for (int64_t k = 0; input.quantized && k < input.channels; ++k) tables_[input.first + k] = Table(input, k);
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      for (int64_t k = 0; k < inputs_[i].channels; ++k) {
+        const int64_t c = inputs_[i].first + k;
+        input_of_.push_back(static_cast<int64_t>(i));
+        if (inputs_[i].quantized) {
+          tables_[c] = DequantizedTable(inputs_[i].quant, y_, [&](float v) { return Affine(v, c); });
+        }
+      }
     }
     return absl::OkStatus();
   }
@@ -88,7 +88,6 @@ class QLinearChannelMapKernel : public Kernel {
     const Tensor& x0 = *inputs[0];
     if (x0.rank() != 4) return absl::InvalidArgumentError("x_0 must be 4-D");
     const int64_t n = x0.dims()[0], plane = x0.dims()[2] * x0.dims()[3];
-    std::vector<int64_t> input_of(channels_);
     for (size_t i = 0; i < inputs_.size(); ++i) {
       const Tensor* x = inputs[i];
       const ir::DataType want = inputs_[i].quantized ? inputs_[i].quant.type : ir::DataType::kFloat32;
@@ -96,7 +95,6 @@ class QLinearChannelMapKernel : public Kernel {
           x->dims()[2] != x0.dims()[2] || x->dims()[3] != x0.dims()[3]) {
         return absl::InvalidArgumentError(absl::StrCat("x_", i, " ", ir::DimsToString(x->dims()), " does not fit"));
       }
-      for (int64_t k = 0; k < inputs_[i].channels; ++k) input_of[inputs_[i].first + k] = static_cast<int64_t>(i);
     }
     QFUSE_ASSIGN_OR_RETURN(outputs[0],
                            Tensor::CreateUninitialized(y_.type, {n, channels_, x0.dims()[2], x0.dims()[3]}));
@@ -106,14 +104,14 @@ class QLinearChannelMapKernel : public Kernel {
                           [&](int64_t begin, int64_t end) {
                             for (int64_t p = begin; p < end; ++p) {
                               const int64_t image = p / channels_, c = p % channels_;
-                              const Input& in = inputs_[input_of[c]];
+                              const Input& in = inputs_[input_of_[c]];
                               const int64_t offset = (image * in.channels + c - in.first) * plane;
                               if (in.quantized) {
                                 LookupBytes(tables_[c],
-                                            static_cast<const uint8_t*>(inputs[input_of[c]]->raw_data()) + offset,
+                                            static_cast<const uint8_t*>(inputs[input_of_[c]]->raw_data()) + offset,
                                             plane, y + p * plane);
                               } else {
-                                FloatPlane(inputs[input_of[c]]->data<float>() + offset, c, plane, y + p * plane);
+                                FloatPlane(inputs[input_of_[c]]->data<float>() + offset, c, plane, y + p * plane);
                               }
                             }
                           });
@@ -127,28 +125,15 @@ class QLinearChannelMapKernel : public Kernel {
     ActivationQuant quant;  // quantized inputs
   };
 
-  // Raw byte of channel k of `in` -> output byte: DequantizeLinear, Mul, Add, the clamp,
-  // QuantizeLinear, each a float32 operation as the float kernels and onnxruntime compute them.
-  ByteTable Table(const Input& in, int64_t k) const {
-    const int64_t c = in.first + k;
-    ByteTable table{};
-    for (int raw = 0; raw < 256; ++raw) {
-      const int32_t q = in.quant.type == ir::DataType::kInt8 ? static_cast<int8_t>(raw) : raw;
-      float v = numerics::Dequantize(q, in.quant.scale, in.quant.zero_point) * scale_[c];
-      v = clamp_(v + shift_[c]);
-      table[raw] = y_.type == ir::DataType::kInt8
-                       ? static_cast<uint8_t>(numerics::QuantizeLinear<int8_t>(v, y_.scale, y_.zero_point))
-                       : numerics::QuantizeLinear<uint8_t>(v, y_.scale, y_.zero_point);
-    }
-    return table;
-  }
+  // Channel c's float steps after the DequantizeLinear: Mul, Add, the clamp, each a float32
+  // operation as the float kernels and onnxruntime compute them.
+  float Affine(float v, int64_t c) const { return ir::ApplyUnitActivation(clamp_, v * scale_[c] + shift_[c]); }
 
   // A FLOAT input's plane of channel c: the same steps on its values.
   void FloatPlane(const float* x, int64_t c, int64_t n, uint8_t* out) const {
     thread_local std::vector<float> v;
     v.resize(n);
-    const float s = scale_[c], b = shift_[c];
-    for (int64_t i = 0; i < n; ++i) v[i] = clamp_(x[i] * s + b);
+    for (int64_t i = 0; i < n; ++i) v[i] = Affine(x[i], c);
     if (y_.type == ir::DataType::kInt8) {
       kernels::quant::QuantizeLinearRow(v.data(), n, y_.scale, y_.zero_point, reinterpret_cast<int8_t*>(out));
     } else {
@@ -159,7 +144,8 @@ class QLinearChannelMapKernel : public Kernel {
   std::vector<Input> inputs_;
   int64_t channels_ = 0;
   std::vector<float> scale_, shift_;  // per output channel
-  Clamp clamp_;
+  ir::UnitSpec clamp_;                // kNone, kRelu or kClip
+  std::vector<int64_t> input_of_;     // per output channel: the input it comes from
   ActivationQuant y_;
   std::vector<ByteTable> tables_;  // per output channel (quantized inputs' channels)
 };

@@ -20,35 +20,24 @@ absl::StatusOr<OutputStage> SingleTermStage(numerics::RequantizeMode mode, const
 }
 
 absl::StatusOr<ByteTable> ClampTable(numerics::RequantizeMode mode, const ActivationQuant& x,
-                                                    const ActivationQuant& y, float lo, float hi) {
+                                     const ActivationQuant& y, float lo, float hi) {
+  if (mode == numerics::RequantizeMode::kOnnx) {
+    return DequantizedTable(x, y, [lo, hi](float f) {
+      f = f < lo ? lo : f;
+      return f > hi ? hi : f;
+    });
+  }
   QFUSE_ASSIGN_OR_RETURN(const OutputStage stage, SingleTermStage(mode, x, y, 1.f, lo, hi));
   ByteTable table{};
   for (int raw = 0; raw < 256; ++raw) {
     const int32_t q = x.type == ir::DataType::kInt8 ? static_cast<int8_t>(raw) : raw;
-    if (mode == numerics::RequantizeMode::kOnnx) {
-      float f = numerics::Dequantize(q, x.scale, x.zero_point);
-      f = f < lo ? lo : f;
-      f = f > hi ? hi : f;
-      table[raw] = y.type == ir::DataType::kInt8
-                       ? static_cast<uint8_t>(numerics::QuantizeLinear<int8_t>(f, y.scale, y.zero_point))
-                       : numerics::QuantizeLinear<uint8_t>(f, y.scale, y.zero_point);
-    } else {
-      table[raw] = static_cast<uint8_t>(stage.Quantize(q - x.zero_point, 0));
-    }
+    table[raw] = static_cast<uint8_t>(stage.Quantize(q - x.zero_point, 0));
   }
   return table;
 }
 
 ByteTable ActivationTable(const ActivationQuant& x, const ActivationQuant& y, const ir::UnitSpec& activation) {
-  ByteTable table{};
-  for (int raw = 0; raw < 256; ++raw) {
-    const int32_t q = x.type == ir::DataType::kInt8 ? static_cast<int8_t>(raw) : raw;
-    const float v = ir::ApplyUnitActivation(activation, numerics::Dequantize(q, x.scale, x.zero_point));
-    table[raw] = y.type == ir::DataType::kInt8
-                     ? static_cast<uint8_t>(numerics::QuantizeLinear<int8_t>(v, y.scale, y.zero_point))
-                     : numerics::QuantizeLinear<uint8_t>(v, y.scale, y.zero_point);
-  }
-  return table;
+  return DequantizedTable(x, y, [&activation](float v) { return ir::ApplyUnitActivation(activation, v); });
 }
 
 }  // namespace qfuse::runtime::int8

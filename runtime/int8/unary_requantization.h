@@ -18,6 +18,22 @@
 
 namespace qfuse::runtime::int8 {
 
+// Raw input byte -> output byte of QuantizeLinear(f(DequantizeLinear(x)), y) for a float32
+// function f, each step as numerics:: computes it (onnxruntime's DequantizeLinear and
+// QuantizeLinear): the table of every byte-table op whose float steps sit between the two.
+template <typename F>
+ByteTable DequantizedTable(const ActivationQuant& x, const ActivationQuant& y, F f) {
+  ByteTable table{};
+  for (int raw = 0; raw < 256; ++raw) {
+    const int32_t q = x.type == ir::DataType::kInt8 ? static_cast<int8_t>(raw) : raw;
+    const float v = f(numerics::Dequantize(q, x.scale, x.zero_point));
+    table[raw] = y.type == ir::DataType::kInt8
+                     ? static_cast<uint8_t>(numerics::QuantizeLinear<int8_t>(v, y.scale, y.zero_point))
+                     : numerics::QuantizeLinear<uint8_t>(v, y.scale, y.zero_point);
+  }
+  return table;
+}
+
 // A single-term output stage from `in` to `out` (multiplier in.scale * weight / out.scale,
 // activation bounds act_min / act_max in real units).
 absl::StatusOr<OutputStage> SingleTermStage(numerics::RequantizeMode mode, const ActivationQuant& in,
