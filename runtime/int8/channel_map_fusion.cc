@@ -4,18 +4,11 @@
 
 #include "ir/fused_unit.h"
 #include "ir/unit_activation_match.h"
+#include "runtime/int8/float_chain.h"
 #include "runtime/int8/int8_ops.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
-
-bool IsOp(const ir::Node* n, const char* op) { return n != nullptr && n->domain().empty() && n->op_type() == op; }
-
-// The one reader of `v`, when v is not a graph output.
-const ir::Node* SoleReader(const ir::Value* v) {
-  if (v == nullptr || v->is_graph_output() || v->uses().size() != 1) return nullptr;
-  return v->uses()[0].node;
-}
 
 // A FLOAT constant of one value or of `channels` values along axis 1 of a 4-D tensor.
 bool IsChannelConstant(const ir::Value* v, int64_t channels) {
@@ -28,14 +21,6 @@ bool IsChannelConstant(const ir::Value* v, int64_t channels) {
   return (chw || nchw) && n == channels;
 }
 
-// The operand of binary `n` that is not `v` (nullptr unless v is exactly one of the two).
-const ir::Value* Other(const ir::Node& n, const ir::Value* v) {
-  if (n.inputs().size() != 2) return nullptr;
-  if (n.input(0) == v && n.input(1) != v) return n.input(1);
-  if (n.input(1) == v && n.input(0) != v) return n.input(0);
-  return nullptr;
-}
-
 // Channels of a 4-D value, or 0 when its rank or channel count is not known.
 int64_t Channels(const ir::Value* v) {
   const ir::Shape& s = v->type().shape;
@@ -46,12 +31,12 @@ int64_t Channels(const ir::Value* v) {
 }  // namespace
 
 std::optional<ChannelMapMatch> ChannelMapPattern::Match(const ir::Graph& graph, const ir::Node& anchor) const {
-  if (!IsOp(&anchor, "Mul") || anchor.inputs().size() != 2 || anchor.output(0) == nullptr) return std::nullopt;
+  if (!IsOnnxOp(&anchor, "Mul") || anchor.inputs().size() != 2 || anchor.output(0) == nullptr) return std::nullopt;
   ChannelMapMatch m;
   m.mul = anchor.id();
   // The data operand: DQ(x), or Concat(DQ(x_0), ...) along axis 1 read only by this Mul.
   const ir::Value* data = anchor.input(0)->is_constant() ? anchor.input(1) : anchor.input(0);
-  const ir::Value* scale = Other(anchor, data);
+  const ir::Value* scale = OtherInput(anchor, data);
   const int64_t channels = Channels(data);
   if (channels == 0 || !IsChannelConstant(scale, channels) || data->is_graph_output()) return std::nullopt;
   const ir::Node* concat = data->producer();
@@ -60,7 +45,7 @@ std::optional<ChannelMapMatch> ChannelMapPattern::Match(const ir::Graph& graph, 
     if (data->uses().size() != 1) return std::nullopt;
     m.inputs.push_back(*x);
     m.float_inputs.push_back("");
-  } else if (IsOp(concat, "Concat") && SoleReader(data) == &anchor) {
+  } else if (IsOnnxOp(concat, "Concat") && SoleBinaryReader(data, "Mul") == &anchor) {
     const int64_t axis = concat->attrs().GetInt("axis", 0).value_or(0);
     if (axis != 1 && axis != -3) return std::nullopt;
     bool quantized = false;
@@ -89,13 +74,15 @@ std::optional<ChannelMapMatch> ChannelMapPattern::Match(const ir::Graph& graph, 
   }
   float_ops.push_back(anchor.id());
   // Mul -> Add(shift) -> [Relu | Clip] -> Q.
-  const ir::Node* add = SoleReader(anchor.output(0));
-  if (!IsOp(add, "Add") || add->output(0) == nullptr) return std::nullopt;
-  const ir::Value* shift = Other(*add, anchor.output(0));
+  const ir::Node* add = SoleBinaryReader(anchor.output(0), "Add");
+  if (add == nullptr || add->output(0) == nullptr) return std::nullopt;
+  const ir::Value* shift = OtherInput(*add, anchor.output(0));
   if (!IsChannelConstant(shift, channels)) return std::nullopt;
   float_ops.push_back(add->id());
   const ir::Value* y = add->output(0);
-  if (const ir::Node* act = SoleReader(y); act != nullptr && act->output(0) != nullptr) {
+  const ir::Node* act = SoleReader(y, "Relu", 0);
+  if (act == nullptr) act = SoleReader(y, "Clip", 0);
+  if (act != nullptr && act->output(0) != nullptr) {
     std::optional<ir::UnitSpec> clamp = ir::UnitActivationOf(*act);
     if (clamp.has_value() && ir::IsClampActivation(clamp->activation) && act->input(0) == y) {
       m.clamp = *clamp;
@@ -132,7 +119,7 @@ absl::Status ChannelMapPattern::Rewrite(ir::Graph* graph, const ChannelMapMatch&
 
 std::optional<PoolBeforeDequantizeMatch> PoolBeforeDequantizePattern::Match(const ir::Graph& graph,
                                                                             const ir::Node& anchor) const {
-  if (!IsOp(&anchor, "MaxPool") || anchor.outputs().size() != 1 || anchor.output(0) == nullptr ||
+  if (!IsOnnxOp(&anchor, "MaxPool") || anchor.outputs().size() != 1 || anchor.output(0) == nullptr ||
       anchor.output(0)->type().dtype != ir::DataType::kFloat32) {
     return std::nullopt;
   }

@@ -56,21 +56,21 @@ class OneDnnPoolKernel : public Kernel {
     const Tensor& x = *inputs[0];
     std::vector<int64_t> dims;  // [N, C, H, W] when the input is in the kernel's layout
     const Tensor* src_tensor = &x;
-    Tensor blocked;
+    Tensor converted;  // the input in the kernel's layout
     if (InputKind(ctx, 0) == LayoutKind::kPlain && shape_.algorithm == dnnl::algorithm::pooling_max &&
         x.dtype() == dtype_ && x.rank() == 4 && x.dims()[1] == channels_) {
       // A plain input (after a Concat, or a graph input) takes the kernel's layout first: a
       // window's maximum is the same value in any layout, and the hand-written NCHW loops were
       // the slowest part of GoogLeNet, fp32 and int8 (docs/performance.md).
       if (kind_ == LayoutKind::kChannelBlocked) {
-        blocked = NewBlocked(x.dims(), channels_, block_);
-        PlainToBlocked(*ctx.pool, x, block_, blocked.raw_data());
+        converted = NewBlocked(x.dims(), channels_, block_);
+        PlainToBlocked(*ctx.pool, x, block_, converted.raw_data());
       } else {
-        QFUSE_ASSIGN_OR_RETURN(blocked, Tensor::CreateUninitialized(dtype_, {x.dims()[0], x.dims()[2], x.dims()[3],
+        QFUSE_ASSIGN_OR_RETURN(converted, Tensor::CreateUninitialized(dtype_, {x.dims()[0], x.dims()[2], x.dims()[3],
                                                                             channels_}));
-        ReorderInt8(*ctx.pool, x, /*src_channels_last=*/false, x.dims(), blocked.raw_data());
+        ReorderInt8(*ctx.pool, x, /*src_channels_last=*/false, x.dims(), converted.raw_data());
       }
-      src_tensor = &blocked;
+      src_tensor = &converted;
       dims = x.dims();
     } else if (InputKind(ctx, 0) == kind_ && x.dtype() == dtype_) {
       if (kind_ == LayoutKind::kChannelBlocked && x.rank() == 5 && x.dims()[4] == block_ &&
