@@ -83,6 +83,7 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
   }
   runtime::ExecutorOptions exec_options;
   exec_options.num_threads = options.num_threads;
+  exec_options.fuse_float_chains = false;  // every observed value computed as the graph has it
   QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, exec_options));
 
   absl::flat_hash_map<const ir::Value*, AbsHistogram> histograms;

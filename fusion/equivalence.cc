@@ -17,6 +17,7 @@ absl::StatusOr<EquivalenceReport> CompareGraphsNumerically(const ir::Graph& befo
                                                            const EquivalenceOptions& options) {
   runtime::ExecutorOptions exec_options;
   exec_options.num_threads = options.num_threads;
+  exec_options.fuse_float_chains = false;  // the graphs as written, op by op
   QFUSE_ASSIGN_OR_RETURN(auto exec_before, runtime::Executor::Create(before, exec_options));
   QFUSE_ASSIGN_OR_RETURN(auto exec_after, runtime::Executor::Create(after, exec_options));
   std::vector<std::vector<ir::NamedTensor>> sets = options.input_sets;

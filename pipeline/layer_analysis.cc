@@ -24,7 +24,9 @@ using ValueMap = std::map<std::string, ir::Tensor>;
 absl::StatusOr<ValueMap> RunAndCollect(const ir::Graph& graph, const std::vector<ir::NamedTensor>& inputs,
                                        const runtime::ExecutorOptions& options,
                                        const std::set<std::string>* wanted = nullptr) {
-  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, options));
+  runtime::ExecutorOptions as_written = options;
+  as_written.fuse_float_chains = false;  // every node output computed, as the graph has it
+  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, as_written));
   ValueMap values;
   runtime::RunOptions run;
   run.observer = [&](const ir::Value& v, const ir::Tensor& t) {

@@ -7,10 +7,22 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
+#include "runtime/int8/float_chain_fusion.h"
 #include "runtime/int8/qdq_lowering.h"
 #include "runtime/onednn/onednn_engine.h"
 
 namespace qfuse::runtime {
+namespace {
+
+// Whether `graph` has a node a float chain of runtime/int8/float_chain_fusion.h starts at.
+bool HasFloatChainAnchor(const ir::Graph& graph) {
+  for (const ir::Node* n : graph.nodes()) {
+    if (n->domain().empty() && (n->op_type() == "ReduceMean" || n->op_type() == "Erf")) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& given, const ExecutorOptions& options) {
   QFUSE_RETURN_IF_ERROR(given.Verify());
@@ -23,6 +35,9 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     lowering.mode = options.requantize_mode;
     lowering.fold_clamps = options.fold_clamps;
     QFUSE_RETURN_IF_ERROR(int8::LowerQdqToInteger(lowered.get(), lowering).status());
+  } else if (options.fuse_float_chains && !int8::HasQdqNodes(given) && HasFloatChainAnchor(given)) {
+    lowered = given.Clone();
+    QFUSE_RETURN_IF_ERROR(int8::FuseFloatChains(lowered.get()).status());
   }
   const ir::Graph& graph = lowered != nullptr ? *lowered : given;
   std::unique_ptr<Executor> exec(new Executor(std::move(lowered), graph, options.num_threads));

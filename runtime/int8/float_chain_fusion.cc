@@ -1,0 +1,31 @@
+#include "runtime/int8/float_chain_fusion.h"
+
+#include "base/status_macros.h"
+#include "ir/rewrite/pattern.h"
+#include "runtime/int8/gelu_fusion.h"
+#include "runtime/int8/group_replacer.h"
+#include "runtime/int8/layer_norm_fusion.h"
+
+namespace qfuse::runtime::int8 {
+
+absl::StatusOr<FloatChainStats> FuseFloatChains(ir::Graph* graph) {
+  const LoweringOptions options;
+  LoweringStats lowering_stats;
+  const Replacer replacer(options, &lowering_stats);
+  const LayerNormPattern layer_norm(replacer);
+  const GeluPattern gelu(replacer);
+  ir::rewrite::RuleTable table;
+  table.Add({"ReduceMean"}, &layer_norm);
+  table.Add({"Erf"}, &gelu);
+  QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
+  FloatChainStats stats;
+  stats.layer_norms = rewrites[&layer_norm];
+  stats.gelus = rewrites[&gelu];
+  if (stats.layer_norms + stats.gelus > 0) {
+    graph->RemoveUnusedConstants();
+    QFUSE_RETURN_IF_ERROR(graph->Verify());
+  }
+  return stats;
+}
+
+}  // namespace qfuse::runtime::int8
