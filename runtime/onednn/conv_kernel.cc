@@ -18,32 +18,15 @@
 #include "runtime/kernels/linalg/conv_geometry.h"
 #include "runtime/kernels/linalg/linalg.h"
 #include "runtime/onednn/conv_desc.h"
+#include "runtime/onednn/matmul_kernel.h"
 #include "runtime/onednn/onednn_engine.h"
+#include "runtime/onednn/unit_post_ops.h"
 
 namespace qfuse::runtime::onednn {
 namespace {
 
 using dnnl::memory;
 using kernels::linalg::ConvAttrs;
-
-// The unit's activation as oneDNN eltwise post-ops (after the residual's add).
-void AppendActivation(const ir::UnitSpec& spec, dnnl::post_ops* ops) {
-  using dnnl::algorithm;
-  switch (spec.activation) {
-    case ir::UnitActivation::kNone: return;
-    case ir::UnitActivation::kRelu: return ops->append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
-    case ir::UnitActivation::kLeakyRelu: return ops->append_eltwise(1.f, algorithm::eltwise_relu, spec.alpha, 0.f);
-    case ir::UnitActivation::kRelu6:
-    case ir::UnitActivation::kClip:
-      return ops->append_eltwise(1.f, algorithm::eltwise_clip, spec.ClampBounds().lo, spec.ClampBounds().hi);
-    case ir::UnitActivation::kHardSwish: return ops->append_eltwise(1.f, algorithm::eltwise_hardswish, 0.f, 0.f);
-    case ir::UnitActivation::kHardSigmoid:
-      ops->append_eltwise(1.f, algorithm::eltwise_linear, spec.alpha, spec.beta);
-      return ops->append_eltwise(1.f, algorithm::eltwise_clip, 0.f, 1.f);
-    case ir::UnitActivation::kSigmoid: return ops->append_eltwise(1.f, algorithm::eltwise_logistic, 0.f, 0.f);
-    case ir::UnitActivation::kSilu: return ops->append_eltwise(1.f, algorithm::eltwise_swish, 1.f, 0.f);
-  }
-}
 
 // One convolution primitive for one input shape and input layout, with its weights
 // already in the primitive's preferred format.
@@ -195,7 +178,7 @@ class OneDnnConvKernel : public Kernel {
         dnnl::post_ops ops;
         if (residual && binary) ops.append_binary(dnnl::algorithm::binary_add, p->dst_desc);
         if (residual && !binary) ops.append_sum(1.f);
-        AppendActivation(spec_, &ops);
+        AppendUnitActivation(spec_, &ops);
         dnnl::primitive_attr attr;
         attr.set_post_ops(ops);
         return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
@@ -268,7 +251,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatConvKernel(const ir::Node& no
 absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatUnitKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreateQuantUnitKernel(node));
   QFUSE_ASSIGN_OR_RETURN(ir::UnitSpec spec, ir::ReadUnitSpec(node));
-  if (spec.base_op != ir::UnitBaseOp::kConv) return native;
+  if (spec.base_op != ir::UnitBaseOp::kConv) return MaybeOneDnnMatMulUnit(node, spec, std::move(native));
   return MaybeOneDnn(node, spec, std::move(native));
 }
 
