@@ -87,12 +87,14 @@ inline float GeluChain(float x, float divisor, bool half_first) {
 }
 
 // y[i] = Erf(x[i]) for i < n (x == y allowed): AVX2 + FMA lanes where the CPU has them and
-// `vector` is true (the same bytes), else one value at a time.
-void ErfRow(const float* x, float* y, int64_t n, bool vector = true);
+// `vector` is true, sixteen AVX-512 lanes first where it has AVX-512F/DQ and `wide` is also
+// true (the same bytes either way: the same operations per lane), else one value at a time.
+void ErfRow(const float* x, float* y, int64_t n, bool vector = true, bool wide = false);
 // y[i] = Gelu(x[i]), the same way.
-void GeluRow(const float* x, float* y, int64_t n, bool vector = true);
+void GeluRow(const float* x, float* y, int64_t n, bool vector = true, bool wide = false);
 // y[i] = GeluChain(x[i], divisor, half_first), the same way.
-void GeluChainRow(const float* x, float* y, int64_t n, float divisor, bool half_first, bool vector = true);
+void GeluChainRow(const float* x, float* y, int64_t n, float divisor, bool half_first, bool vector = true,
+                  bool wide = false);
 
 }  // namespace qfuse::ir
 

@@ -51,7 +51,7 @@ TEST(ErfTest, WithinTwoUlpsOfTheExactErfAndGelu) {
 TEST(ErfTest, RowsEqualScalarsBitForBit) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> wide(-6.f, 6.f);
-  std::vector<float> x(1037);  // 129 groups of 8 and a tail of 5
+  std::vector<float> x(1037);  // 64 groups of 16, one of 8 and a tail of 5
   for (float& v : x) v = wide(rng);
   x[0] = std::numeric_limits<float>::quiet_NaN();
   x[1] = std::numeric_limits<float>::infinity();
@@ -63,16 +63,17 @@ TEST(ErfTest, RowsEqualScalarsBitForBit) {
   x[10] = 1e-30f;
   x[11] = -3.925f;
   for (bool gelu : {false, true}) {
-    for (bool vector : {true, false}) {
+    for (int lanes : {16, 8, 1}) {  // AVX-512 then AVX2 then scalar tail; AVX2 and tail; scalar
+      const bool vector = lanes > 1, wide = lanes == 16;
       std::vector<float> y(x.size());
-      (gelu ? GeluRow : ErfRow)(x.data(), y.data(), static_cast<int64_t>(x.size()), vector);
+      (gelu ? GeluRow : ErfRow)(x.data(), y.data(), static_cast<int64_t>(x.size()), vector, wide);
       for (size_t i = 0; i < x.size(); ++i) {
         const float want = gelu ? Gelu(x[i]) : Erf(x[i]);
         if (std::isnan(want)) {
           EXPECT_TRUE(std::isnan(y[i])) << i;
           continue;
         }
-        EXPECT_EQ(Bits(y[i]), Bits(want)) << (gelu ? "gelu" : "erf") << " x " << x[i] << " vector " << vector;
+        EXPECT_EQ(Bits(y[i]), Bits(want)) << (gelu ? "gelu" : "erf") << " x " << x[i] << " lanes " << lanes;
       }
     }
   }

@@ -70,20 +70,20 @@ void RunMath(const ThreadPool& pool, const UnaryParams& p, const T* x, T* y, int
     case UnaryOp::kTanh: return Apply(pool, x, y, n, [](T v) { return std::tanh(v); });
     case UnaryOp::kErf:
       if constexpr (std::is_same_v<T, float>) {  // onnxruntime's float32 erf, ir/erf.h
-        const bool vector = IsaAllowed(Isa::kAvx2);
+        const bool vector = IsaAllowed(Isa::kAvx2), wide = IsaAllowed(Isa::kAvx512);
         return ParallelElements(pool, n, [&](int64_t begin, int64_t end) {
-          ir::ErfRow(x + begin, y + begin, end - begin, vector);
+          ir::ErfRow(x + begin, y + begin, end - begin, vector, wide);
         });
       }
       return Apply(pool, x, y, n, [](T v) { return std::erf(v); });
     case UnaryOp::kGelu:
       if constexpr (std::is_same_v<T, float>) {  // onnxruntime's fused Gelu, ir/erf.h
-        const bool vector = IsaAllowed(Isa::kAvx2);
+        const bool vector = IsaAllowed(Isa::kAvx2), wide = IsaAllowed(Isa::kAvx512);
         return ParallelElements(pool, n, [&](int64_t begin, int64_t end) {
           if (p.gelu_divisor == 0) {
-            ir::GeluRow(x + begin, y + begin, end - begin, vector);
+            ir::GeluRow(x + begin, y + begin, end - begin, vector, wide);
           } else {
-            ir::GeluChainRow(x + begin, y + begin, end - begin, p.gelu_divisor, p.gelu_half_first, vector);
+            ir::GeluChainRow(x + begin, y + begin, end - begin, p.gelu_divisor, p.gelu_half_first, vector, wide);
           }
         });
       }
