@@ -37,7 +37,8 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     QFUSE_RETURN_IF_ERROR(int8::LowerQdqToInteger(lowered.get(), lowering).status());
   } else if (options.fuse_float_chains && !int8::HasQdqNodes(given) && HasFloatChainAnchor(given)) {
     lowered = given.Clone();
-    QFUSE_RETURN_IF_ERROR(int8::FuseFloatChains(lowered.get()).status());
+    QFUSE_ASSIGN_OR_RETURN(int8::FloatChainStats fused, int8::FuseFloatChains(lowered.get()));
+    if (fused.layer_norms + fused.gelus == 0) lowered.reset();  // nothing fused: run the graph given
   }
   const ir::Graph& graph = lowered != nullptr ? *lowered : given;
   std::unique_ptr<Executor> exec(new Executor(std::move(lowered), graph, options.num_threads));

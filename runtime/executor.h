@@ -33,9 +33,10 @@ struct ExecutorOptions {
   // same bytes). false keeps them separate (tests compare the two; benchmarks time them).
   bool fold_clamps = true;
   // Run the pre-opset-17 LayerNorm and pre-opset-20 GELU chains of a float graph (one without
-  // QuantizeLinear / DequantizeLinear; the lowering fuses them in QDQ graphs) as one op each, in onnxruntime's fused arithmetic (runtime/int8/float_chain_fusion.h), as
-  // onnxruntime does to fp32 models. Their intermediates are then not computed: runs that
-  // observe every value (calibration, per-layer analysis) set this false.
+  // QuantizeLinear / DequantizeLinear; the lowering fuses them in QDQ graphs) as one op each,
+  // in onnxruntime's fused arithmetic (runtime/int8/float_chain_fusion.h), as onnxruntime does
+  // to fp32 models. Their intermediates are then not computed: runs that observe every value
+  // (calibration, per-layer analysis, the fusion equivalence check) set this false.
   bool fuse_float_chains = true;
 };
 

@@ -35,6 +35,7 @@ class OneDnnMatMulUnitKernel : public Kernel {
   OneDnnMatMulUnitKernel(ir::UnitSpec spec, ir::Tensor weights, bool weights_transposed, ir::Tensor bias,
                          std::unique_ptr<Kernel> native)
       : spec_(std::move(spec)),
+        gemm_(spec_.base_op == ir::UnitBaseOp::kGemm),
         weights_(std::move(weights)),
         weights_transposed_(weights_transposed),
         bias_(std::move(bias)),
@@ -47,7 +48,8 @@ class OneDnnMatMulUnitKernel : public Kernel {
     QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 1));
     const Tensor& x = *inputs[ir::kUnitX];
     const Tensor* residual = inputs.size() > ir::kUnitResidual ? inputs[ir::kUnitResidual] : nullptr;
-    if (x.dtype() != ir::DataType::kFloat32 || x.rank() < 2 || x.dims().back() != k_) {
+    if (x.dtype() != ir::DataType::kFloat32 || x.rank() < 2 || (gemm_ && x.rank() != 2) || x.dims().back() != k_ ||
+        k_ == 0) {
       return native_->Run(ctx, inputs, outputs);  // the hand-written kernel reports it
     }
     std::vector<int64_t> y_dims = x.dims();
@@ -58,9 +60,9 @@ class OneDnnMatMulUnitKernel : public Kernel {
                                                      " differs from the output's ", ir::DimsToString(y_dims)));
     }
     UseThreadsOf(*ctx.pool);
-    absl::StatusOr<const MatMulPrimitive*> prim = Find(rows, residual != nullptr);
-    if (!prim.ok()) return native_->Run(ctx, inputs, outputs);
-    const MatMulPrimitive& p = **prim;
+    const MatMulPrimitive* found = Find(rows, residual != nullptr);
+    if (found == nullptr) return native_->Run(ctx, inputs, outputs);
+    const MatMulPrimitive& p = *found;
     QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::CreateUninitialized(ir::DataType::kFloat32, y_dims));
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, memory(p.src_desc, Engine(), const_cast<void*>(x.raw_data()))},
@@ -84,8 +86,9 @@ class OneDnnMatMulUnitKernel : public Kernel {
   }
 
  private:
-  // The primitive for `rows` rows, made on first use; an error when oneDNN refuses it.
-  absl::StatusOr<const MatMulPrimitive*> Find(int64_t rows, bool residual) {
+  // The primitive for `rows` rows, made on first use; null when oneDNN refuses it (remembered,
+  // so the hand-written kernel runs that shape from then on).
+  const MatMulPrimitive* Find(int64_t rows, bool residual) {
     std::lock_guard<std::mutex> lock(mu_);
     const auto key = std::make_pair(rows, residual);
     auto it = cache_.find(key);
@@ -106,28 +109,40 @@ class OneDnnMatMulUnitKernel : public Kernel {
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->src_desc, w_any, p->bias_desc, p->dst_desc), attr,
                                             Engine());
       p->matmul = dnnl::matmul(pd);
-      // ONNX's [K, N] (Gemm transB: [N, K]) into the primitive's format.
-      memory plain(
-          {{k_, n_}, memory::data_type::f32, weights_transposed_ ? memory::format_tag::ba : memory::format_tag::ab},
-          Engine(), const_cast<void*>(weights_.raw_data()));
-      p->weights = memory(pd.weights_desc(), Engine());
-      dnnl::reorder(plain, p->weights).execute(Stream(), plain, p->weights);
-      Stream().wait();
-    } catch (const dnnl::error& e) {
-      return absl::UnimplementedError(absl::StrCat("oneDNN refuses this matmul: ", e.what()));
+      p->weights = PackedWeights(pd.weights_desc());
+    } catch (const dnnl::error&) {
+      p.reset();  // refused: the hand-written kernel runs this shape
     }
-    primitives_made.fetch_add(1, std::memory_order_relaxed);
+    if (p != nullptr) primitives_made.fetch_add(1, std::memory_order_relaxed);
     return cache_.emplace(key, std::move(p)).first->second.get();
   }
 
+  // ONNX's [K, N] (Gemm transB: [N, K]) in the format `desc`, packed once per format: row
+  // counts whose primitives choose the same format share one copy. Called under mu_.
+  memory PackedWeights(const memory::desc& desc) {
+    for (const memory& packed : packed_) {
+      if (packed.get_desc() == desc) return packed;
+    }
+    memory plain(
+        {{k_, n_}, memory::data_type::f32, weights_transposed_ ? memory::format_tag::ba : memory::format_tag::ab},
+        Engine(), const_cast<void*>(weights_.raw_data()));
+    memory packed(desc, Engine());
+    dnnl::reorder(plain, packed).execute(Stream(), plain, packed);
+    Stream().wait();
+    packed_.push_back(packed);
+    return packed;
+  }
+
   const ir::UnitSpec spec_;
+  const bool gemm_;
   const ir::Tensor weights_;
   const bool weights_transposed_;
   const ir::Tensor bias_;  // dtype kUndefined when absent
   const std::unique_ptr<Kernel> native_;
   const int64_t k_, n_;
   std::mutex mu_;
-  std::map<std::pair<int64_t, bool>, std::unique_ptr<MatMulPrimitive>> cache_;
+  std::map<std::pair<int64_t, bool>, std::unique_ptr<MatMulPrimitive>> cache_;  // null: refused
+  std::vector<memory> packed_;
 };
 
 bool IsFloat(const ir::Value* v) {

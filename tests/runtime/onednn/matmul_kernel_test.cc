@@ -79,10 +79,12 @@ TEST(OneDnnMatMulUnitTest, GemmUnitsEqualHandWrittenKernels) {
       const std::vector<int64_t> w_dims = trans_b ? std::vector<int64_t>{17, 33} : std::vector<int64_t>{33, 17};
       const std::vector<int64_t> bias_dims = row_bias ? std::vector<int64_t>{1, 17} : std::vector<int64_t>{17};
       ir::Value* y = AddUnit(b, "g", spec, {x, b.Random("w", w_dims), b.Random("bias", bias_dims)}, attrs, {-1, 17});
-      b.Output(y);
+      // A second Gemm unit with the first's output as its residual (and no bias).
+      ir::Value* z = AddUnit(b, "h", spec, {y, b.Random("w2", {17, 17}), nullptr, y}, {}, {-1, 17});
+      b.Output(z);
       const int64_t before = OneDnnMatMulPrimitives();
       for (int64_t batch : {1, 5}) ExpectEnginesAgree(b.graph(), batch);
-      EXPECT_EQ(OneDnnMatMulPrimitives() - before, 2);
+      EXPECT_EQ(OneDnnMatMulPrimitives() - before, 4);
     }
   }
 }
@@ -91,20 +93,23 @@ TEST(OneDnnMatMulUnitTest, GemmUnitsEqualHandWrittenKernels) {
 TEST(OneDnnMatMulUnitTest, OtherGemmFormsStayHandWritten) {
   if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
   struct Form {
-    float alpha = 1.f;
+    float alpha = 1.f, beta = 1.f;
     int64_t trans_a = 0;
     std::vector<int64_t> bias_dims = {11};
   };
   Form scaled;
   scaled.alpha = 0.5f;
+  Form scaled_bias;
+  scaled_bias.beta = 2.f;
   Form transposed_a;
   transposed_a.trans_a = 1;
   Form per_row_bias;
   per_row_bias.bias_dims = {6, 1};
-  for (const Form& form : {scaled, transposed_a, per_row_bias}) {
+  for (const Form& form : {scaled, scaled_bias, transposed_a, per_row_bias}) {
     GraphBuilder b;
     ir::AttributeMap attrs;
     attrs.Set("alpha", form.alpha);
+    attrs.Set("beta", form.beta);
     attrs.Set("transA", form.trans_a);
     ir::Value* x = b.Input("x", form.trans_a != 0 ? std::vector<int64_t>{13, 6} : std::vector<int64_t>{6, 13});
     ir::Value* y = AddUnit(b, "g", Spec(ir::UnitBaseOp::kGemm, ir::UnitActivation::kNone),
