@@ -12,17 +12,6 @@
 #include "runtime/onednn/onednn_engine.h"
 
 namespace qfuse::runtime {
-namespace {
-
-// Whether `graph` has a node a float chain of runtime/int8/float_chain_fusion.h starts at.
-bool HasFloatChainAnchor(const ir::Graph& graph) {
-  for (const ir::Node* n : graph.nodes()) {
-    if (n->domain().empty() && (n->op_type() == "ReduceMean" || n->op_type() == "Erf")) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& given, const ExecutorOptions& options) {
   QFUSE_RETURN_IF_ERROR(given.Verify());
@@ -35,7 +24,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     lowering.mode = options.requantize_mode;
     lowering.fold_clamps = options.fold_clamps;
     QFUSE_RETURN_IF_ERROR(int8::LowerQdqToInteger(lowered.get(), lowering).status());
-  } else if (options.fuse_float_chains && !int8::HasQdqNodes(given) && HasFloatChainAnchor(given)) {
+  } else if (options.fuse_float_chains && !int8::HasQdqNodes(given) && int8::HasFloatChainAnchor(given)) {
     lowered = given.Clone();
     QFUSE_ASSIGN_OR_RETURN(int8::FloatChainStats fused, int8::FuseFloatChains(lowered.get()));
     if (fused.layer_norms + fused.gelus == 0) lowered.reset();  // nothing fused: run the graph given

@@ -7,6 +7,20 @@
 #include "runtime/int8/layer_norm_fusion.h"
 
 namespace qfuse::runtime::int8 {
+namespace {
+
+// The op each chain's pattern is anchored at.
+constexpr char kLayerNormAnchor[] = "ReduceMean";
+constexpr char kGeluAnchor[] = "Erf";
+
+}  // namespace
+
+bool HasFloatChainAnchor(const ir::Graph& graph) {
+  for (const ir::Node* n : graph.nodes()) {
+    if (n->domain().empty() && (n->op_type() == kLayerNormAnchor || n->op_type() == kGeluAnchor)) return true;
+  }
+  return false;
+}
 
 absl::StatusOr<FloatChainStats> FuseFloatChains(ir::Graph* graph) {
   const LoweringOptions options;
@@ -15,8 +29,8 @@ absl::StatusOr<FloatChainStats> FuseFloatChains(ir::Graph* graph) {
   const LayerNormPattern layer_norm(replacer);
   const GeluPattern gelu(replacer);
   ir::rewrite::RuleTable table;
-  table.Add({"ReduceMean"}, &layer_norm);
-  table.Add({"Erf"}, &gelu);
+  table.Add({kLayerNormAnchor}, &layer_norm);
+  table.Add({kGeluAnchor}, &gelu);
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
   FloatChainStats stats;
   stats.layer_norms = rewrites[&layer_norm];

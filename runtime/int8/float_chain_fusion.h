@@ -19,6 +19,9 @@ struct FloatChainStats {
   int64_t gelus = 0;
 };
 
+// Whether `graph` has a node one of the chains starts at (a cheap test before copying it).
+bool HasFloatChainAnchor(const ir::Graph& graph);
+
 // Rewrites `graph` in place; returns how many chains of each kind it replaced.
 absl::StatusOr<FloatChainStats> FuseFloatChains(ir::Graph* graph);
 

@@ -32,13 +32,14 @@ struct MatMulPrimitive {
 // product of x's leading dims.
 class OneDnnMatMulUnitKernel : public Kernel {
  public:
-  OneDnnMatMulUnitKernel(ir::UnitSpec spec, ir::Tensor weights, bool weights_transposed, ir::Tensor bias,
+  // `weights` and `bias` (null: none) are the graph's initializers, which outlive the kernel.
+  OneDnnMatMulUnitKernel(ir::UnitSpec spec, const ir::Tensor* weights, bool weights_transposed, const ir::Tensor* bias,
                          std::unique_ptr<Kernel> native)
       : spec_(std::move(spec)),
         gemm_(spec_.base_op == ir::UnitBaseOp::kGemm),
-        weights_(std::move(weights)),
+        weights_(*weights),
         weights_transposed_(weights_transposed),
-        bias_(std::move(bias)),
+        bias_(bias),
         native_(std::move(native)),
         k_(weights_.dims()[weights_transposed_ ? 1 : 0]),
         n_(weights_.dims()[weights_transposed_ ? 0 : 1]) {}
@@ -68,8 +69,8 @@ class OneDnnMatMulUnitKernel : public Kernel {
         {DNNL_ARG_SRC, memory(p.src_desc, Engine(), const_cast<void*>(x.raw_data()))},
         {DNNL_ARG_WEIGHTS, p.weights},
         {DNNL_ARG_DST, memory(p.dst_desc, Engine(), y.raw_data())}};
-    if (bias_.dtype() != ir::DataType::kUndefined) {
-      args.emplace(DNNL_ARG_BIAS, memory(p.bias_desc, Engine(), const_cast<void*>(bias_.raw_data())));
+    if (bias_ != nullptr) {
+      args.emplace(DNNL_ARG_BIAS, memory(p.bias_desc, Engine(), const_cast<void*>(bias_->raw_data())));
     }
     if (residual != nullptr) {
       args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
@@ -98,7 +99,7 @@ class OneDnnMatMulUnitKernel : public Kernel {
       p->src_desc = memory::desc({rows, k_}, memory::data_type::f32, memory::format_tag::ab);
       p->dst_desc = memory::desc({rows, n_}, memory::data_type::f32, memory::format_tag::ab);
       const memory::desc w_any({k_, n_}, memory::data_type::f32, memory::format_tag::any);
-      if (bias_.dtype() != ir::DataType::kUndefined) {
+      if (bias_ != nullptr) {
         p->bias_desc = memory::desc({1, n_}, memory::data_type::f32, memory::format_tag::ab);
       }
       dnnl::post_ops ops;
@@ -135,9 +136,9 @@ class OneDnnMatMulUnitKernel : public Kernel {
 
   const ir::UnitSpec spec_;
   const bool gemm_;
-  const ir::Tensor weights_;
+  const ir::Tensor& weights_;  // plain: packed_ holds the copies oneDNN reads
   const bool weights_transposed_;
-  const ir::Tensor bias_;  // dtype kUndefined when absent
+  const ir::Tensor* bias_;  // null when absent
   const std::unique_ptr<Kernel> native_;
   const int64_t k_, n_;
   std::mutex mu_;
@@ -172,9 +173,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MaybeOneDnnMatMulUnit(const ir::Node& no
     if (alpha != 1.0f || (b != nullptr && beta != 1.0f) || trans_a != 0) return native;
     transposed = trans_b != 0;
   }
-  const ir::Tensor& weights = *w->initializer();
-  const int64_t n = weights.dims()[transposed ? 0 : 1];
-  ir::Tensor bias;
+  const ir::Tensor* weights = w->initializer();
+  const int64_t n = weights->dims()[transposed ? 0 : 1];
+  const ir::Tensor* bias = nullptr;
   if (b != nullptr) {
     // One value per column: [N] or [1, N] (Gemm's C may broadcast otherwise: hand-written).
     const ir::Tensor* t = b->is_constant() ? b->initializer() : nullptr;
@@ -182,10 +183,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> MaybeOneDnnMatMulUnit(const ir::Node& no
         (t->rank() == 2 && t->dims()[0] != 1)) {
       return native;
     }
-    bias = *t;
+    bias = t;
   }
-  return std::unique_ptr<Kernel>(
-      new OneDnnMatMulUnitKernel(spec, weights, transposed, std::move(bias), std::move(native)));
+  return std::unique_ptr<Kernel>(new OneDnnMatMulUnitKernel(spec, weights, transposed, bias, std::move(native)));
 }
 
 int64_t OneDnnMatMulPrimitives() { return primitives_made.load(std::memory_order_relaxed); }

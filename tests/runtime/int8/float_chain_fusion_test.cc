@@ -72,6 +72,7 @@ absl::StatusOr<std::vector<float>> RunGraph(const ir::Graph& g, bool fuse, const
   QFUSE_ASSIGN_OR_RETURN(auto exec, Executor::Create(g, options));
   *ops = OpCounts(exec->graph());
   QFUSE_ASSIGN_OR_RETURN(std::vector<ir::NamedTensor> out, exec->Run({{"x", x}}));
+  if (out.size() != 1 || out[0].name != "gelu") return absl::InternalError("the graph output lost its name");
   const auto v = out[0].tensor.values<float>();
   return std::vector<float>(v.begin(), v.end());
 }
