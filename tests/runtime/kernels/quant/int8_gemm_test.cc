@@ -109,7 +109,8 @@ TEST(Int8GemmTest, AllPathsMatchNaiveUint8) {
   uint32_t seed = 1;
   for (int64_t k : {1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 63, 64, 65, 144, 147}) {
     for (int64_t n : {1, 7, 8, 9, 16, 17, 33, 96}) {
-      for (int64_t m : {1, 3, 4, 5, 8, 9, 13}) CheckAllPaths<uint8_t>(m, n, k, false, nullptr, seed++);
+      // Every row count of the VNNI tile (12 rows) and the AVX2 tiles, and more than one tile.
+      for (int64_t m : {1, 3, 4, 5, 8, 9, 11, 12, 13, 25}) CheckAllPaths<uint8_t>(m, n, k, false, nullptr, seed++);
     }
   }
 }
@@ -117,8 +118,8 @@ TEST(Int8GemmTest, AllPathsMatchNaiveUint8) {
 TEST(Int8GemmTest, AllPathsMatchNaiveInt8) {
   uint32_t seed = 100;
   for (int64_t k : {1, 3, 4, 9, 31, 32, 144}) {
-    for (int64_t n : {1, 8, 15, 16, 48}) {
-      for (int64_t m : {1, 2, 7, 8, 17}) CheckAllPaths<int8_t>(m, n, k, false, nullptr, seed++);
+    for (int64_t n : {1, 8, 15, 16, 48, 65}) {
+      for (int64_t m : {1, 2, 7, 8, 12, 17}) CheckAllPaths<int8_t>(m, n, k, false, nullptr, seed++);
     }
   }
 }
