@@ -34,7 +34,9 @@ using kernels::linalg::ConvAttrs;
 using kernels::linalg::ConvGeometry;
 using kernels::quant::PreparedWeights;
 
-constexpr int64_t kRowsPerTask = 32;
+// Rows of a MatMul / Gemm unit per task: three of the int8 GEMM's 12-row VNNI tiles (int8_gemm.cc;
+// 32 left an 8-row tile in every task).
+constexpr int64_t kRowsPerTask = 36;
 
 // acc[col] = sum_tap (image[pos(col, tap)] - zp) * w[tap] over in-image taps (one channel).
 template <typename X>
@@ -393,7 +395,7 @@ class QLinearUnitKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(*y, Tensor::CreateUninitialized(stage_.output_type(), out_dims));  // every row written
     const int64_t m = x.num_elements() / std::max<int64_t>(k_, 1);
     if (y->num_elements() == 0) return absl::OkStatus();
-    // Blocks of up to 32 rows, smaller when that leaves a thread idle (a transformer's few tokens).
+    // Blocks of up to kRowsPerTask rows, smaller when that leaves a thread idle (a transformer's few tokens).
     const int64_t threads = std::max(1, ctx.pool->num_threads());
     const int64_t rows_per_task = std::clamp<int64_t>((m + threads - 1) / threads, 4, kRowsPerTask);
     const int64_t tasks = (m + rows_per_task - 1) / rows_per_task;

@@ -370,6 +370,65 @@ PackedInt8Weights ZeroPacked(int64_t k, int64_t n) {
   return packed;
 }
 
+// The whole 4-row x 16-column blocks of a row-major B (stride_n 1): groups [0, groups) of
+// panels [0, panels), centred and interleaved with SSE2 (the x86-64 baseline, so every ISA cap
+// packs the same bytes as the element loop). *lowest / *highest take the centred extremes;
+// col_sums gain the blocks' sums. An activation B (an attention's K^T or V) is packed in every
+// Run, where the element loop cost about as much as the GEMM itself.
+template <typename T>
+void PackWholeBlocks(const CenteredWeights<T>& w, int64_t groups, int64_t panels, PackedInt8Weights* packed,
+                     int32_t* lowest, int32_t* highest) {
+  // int8 B is read as uint8 (b + 128) against zero points + 128: the same centred values.
+  const int flip = std::is_signed_v<T> ? 0x80 : 0;
+  const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip)), zero = _mm_setzero_si128();
+  __m128i lo = _mm_setzero_si128(), hi = _mm_setzero_si128();
+  for (int64_t p = 0; p < panels; ++p) {
+    // The 16 columns' zero points as int16 (every zero point lies in [-128, 255] + 128).
+    int16_t zps[kP];
+    for (int64_t j = 0; j < kP; ++j) zps[j] = static_cast<int16_t>(w.zero_points[w.zero_point_per_column ? p * kP + j : 0] + flip);
+    const __m128i zp_lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zps));
+    const __m128i zp_hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zps + 8));
+    __m128i sums[4] = {zero, zero, zero, zero};  // int32, columns 4i..4i+3
+    int8_t* out = packed->data.data() + p * packed->k_groups * kGroupBytes;
+    for (int64_t g = 0; g < groups; ++g, out += kGroupBytes) {
+      __m128i rows[4], group_lo = zero, group_hi = zero;
+      for (int t = 0; t < 4; ++t) {
+        const T* src = w.b + (4 * g + t) * w.stride_k + p * kP;
+        const __m128i raw = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), vflip);
+        const __m128i v_lo = _mm_sub_epi16(_mm_unpacklo_epi8(raw, zero), zp_lo);  // columns 0-7
+        const __m128i v_hi = _mm_sub_epi16(_mm_unpackhi_epi8(raw, zero), zp_hi);  // columns 8-15
+        lo = _mm_min_epi16(lo, _mm_min_epi16(v_lo, v_hi));
+        hi = _mm_max_epi16(hi, _mm_max_epi16(v_lo, v_hi));
+        group_lo = _mm_add_epi16(group_lo, v_lo);  // |sum of 4| <= 4 * 255: no int16 overflow
+        group_hi = _mm_add_epi16(group_hi, v_hi);
+        rows[t] = _mm_packs_epi16(v_lo, v_hi);  // exact when the block fits; else nullopt below
+      }
+      // Sign-extend the group sums to int32 (unpack with itself, shift right 16).
+      sums[0] = _mm_add_epi32(sums[0], _mm_srai_epi32(_mm_unpacklo_epi16(group_lo, group_lo), 16));
+      sums[1] = _mm_add_epi32(sums[1], _mm_srai_epi32(_mm_unpackhi_epi16(group_lo, group_lo), 16));
+      sums[2] = _mm_add_epi32(sums[2], _mm_srai_epi32(_mm_unpacklo_epi16(group_hi, group_hi), 16));
+      sums[3] = _mm_add_epi32(sums[3], _mm_srai_epi32(_mm_unpackhi_epi16(group_hi, group_hi), 16));
+      // Interleave: byte 4j + t of the group is row t's column j.
+      const __m128i r01_lo = _mm_unpacklo_epi8(rows[0], rows[1]), r01_hi = _mm_unpackhi_epi8(rows[0], rows[1]);
+      const __m128i r23_lo = _mm_unpacklo_epi8(rows[2], rows[3]), r23_hi = _mm_unpackhi_epi8(rows[2], rows[3]);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_unpacklo_epi16(r01_lo, r23_lo));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm_unpackhi_epi16(r01_lo, r23_lo));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32), _mm_unpacklo_epi16(r01_hi, r23_hi));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 48), _mm_unpackhi_epi16(r01_hi, r23_hi));
+    }
+    for (int i = 0; i < 4; ++i) {
+      int32_t lane[4];
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(lane), sums[i]);
+      for (int l = 0; l < 4; ++l) packed->col_sums[p * kP + 4 * i + l] += lane[l];
+    }
+  }
+  int16_t lanes[8];
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(lanes), lo);
+  for (int16_t v : lanes) *lowest = std::min<int32_t>(*lowest, v);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(lanes), hi);
+  for (int16_t v : lanes) *highest = std::max<int32_t>(*highest, v);
+}
+
 }  // namespace
 
 template <typename T>
@@ -377,10 +436,14 @@ std::optional<PackedInt8Weights> PackCenteredInt8Weights(const CenteredWeights<T
   const int64_t k = w.k, n = w.n;
   PackedInt8Weights packed = ZeroPacked(k, n);
   int32_t lowest = 0, highest = 0;
+  const int64_t block_groups = w.stride_n == 1 ? k / 4 : 0, block_panels = w.stride_n == 1 ? n / kP : 0;
+  if (block_groups > 0 && block_panels > 0) PackWholeBlocks(w, block_groups, block_panels, &packed, &lowest, &highest);
+  // The rest (or all of a B with stride_n != 1) value by value: the columns right of the
+  // blocks in their rows, then every column of the rows below them.
   for (int64_t kk = 0; kk < k; ++kk) {
     const T* row = w.b + kk * w.stride_k;
     int8_t* group = packed.data.data() + (kk / 4) * kGroupBytes + kk % 4;
-    for (int64_t j = 0; j < n; ++j) {
+    for (int64_t j = kk < 4 * block_groups ? block_panels * kP : 0; j < n; ++j) {
       const int32_t v = static_cast<int32_t>(row[j * w.stride_n]) - w.zero_points[w.zero_point_per_column ? j : 0];
       lowest = std::min(lowest, v);
       highest = std::max(highest, v);
