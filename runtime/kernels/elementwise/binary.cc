@@ -65,7 +65,7 @@ class BinaryKernel : public Kernel {
     }
     return DispatchNumeric(a.dtype(), "input", [&](auto tag) {
       using T = decltype(tag);
-      QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(a.dtype(), plan.out_dims));
+      QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(a.dtype(), plan.out_dims));  // all written
       const T* pa = a.data<T>();
       const T* pb = b.data<T>();
       T* po = out.data<T>();
