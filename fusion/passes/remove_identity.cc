@@ -6,10 +6,19 @@ namespace qfuse::fusion {
 
 std::optional<IdentityMatch> RemoveIdentityPass::Match(const ir::Graph& graph, const ir::Node& anchor) const {
   const std::string& op = anchor.op_type();
-  if (!anchor.domain().empty() || (op != "Identity" && op != "Dropout")) return std::nullopt;
+  if (!anchor.domain().empty() || (op != "Identity" && op != "Dropout" && op != "Pad")) return std::nullopt;
   const ir::Value* in = anchor.input(0);
   const ir::Value* out = anchor.output(0);
   if (in == nullptr || out == nullptr) return std::nullopt;
+  if (op == "Pad") {
+    // Constant pads, all zero (PyTorch exports one before every AveragePool of a model with
+    // dynamic spatial axes): the output is the input, in every mode.
+    const ir::Tensor* pads = ConstantInput(anchor, 1);
+    if (pads == nullptr || pads->dtype() != ir::DataType::kInt64) return std::nullopt;
+    for (int64_t p : pads->values<int64_t>()) {
+      if (p != 0) return std::nullopt;
+    }
+  }
   if (op == "Dropout") {
     // Only inference mode (no training_mode input, or a constant false) with an unused mask.
     const ir::Tensor* training = ConstantInput(anchor, 2);
