@@ -27,7 +27,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
   } else if (options.fuse_float_chains && !int8::HasQdqNodes(given) && int8::HasFloatChainAnchor(given)) {
     lowered = given.Clone();
     QFUSE_ASSIGN_OR_RETURN(int8::FloatChainStats fused, int8::FuseFloatChains(lowered.get()));
-    if (fused.layer_norms + fused.gelus == 0) lowered.reset();  // nothing fused: run the graph given
+    if (fused.layer_norms + fused.gelus + fused.channel_affines == 0) lowered.reset();  // nothing fused: run the graph given
   }
   const ir::Graph& graph = lowered != nullptr ? *lowered : given;
   std::unique_ptr<Executor> exec(new Executor(std::move(lowered), graph, options.num_threads));
@@ -67,6 +67,12 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
       }
     }
     step.pass_layout = shared.has_value() && shared->kind != LayoutKind::kPlain;
+    if (!step.kernel->elementwise()) {
+      std::vector<TensorLayout> given;
+      for (int s : step.input_slots) given.push_back(s < 0 ? TensorLayout{} : exec->slot_layouts_[s]);
+      shared = step.kernel->layout_for_inputs(given);
+      step.pass_layout = shared.has_value();
+    }
     for (size_t o = 0; o < step.output_slots.size(); ++o) {
       if (step.output_slots[o] >= 0) {
         exec->slot_layouts_[step.output_slots[o]] =

@@ -4,6 +4,7 @@
 #define QFUSE_RUNTIME_KERNEL_H_
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -65,6 +66,13 @@ class Kernel {
   // of one shape: the kernel then runs unchanged on any layout its inputs share, and the
   // executor hands such inputs over as they are and gives the output their layout.
   virtual bool elementwise() const { return false; }
+  // For a kernel whose output layout follows its inputs' (a Concat of channel-blocked
+  // tensors): the layout of its output when its inputs arrive in `inputs` (planned once;
+  // constants and graph inputs are plain), or nullopt to be given plain inputs and make
+  // output_layout(). With a layout, Run gets every input as it is (ctx.input_layouts).
+  virtual std::optional<TensorLayout> layout_for_inputs(absl::Span<const TensorLayout> inputs) const {
+    return std::nullopt;
+  }
 };
 
 // Creates the kernel for `node`, parsing its attributes once. Unsupported attribute

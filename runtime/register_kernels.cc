@@ -9,6 +9,7 @@
 #include "runtime/kernels/nn/nn.h"
 #include "runtime/kernels/quant/quant_ops.h"
 #include "runtime/kernels/shape/shape_ops.h"
+#include "runtime/onednn/blocked_kernels.h"
 #include "runtime/onednn/conv_kernel.h"
 #include "runtime/onednn/pool_kernel.h"
 #include "runtime/onednn/qlinear_conv_kernel.h"
@@ -54,7 +55,7 @@ KernelRegistry* BuildRegistry() {
   r->Register("Flatten", CreateFlattenKernel);
   r->Register("Reshape", CreateReshapeKernel);
   r->Register("Transpose", CreateTransposeKernel);
-  r->Register("Concat", CreateConcatKernel);
+  r->Register("Concat", onednn::CreateConcatKernel);  // blocked inputs stay blocked, else CreateConcatKernel
   r->Register("Split", CreateSplitKernel);
   r->Register("Slice", CreateSliceKernel);
   r->Register("Squeeze", CreateSqueezeKernel);
@@ -87,6 +88,7 @@ KernelRegistry* BuildRegistry() {
   r->Register(q + int8::kQLinearConcatOp, int8::CreateQLinearConcatKernel);
   r->Register(q + int8::kQLinearSoftmaxOp, int8::CreateQLinearSoftmaxKernel);
   r->Register(q + int8::kGeluOp, CreateUnaryKernel);  // a float op the lowering makes
+  r->Register(q + int8::kChannelAffineOp, onednn::CreateChannelAffineKernel);  // float_chain_fusion.h makes it
   return r;
 }
 

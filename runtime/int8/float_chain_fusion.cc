@@ -2,6 +2,7 @@
 
 #include "base/status_macros.h"
 #include "ir/rewrite/pattern.h"
+#include "runtime/int8/channel_affine_fusion.h"
 #include "runtime/int8/gelu_fusion.h"
 #include "runtime/int8/group_replacer.h"
 #include "runtime/int8/layer_norm_fusion.h"
@@ -12,12 +13,16 @@ namespace {
 // The op each chain's pattern is anchored at.
 constexpr char kLayerNormAnchor[] = "ReduceMean";
 constexpr char kGeluAnchor[] = "Erf";
+constexpr char kChannelAffineAnchor[] = "Mul";
 
 }  // namespace
 
 bool HasFloatChainAnchor(const ir::Graph& graph) {
   for (const ir::Node* n : graph.nodes()) {
-    if (n->domain().empty() && (n->op_type() == kLayerNormAnchor || n->op_type() == kGeluAnchor)) return true;
+    if (n->domain().empty() &&
+        (n->op_type() == kLayerNormAnchor || n->op_type() == kGeluAnchor || n->op_type() == kChannelAffineAnchor)) {
+      return true;
+    }
   }
   return false;
 }
@@ -28,14 +33,17 @@ absl::StatusOr<FloatChainStats> FuseFloatChains(ir::Graph* graph) {
   const Replacer replacer(options, &lowering_stats);
   const LayerNormPattern layer_norm(replacer);
   const GeluPattern gelu(replacer);
+  const ChannelAffinePattern channel_affine(replacer);
   ir::rewrite::RuleTable table;
   table.Add({kLayerNormAnchor}, &layer_norm);
   table.Add({kGeluAnchor}, &gelu);
+  table.Add({kChannelAffineAnchor}, &channel_affine);
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
   FloatChainStats stats;
   stats.layer_norms = rewrites[&layer_norm];
   stats.gelus = rewrites[&gelu];
-  if (stats.layer_norms + stats.gelus > 0) {
+  stats.channel_affines = rewrites[&channel_affine];
+  if (stats.layer_norms + stats.gelus + stats.channel_affines > 0) {
     graph->RemoveUnusedConstants();
     QFUSE_RETURN_IF_ERROR(graph->Verify());
   }

@@ -79,6 +79,13 @@ inline constexpr char kQLinearSoftmaxOp[] = "QLinearSoftmax";
 inline constexpr char kGeluOp[] = "Gelu";
 inline constexpr char kGeluDivisorAttr[] = "qfuse_gelu_divisor";
 inline constexpr char kGeluHalfFirstAttr[] = "qfuse_gelu_half_first";
+// ChannelAffine(x, scale, shift) -> y, FLOAT (float_chain_fusion.h makes it of a float graph's
+// Mul(x, scale) -> Add(., shift) [-> Relu] with [C, 1, ...] constants, the batch norm that
+// cannot fold into a convolution): y = x * scale[c] + shift[c] along axis 1, each operation
+// rounded on its own as Mul and Add round it, then Relu when kChannelAffineReluAttr is 1; one
+// pass, in the channel-blocked layout too (runtime/onednn/blocked_kernels.h).
+inline constexpr char kChannelAffineOp[] = "ChannelAffine";
+inline constexpr char kChannelAffineReluAttr[] = "qfuse_relu";
 
 // Requantization mode of every integer node: "onnx" or "fixed".
 inline constexpr char kRequantizeModeAttr[] = "qfuse_requantize";

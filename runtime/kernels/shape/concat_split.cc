@@ -35,7 +35,7 @@ class ConcatKernel : public Kernel {
       }
       out_dims[axis] += t->dims()[axis];
     }
-    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(first.dtype(), out_dims));
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::CreateUninitialized(first.dtype(), out_dims));  // every byte copied
     const size_t esize = ir::ElementSize(first.dtype());
     const int64_t outer = DimProduct(out_dims, 0, axis);
     const int64_t inner_bytes = DimProduct(out_dims, axis + 1, rank) * static_cast<int64_t>(esize);
@@ -124,8 +124,10 @@ class SplitKernel : public Kernel {
 absl::StatusOr<std::unique_ptr<Kernel>> CreateConcatKernel(const ir::Node& node) {
   if (!node.attrs().Has("axis")) return absl::InvalidArgumentError("Concat needs an axis attribute");
   QFUSE_ASSIGN_OR_RETURN(int64_t axis, node.attrs().GetInt("axis", 0));
-  return std::unique_ptr<Kernel>(new ConcatKernel(axis));
+  return MakeConcatKernel(axis);
 }
+
+std::unique_ptr<Kernel> MakeConcatKernel(int64_t axis) { return std::unique_ptr<Kernel>(new ConcatKernel(axis)); }
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateSplitKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(int64_t axis, node.attrs().GetInt("axis", 0));

@@ -14,6 +14,9 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateFlattenKernel(const ir::Node& node
 absl::StatusOr<std::unique_ptr<Kernel>> CreateReshapeKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateTransposeKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateConcatKernel(const ir::Node& node);
+// The Concat kernel along `axis` (normalised against each run's input rank), for kernels
+// that concatenate tensors of another layout (runtime/onednn/blocked_kernels.h).
+std::unique_ptr<Kernel> MakeConcatKernel(int64_t axis);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateSplitKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateSliceKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateSqueezeKernel(const ir::Node& node);
