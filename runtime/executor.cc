@@ -56,7 +56,8 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     for (const ir::Value* in : node->inputs()) step.input_slots.push_back(in == nullptr ? -1 : slot(in));
     for (const ir::Value* out : node->outputs()) step.output_slots.push_back(out == nullptr ? -1 : slot(out));
     exec->slot_layouts_.resize(exec->slot_values_.size());
-    // An elementwise kernel whose inputs all share one non-plain layout keeps it.
+    // An elementwise kernel whose inputs all share one non-plain layout keeps it; another
+    // kernel may take its inputs' layouts as they are (Kernel::layout_for_inputs).
     std::optional<TensorLayout> shared;
     if (step.kernel->elementwise()) {
       for (int s : step.input_slots) {

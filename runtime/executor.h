@@ -76,7 +76,9 @@ class Executor {
     std::vector<int> input_slots;   // -1 for omitted inputs
     std::vector<int> output_slots;  // -1 for omitted outputs
     std::vector<int> free_after;    // slots whose last reader is this step
-    bool pass_layout = false;       // an elementwise kernel running on its inputs' shared layout
+    // Inputs handed over in the layouts they have: an elementwise kernel on its inputs' shared
+    // layout, or a kernel whose Kernel::layout_for_inputs took them.
+    bool pass_layout = false;
   };
 
   Executor(std::unique_ptr<ir::Graph> owned, const ir::Graph& graph, int num_threads)
