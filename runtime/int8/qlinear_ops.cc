@@ -1,5 +1,5 @@
-// QLinearAdd, QLinearMul, QLinearClamp, QLinearAveragePool, QLinearGlobalAveragePool and
-// QLinearConcat (runtime/int8/int8_ops.h), elementwise over per-tensor int8/uint8 values.
+// QLinearAdd, QLinearMul, QLinearClamp, QLinearActivation and QLinearConcat
+// (runtime/int8/int8_ops.h), elementwise over per-tensor int8/uint8 values.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -11,9 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/int8/byte_table.h"
-#include "runtime/int8/qlinear_add_row.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
+#include "runtime/int8/qlinear_add_row.h"
+#include "runtime/int8/qlinear_kernel_util.h"
+#include "runtime/int8/qlinear_mul_row.h"
 #include "runtime/int8/unary_requantization.h"
 #include "runtime/int8/value_params.h"
 #include "runtime/kernels/elementwise/broadcast.h"
@@ -29,31 +31,6 @@ using ir::DataType;
 constexpr int64_t kElementwiseChunk = 1 << 14;
 // Broadcast runs at least this long with one operand fixed use a 256-entry byte table.
 constexpr int64_t kByteTableRun = 64;
-
-// Calls fn(p) with p the typed data pointer of an INT8 or UINT8 tensor.
-template <typename Fn>
-void WithBytes(const Tensor& t, Fn&& fn) {
-  if (t.dtype() == DataType::kInt8) {
-    fn(t.data<int8_t>());
-  } else {
-    fn(t.data<uint8_t>());
-  }
-}
-template <typename Fn>
-void WithMutableBytes(Tensor* t, Fn&& fn) {
-  if (t->dtype() == DataType::kInt8) {
-    fn(t->data<int8_t>());
-  } else {
-    fn(t->data<uint8_t>());
-  }
-}
-
-absl::Status CheckType(const Tensor* t, const ActivationQuant& q, const char* what) {
-  if (t == nullptr || t->dtype() != q.type) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " must be ", ir::DataTypeName(q.type)));
-  }
-  return absl::OkStatus();
-}
 
 // QLinearAdd and QLinearMul: two int8/uint8 inputs, numpy broadcasting, one 64 KiB table of
 // output bytes.
@@ -117,6 +94,7 @@ class QLinearBinaryKernel : public Kernel {
       }
       UseAddRowIfItGivesTheTable(arithmetic_clamp);
     }
+    if (op_ == BinaryOp::kMul && mode_ == numerics::RequantizeMode::kOnnx) UseMulRowIfItGivesTheTable();
     return absl::OkStatus();
   }
 
@@ -134,18 +112,7 @@ class QLinearBinaryKernel : public Kernel {
       uint8_t* yd = static_cast<uint8_t*>(outputs[0].raw_data());
       const uint8_t* table = table_.data();
       ctx.pool->ParallelFor(a.num_elements(), kElementwiseChunk, [&](int64_t begin, int64_t end) {
-        if (add_row_.has_value()) {  // the same bytes as the table (checked at Prepare)
-          const int64_t done = OnnxQLinearAddRowAvx2(*add_row_, ad + begin, bd + begin, end - begin, yd + begin);
-          if (clamp_.has_value() && !add_row_->clamp.has_value()) LookupBytes(*clamp_, yd + begin, done, yd + begin);
-          begin += done;
-        }
-        // Local restrict pointers: through the captures, every byte stored would make the
-        // compiler reload them.
-        const uint8_t* __restrict x0 = ad;
-        const uint8_t* __restrict x1 = bd;
-        const uint8_t* __restrict t = table;
-        uint8_t* __restrict y = yd;
-        for (int64_t i = begin; i < end; ++i) y[i] = t[(x0[i] << 8) | x1[i]];
+        RunRow(ad + begin, bd + begin, end - begin, table, yd + begin);
       });
       return absl::OkStatus();
     }
@@ -171,6 +138,10 @@ class QLinearBinaryKernel : public Kernel {
           }
           return;
         }
+        if (plan.a_step == 1 && plan.b_step == 1 && !swapped) {  // both vary: a channels-last SE scale
+          RunRow(ad + ia, bd + ib, n, table, yd + o);
+          return;
+        }
         for (int64_t i = 0; i < n; ++i) {
           yd[o + i] = table[(ad[ia + i * plan.a_step] << 8) | bd[ib + i * plan.b_step]];
         }
@@ -189,28 +160,73 @@ class QLinearBinaryKernel : public Kernel {
   // table after the row; otherwise the table runs alone.
   void UseAddRowIfItGivesTheTable(const std::optional<OnnxAddRow::Clamp>& arithmetic_clamp) {
     OnnxAddRow row;
-    row.m = numerics::OnnxQLinearAddMultipliers(a_.scale, a_.zero_point, b_.scale, b_.zero_point, y_.scale,
-                                                y_.zero_point);
+    row.m =
+        numerics::OnnxQLinearAddMultipliers(a_.scale, a_.zero_point, b_.scale, b_.zero_point, y_.scale, y_.zero_point);
     row.a_signed = a_.type == DataType::kInt8;
     row.b_signed = b_.type == DataType::kInt8;
     row.qmin = y_.type == DataType::kInt8 ? -128 : 0;
     row.qmax = y_.type == DataType::kInt8 ? 127 : 255;
-    std::vector<uint8_t> a(1 << 16), b(1 << 16), y(1 << 16);
-    for (int i = 0; i < (1 << 16); ++i) {
-      a[i] = static_cast<uint8_t>(i >> 8);
-      b[i] = static_cast<uint8_t>(i & 255);
-    }
+    auto add = [&](const uint8_t* a, const uint8_t* b, int64_t n, uint8_t* y) {
+      return OnnxQLinearAddRowAvx2(row, a, b, n, y);
+    };
     if (arithmetic_clamp.has_value()) {
       row.clamp = arithmetic_clamp;
-      if (OnnxQLinearAddRowAvx2(row, a.data(), b.data(), 1 << 16, y.data()) == (1 << 16) && y == table_) {
+      if (RowGivesTable(add, std::nullopt)) {
         add_row_ = row;
         return;
       }
       row.clamp.reset();
     }
-    if (OnnxQLinearAddRowAvx2(row, a.data(), b.data(), 1 << 16, y.data()) != (1 << 16)) return;
-    if (clamp_.has_value()) LookupBytes(*clamp_, y.data(), 1 << 16, y.data());
-    if (y == table_) add_row_ = row;
+    if (RowGivesTable(add, clamp_)) add_row_ = row;
+  }
+
+  // The same for the Mul row (qlinear_mul_row.h), with a folded clamp's table after it.
+  void UseMulRowIfItGivesTheTable() {
+    OnnxMulRow row;
+    row.a_zero_point = a_.zero_point;
+    row.b_zero_point = b_.zero_point;
+    row.c_zero_point = y_.zero_point;
+    row.ratio = numerics::OnnxQLinearMulRatio(a_.scale, b_.scale, y_.scale);
+    row.a_signed = a_.type == DataType::kInt8;
+    row.b_signed = b_.type == DataType::kInt8;
+    row.qmin = y_.type == DataType::kInt8 ? -128 : 0;
+    row.qmax = y_.type == DataType::kInt8 ? 127 : 255;
+    auto mul = [&](const uint8_t* a, const uint8_t* b, int64_t n, uint8_t* y) {
+      return OnnxQLinearMulRowAvx2(row, a, b, n, y);
+    };
+    if (RowGivesTable(mul, clamp_)) mul_row_ = row;
+  }
+
+  // Whether `row` (then `after`'s map) gives table_'s byte for all 65536 input pairs.
+  template <typename Row>
+  bool RowGivesTable(Row row, const std::optional<ByteTable>& after) const {
+    std::vector<uint8_t> a(1 << 16), b(1 << 16), y(1 << 16);
+    for (int i = 0; i < (1 << 16); ++i) {
+      a[i] = static_cast<uint8_t>(i >> 8);
+      b[i] = static_cast<uint8_t>(i & 255);
+    }
+    if (row(a.data(), b.data(), 1 << 16, y.data()) != (1 << 16)) return false;
+    if (after.has_value()) LookupBytes(*after, y.data(), 1 << 16, y.data());
+    return y == table_;
+  }
+
+  // y[0, n) of a and b that both vary: the verified row where there is one, the table for the rest.
+  void RunRow(const uint8_t* a, const uint8_t* b, int64_t n, const uint8_t* table, uint8_t* y) const {
+    int64_t done = 0;
+    if (add_row_.has_value()) {  // the same bytes as the table (checked at Prepare)
+      done = OnnxQLinearAddRowAvx2(*add_row_, a, b, n, y);
+      if (clamp_.has_value() && !add_row_->clamp.has_value()) LookupBytes(*clamp_, y, done, y);
+    } else if (mul_row_.has_value()) {
+      done = OnnxQLinearMulRowAvx2(*mul_row_, a, b, n, y);
+      if (clamp_.has_value()) LookupBytes(*clamp_, y, done, y);
+    }
+    // Local restrict pointers: through the captures, every byte stored would make the
+    // compiler reload them.
+    const uint8_t* __restrict x0 = a;
+    const uint8_t* __restrict x1 = b;
+    const uint8_t* __restrict t = table;
+    uint8_t* __restrict out = y;
+    for (int64_t i = done; i < n; ++i) out[i] = t[(x0[i] << 8) | x1[i]];
   }
 
   std::vector<uint8_t> BuildTable(bool scalar_a) const {
@@ -245,10 +261,11 @@ class QLinearBinaryKernel : public Kernel {
   OutputStage stage_;
   std::vector<uint8_t> table_;
   std::vector<uint8_t> scalar_a_table_;  // mode kOnnx only: A broadcast along a run of B
-  std::optional<ByteTable> clamp_;        // a folded clamp's map, also in table_
+  std::optional<ByteTable> clamp_;       // a folded clamp's map, also in table_
   // Add in mode kOnnx where it gives table_ (AVX2); with `clamp` set it computes the folded
   // clamp too, else clamp_'s map runs after it.
   std::optional<OnnxAddRow> add_row_;
+  std::optional<OnnxMulRow> mul_row_;  // Mul in mode kOnnx where it gives table_ (AVX2), clamp_ after it
 };
 
 // QLinearClamp and QLinearActivation: one byte table per node.
@@ -291,182 +308,6 @@ class QLinearClampKernel : public Kernel {
   ByteTable table_{};  // raw input byte -> output byte (ClampTable, or ActivationTable)
 };
 
-// AveragePool (ceil_mode 0, no dilations: the lowering only matches those) and
-// GlobalAveragePool, which also reads the integer units' channels-last layout directly.
-// stages_[n] divides by n.
-class QLinearAveragePoolKernel : public Kernel {
- public:
-  explicit QLinearAveragePoolKernel(bool global) : global_(global) {}
-
-  bool accepts_layout(int input, LayoutKind kind) const override {
-    return kind == LayoutKind::kPlain || (global_ && input == 0 && kind == LayoutKind::kChannelsLast);
-  }
-
-  absl::Status Prepare(const ir::Node& node) {
-    QFUSE_ASSIGN_OR_RETURN(mode_, ReadRequantizeMode(node));
-    QFUSE_ASSIGN_OR_RETURN(x_, ReadActivationQuant(node.input(0), "X"));
-    QFUSE_ASSIGN_OR_RETURN(y_, ReadActivationQuant(node.output(0), "Y"));
-    if (global_) return absl::OkStatus();
-    QFUSE_ASSIGN_OR_RETURN(attrs_, kernels::linalg::ParseConvAttrs(node, /*transpose=*/false));
-    QFUSE_ASSIGN_OR_RETURN(const int64_t ceil_mode, node.attrs().GetInt("ceil_mode", 0));
-    QFUSE_ASSIGN_OR_RETURN(const int64_t include_pad, node.attrs().GetInt("count_include_pad", 0));
-    count_include_pad_ = include_pad != 0;
-    if (attrs_.kernel_shape.empty() || ceil_mode != 0 || attrs_.kernel_shape.size() > kernels::linalg::kMaxSpatial) {
-      return absl::UnimplementedError("integer AveragePool needs kernel_shape (1-3 dims) and ceil_mode 0");
-    }
-    for (int64_t d : attrs_.dilations) {
-      if (d != 1) return absl::UnimplementedError("integer AveragePool does not support dilations");
-    }
-    int64_t window = 1;
-    for (int64_t k : attrs_.kernel_shape) window *= k;
-    for (int64_t n = 0; n <= window; ++n) QFUSE_RETURN_IF_ERROR(StageFor(n).status());
-    return absl::OkStatus();
-  }
-
-  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
-                   absl::Span<Tensor> outputs) override {
-    QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, 1));
-    QFUSE_RETURN_IF_ERROR(CheckType(inputs[0], x_, "X"));
-    const Tensor& x = *inputs[0];
-    if (x.rank() < 3) return absl::InvalidArgumentError(absl::StrCat("X ", ir::DimsToString(x.dims()), " has no spatial dims"));
-    if (global_) return RunGlobal(ctx, x, outputs);
-    const int64_t planes = x.dims()[0] * x.dims()[1];
-    if (x.rank() != static_cast<int64_t>(attrs_.kernel_shape.size()) + 2) {
-      return absl::InvalidArgumentError(absl::StrCat("X ", ir::DimsToString(x.dims()), " does not match kernel_shape"));
-    }
-    QFUSE_ASSIGN_OR_RETURN(const kernels::linalg::ConvGeometry g,
-                           kernels::linalg::ResolveConv(attrs_, absl::MakeConstSpan(x.dims()).subspan(2),
-                                                        attrs_.kernel_shape));
-    const std::vector<int64_t> out_dims = kernels::linalg::ConvOutputDims(x.dims()[0], x.dims()[1], g,
-                                                                          /*image_side=*/false);
-    // |sum| <= window * 255 must fit int32.
-    if (g.kernel_size() > (int64_t{1} << 23)) return absl::UnimplementedError("pooling window too large for int32 sums");
-    const std::vector<OutputStage>* stages = &stages_;
-    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(y_.type, out_dims));
-    const int64_t in_size = g.image_size(), out_size = g.col_size();
-    WithBytes(x, [&](const auto* xd) {
-      WithMutableBytes(&outputs[0], [&](auto* yd) {
-        using T = std::remove_pointer_t<decltype(yd)>;
-        ctx.pool->ParallelFor(planes, 1, [&](int64_t begin, int64_t end) {
-          for (int64_t plane = begin; plane < end; ++plane) {
-            const auto* in = xd + plane * in_size;
-            T* out = yd + plane * out_size;
-            for (int64_t o = 0; o < out_size; ++o) {
-              const int64_t o2 = o % g.col[2], o1 = (o / g.col[2]) % g.col[1], o0 = o / (g.col[2] * g.col[1]);
-              int32_t sum = 0, count = 0;
-              for (int64_t t0 = 0; t0 < g.kernel[0]; ++t0) {
-                const int64_t i0 = o0 * g.stride[0] - g.pad_begin[0] + t0;
-                if (i0 < 0 || i0 >= g.image[0]) continue;
-                for (int64_t t1 = 0; t1 < g.kernel[1]; ++t1) {
-                  const int64_t i1 = o1 * g.stride[1] - g.pad_begin[1] + t1;
-                  if (i1 < 0 || i1 >= g.image[1]) continue;
-                  const auto* row = in + (i0 * g.image[1] + i1) * g.image[2];
-                  for (int64_t t2 = 0; t2 < g.kernel[2]; ++t2) {
-                    const int64_t i2 = o2 * g.stride[2] - g.pad_begin[2] + t2;
-                    if (i2 < 0 || i2 >= g.image[2]) continue;
-                    sum += row[i2];
-                    ++count;
-                  }
-                }
-              }
-              sum -= count * x_.zero_point;
-              const int64_t divisor = count_include_pad_ ? g.kernel_size() : count;
-              out[o] = static_cast<T>((*stages)[divisor].Quantize(sum, 0));
-            }
-          }
-        });
-      });
-    });
-    return absl::OkStatus();
-  }
-
- private:
-  // GlobalAveragePool: each channel's exact int32 sum over its H x W values (plain planes,
-  // or channels-last images summed pixel by pixel into one sum per channel), centred and
-  // requantized by the stage that divides by H x W.
-  absl::Status RunGlobal(const KernelContext& ctx, const Tensor& x, absl::Span<Tensor> outputs) {
-    const bool channels_last = ctx.input_layouts != nullptr && ctx.input_layouts[0].kind == LayoutKind::kChannelsLast;
-    if (channels_last && (x.rank() != 4 || x.dims()[3] != ctx.input_layouts[0].channels)) {
-      return absl::InvalidArgumentError(absl::StrCat("channels-last X ", ir::DimsToString(x.dims()), " does not hold ",
-                                                     ctx.input_layouts[0].channels, " channels"));
-    }
-    const std::vector<int64_t> dims = channels_last ? PlainDims(x, ctx.input_layouts[0]) : x.dims();
-    const int64_t batch = dims[0], channels = dims[1];
-    const int64_t area = x.num_elements() / std::max<int64_t>(batch * channels, 1);
-    // |sum| <= area * 255 must fit int32.
-    if (area > (int64_t{1} << 23)) return absl::UnimplementedError("pooling window too large for int32 sums");
-    QFUSE_ASSIGN_OR_RETURN(const OutputStage* stage, StageFor(area));
-    std::vector<int64_t> out_dims = {batch, channels};
-    out_dims.resize(dims.size(), 1);
-    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(y_.type, out_dims));
-    const int32_t centre = static_cast<int32_t>(area) * x_.zero_point;
-    WithBytes(x, [&](const auto* xd) {
-      WithMutableBytes(&outputs[0], [&](auto* yd) {
-        using T = std::remove_pointer_t<decltype(yd)>;
-        if (channels_last) {
-          // Tasks of one image's block of kChannelBlock channels, summed pixel by pixel.
-          constexpr int64_t kChannelBlock = 64;
-          const int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
-          ctx.pool->ParallelFor(batch * blocks, 1, [&](int64_t begin, int64_t end) {
-            int32_t sums[kChannelBlock];
-            for (int64_t task = begin; task < end; ++task) {
-              const int64_t n = task / blocks, c0 = (task % blocks) * kChannelBlock;
-              const int64_t width = std::min(kChannelBlock, channels - c0);
-              std::fill(sums, sums + width, 0);
-              const auto* image = xd + n * area * channels + c0;
-              for (int64_t p = 0; p < area; ++p) {
-                for (int64_t c = 0; c < width; ++c) sums[c] += image[p * channels + c];
-              }
-              for (int64_t c = 0; c < width; ++c) {
-                yd[n * channels + c0 + c] = static_cast<T>(stage->Quantize(sums[c] - centre, 0));
-              }
-            }
-          });
-          return;
-        }
-        const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(area, 1));
-        ctx.pool->ParallelFor(batch * channels, grain, [&](int64_t begin, int64_t end) {
-          for (int64_t plane = begin; plane < end; ++plane) {
-            const auto* in = xd + plane * area;
-            int32_t sum = 0;
-            for (int64_t i = 0; i < area; ++i) sum += in[i];
-            yd[plane] = static_cast<T>(stage->Quantize(sum - centre, 0));
-          }
-        });
-      });
-    });
-    return absl::OkStatus();
-  }
-
-  // stages_[n] for divisor n (created on first use; n = 0 maps to 1 and is never used).
-  absl::StatusOr<const OutputStage*> StageFor(int64_t n) {
-    while (static_cast<int64_t>(stages_.size()) <= n) {
-      const int64_t d = std::max<int64_t>(1, static_cast<int64_t>(stages_.size()));
-      OutputStage s;
-      if (global_ && mode_ == numerics::RequantizeMode::kOnnx) {
-        // onnxruntime's multiplier sx / (sy * d) (numerics::OnnxGlobalPoolMultiplier): a stage
-        // over the output scale sy * d, whose multiplier OnnxMultiplier(sx, 1, sy * d) is
-        // exactly that (sx * 1 is exact; numerics' test checks the identity). Only Quantize(sum) is used, which reads nothing else
-        // of the output scale (the pool has no activation bounds).
-        ActivationQuant pooled = y_;
-        pooled.scale = numerics::OnnxGlobalPoolDenominator(y_.scale, d);
-        QFUSE_ASSIGN_OR_RETURN(s, SingleTermStage(mode_, x_, pooled, 1.f));
-      } else {
-        QFUSE_ASSIGN_OR_RETURN(s, SingleTermStage(mode_, x_, y_, 1.f / static_cast<float>(d)));
-      }
-      stages_.push_back(std::move(s));
-    }
-    return &stages_[n];
-  }
-
-  const bool global_;
-  numerics::RequantizeMode mode_ = numerics::RequantizeMode::kOnnx;
-  ActivationQuant x_, y_;
-  kernels::linalg::ConvAttrs attrs_;
-  bool count_include_pad_ = false;
-  std::vector<OutputStage> stages_;
-};
-
 class QLinearConcatKernel : public Kernel {
  public:
   absl::Status Prepare(const ir::Node& node) {
@@ -477,9 +318,8 @@ class QLinearConcatKernel : public Kernel {
       QFUSE_ASSIGN_OR_RETURN(ActivationQuant in, ReadActivationQuant(node.input(i), absl::StrCat("input ", i)));
       copy_.push_back(in.type == y_.type && in.scale == y_.scale && in.zero_point == y_.zero_point);
       in_.push_back(in);
-      QFUSE_ASSIGN_OR_RETURN(ByteTable table,
-                             ClampTable(mode, in, y_, std::numeric_limits<float>::lowest(),
-                                        std::numeric_limits<float>::max()));
+      QFUSE_ASSIGN_OR_RETURN(ByteTable table, ClampTable(mode, in, y_, std::numeric_limits<float>::lowest(),
+                                                         std::numeric_limits<float>::max()));
       tables_.push_back(table);
     }
     return absl::OkStatus();
@@ -516,16 +356,17 @@ class QLinearConcatKernel : public Kernel {
           using T = std::remove_pointer_t<decltype(yd)>;
           ctx.pool->ParallelFor(outer, std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(block, 1)),
                                 [&](int64_t begin, int64_t end) {
-            for (int64_t o = begin; o < end; ++o) {
-              const auto* src = xd + o * block;
-              T* dst = yd + o * out_block + offset;
-              if (copy_[i]) {
-                std::memcpy(dst, src, block);
-              } else {
-                LookupBytes(tables_[i], reinterpret_cast<const uint8_t*>(src), block, reinterpret_cast<uint8_t*>(dst));
-              }
-            }
-          });
+                                  for (int64_t o = begin; o < end; ++o) {
+                                    const auto* src = xd + o * block;
+                                    T* dst = yd + o * out_block + offset;
+                                    if (copy_[i]) {
+                                      std::memcpy(dst, src, block);
+                                    } else {
+                                      LookupBytes(tables_[i], reinterpret_cast<const uint8_t*>(src), block,
+                                                  reinterpret_cast<uint8_t*>(dst));
+                                    }
+                                  }
+                                });
         });
       });
       offset += block;
@@ -541,13 +382,6 @@ class QLinearConcatKernel : public Kernel {
   std::vector<bool> copy_;
 };
 
-template <typename K, typename... Args>
-absl::StatusOr<std::unique_ptr<Kernel>> Make(const ir::Node& node, Args... args) {
-  auto k = std::make_unique<K>(args...);
-  QFUSE_RETURN_IF_ERROR(k->Prepare(node));
-  return std::unique_ptr<Kernel>(std::move(k));
-}
-
 }  // namespace
 
 const char* RequantizeModeName(numerics::RequantizeMode mode) {
@@ -562,22 +396,19 @@ absl::StatusOr<numerics::RequantizeMode> ReadRequantizeMode(const ir::Node& node
 }
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAddKernel(const ir::Node& node) {
-  return Make<QLinearBinaryKernel>(node, BinaryOp::kAdd);
+  return MakePrepared<QLinearBinaryKernel>(node, BinaryOp::kAdd);
 }
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearMulKernel(const ir::Node& node) {
-  return Make<QLinearBinaryKernel>(node, BinaryOp::kMul);
+  return MakePrepared<QLinearBinaryKernel>(node, BinaryOp::kMul);
 }
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node) {
-  return Make<QLinearClampKernel>(node);
+  return MakePrepared<QLinearClampKernel>(node);
 }
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearActivationKernel(const ir::Node& node) {
-  return Make<QLinearClampKernel>(node);
-}
-absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node) {
-  return Make<QLinearAveragePoolKernel>(node, node.op_type() == kQLinearGlobalAveragePoolOp);
+  return MakePrepared<QLinearClampKernel>(node);
 }
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node) {
-  return Make<QLinearConcatKernel>(node);
+  return MakePrepared<QLinearConcatKernel>(node);
 }
 
 }  // namespace qfuse::runtime::int8
