@@ -162,10 +162,7 @@ class QLinearBinaryKernel : public Kernel {
     OnnxAddRow row;
     row.m =
         numerics::OnnxQLinearAddMultipliers(a_.scale, a_.zero_point, b_.scale, b_.zero_point, y_.scale, y_.zero_point);
-    row.a_signed = a_.type == DataType::kInt8;
-    row.b_signed = b_.type == DataType::kInt8;
-    row.qmin = y_.type == DataType::kInt8 ? -128 : 0;
-    row.qmax = y_.type == DataType::kInt8 ? 127 : 255;
+    SetRowTypes(&row);
     auto add = [&](const uint8_t* a, const uint8_t* b, int64_t n, uint8_t* y) {
       return OnnxQLinearAddRowAvx2(row, a, b, n, y);
     };
@@ -187,14 +184,20 @@ class QLinearBinaryKernel : public Kernel {
     row.b_zero_point = b_.zero_point;
     row.c_zero_point = y_.zero_point;
     row.ratio = numerics::OnnxQLinearMulRatio(a_.scale, b_.scale, y_.scale);
-    row.a_signed = a_.type == DataType::kInt8;
-    row.b_signed = b_.type == DataType::kInt8;
-    row.qmin = y_.type == DataType::kInt8 ? -128 : 0;
-    row.qmax = y_.type == DataType::kInt8 ? 127 : 255;
+    SetRowTypes(&row);
     auto mul = [&](const uint8_t* a, const uint8_t* b, int64_t n, uint8_t* y) {
       return OnnxQLinearMulRowAvx2(row, a, b, n, y);
     };
     if (RowGivesTable(mul, clamp_)) mul_row_ = row;
+  }
+
+  // The input signs and output range of an Add or Mul row.
+  template <typename Row>
+  void SetRowTypes(Row* row) const {
+    row->a_signed = a_.type == DataType::kInt8;
+    row->b_signed = b_.type == DataType::kInt8;
+    row->qmin = y_.type == DataType::kInt8 ? -128 : 0;
+    row->qmax = y_.type == DataType::kInt8 ? 127 : 255;
   }
 
   // Whether `row` (then `after`'s map) gives table_'s byte for all 65536 input pairs.
