@@ -14,8 +14,8 @@ constexpr int64_t kP = kInt8GemmPanel;
 constexpr int64_t kGroupBytes = kP * 4;  // one k-group of a panel: 16 columns x 4 k
 // A rows of one micro-tile per path, and the VNNI tile's panels: 12 x 2 = 24 zmm accumulators
 // + 2 B + A of the 32. One panel per tile (8 rows) ran at about half the rate on an AMD Zen 5
-// (int8_gemm_benchmark: 505-555 against 915-1060 GOPS on one thread, ViT-tiny and 3x3 conv
-// sizes); 8 x 2, 6 x 4 and 14 x 2 were 0-15% below 12 x 2.
+// (int8_gemm_benchmark, one thread, ViT-tiny and 3x3 conv sizes: 475-552 against 852-1039
+// GOPS; docs/performance.md); 8 x 2, 6 x 4 and 14 x 2 were slower on most sizes.
 constexpr int kVnniRows = 12;
 constexpr int kVnniPanels = 2;
 constexpr int kAvx2Rows = 4;
