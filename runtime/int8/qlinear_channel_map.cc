@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,9 @@
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
 #include "numerics/requantize.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/int8/byte_table.h"
+#include "runtime/int8/channel_map_row.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/unary_requantization.h"
 #include "runtime/int8/value_params.h"
@@ -76,6 +79,9 @@ class QLinearChannelMapKernel : public Kernel {
         input_of_.push_back(static_cast<int64_t>(i));
         if (inputs_[i].quantized) {
           tables_[c] = DequantizedTable(inputs_[i].quant, y_, [&](float v) { return Affine(v, c); });
+          rows_.push_back(RowIfItGivesTheTable(inputs_[i].quant, c));
+        } else {
+          rows_.push_back(std::nullopt);
         }
       }
     }
@@ -100,21 +106,22 @@ class QLinearChannelMapKernel : public Kernel {
                            Tensor::CreateUninitialized(y_.type, {n, channels_, x0.dims()[2], x0.dims()[3]}));
     auto* y = static_cast<uint8_t*>(outputs[0].raw_data());
     // One task per (image, channel) plane.
-    ctx.pool->ParallelFor(n * channels_, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(plane, 1)),
-                          [&](int64_t begin, int64_t end) {
-                            for (int64_t p = begin; p < end; ++p) {
-                              const int64_t image = p / channels_, c = p % channels_;
-                              const Input& in = inputs_[input_of_[c]];
-                              const int64_t offset = (image * in.channels + c - in.first) * plane;
-                              if (in.quantized) {
-                                LookupBytes(tables_[c],
-                                            static_cast<const uint8_t*>(inputs[input_of_[c]]->raw_data()) + offset,
-                                            plane, y + p * plane);
-                              } else {
-                                FloatPlane(inputs[input_of_[c]]->data<float>() + offset, c, plane, y + p * plane);
-                              }
-                            }
-                          });
+    ctx.pool->ParallelFor(
+        n * channels_, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(plane, 1)),
+        [&](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            const int64_t image = p / channels_, c = p % channels_;
+            const Input& in = inputs_[input_of_[c]];
+            const int64_t offset = (image * in.channels + c - in.first) * plane;
+            if (in.quantized) {
+              const uint8_t* x = static_cast<const uint8_t*>(inputs[input_of_[c]]->raw_data()) + offset;
+              const int64_t done = rows_[c].has_value() ? ChannelMapRowSimd(*rows_[c], x, plane, y + p * plane) : 0;
+              LookupBytes(tables_[c], x + done, plane - done, y + p * plane + done);
+            } else {
+              FloatPlane(inputs[input_of_[c]]->data<float>() + offset, c, plane, y + p * plane);
+            }
+          }
+        });
     return absl::OkStatus();
   }
 
@@ -129,11 +136,39 @@ class QLinearChannelMapKernel : public Kernel {
   // operation as the float kernels and onnxruntime compute them.
   float Affine(float v, int64_t c) const { return ir::ApplyUnitActivation(clamp_, v * scale_[c] + shift_[c]); }
 
+  // Channel c's steps as a ChannelMapRow, when it gives tables_[c]'s byte for all 256 inputs.
+  std::optional<ChannelMapRow> RowIfItGivesTheTable(const ActivationQuant& x, int64_t c) const {
+    ChannelMapRow row;
+    row.x_signed = x.type == ir::DataType::kInt8;
+    row.x_zero_point = x.zero_point;
+    row.x_scale = x.scale;
+    row.scale = scale_[c];
+    row.shift = shift_[c];
+    row.clamp = clamp_.activation == ir::UnitActivation::kRelu   ? ChannelMapRow::Clamp::kRelu
+                : clamp_.activation == ir::UnitActivation::kClip ? ChannelMapRow::Clamp::kClip
+                                                                 : ChannelMapRow::Clamp::kNone;
+    row.clip_min = clamp_.clip_min;
+    row.clip_max = clamp_.clip_max;
+    row.y_signed = y_.type == ir::DataType::kInt8;
+    row.y_zero_point = y_.zero_point;
+    row.y_scale = y_.scale;
+    uint8_t all[256], got[256];
+    for (int v = 0; v < 256; ++v) all[v] = static_cast<uint8_t>(v);
+    if (ChannelMapRowSimd(row, all, 256, got) != 256) return std::nullopt;
+    for (int v = 0; v < 256; ++v) {
+      if (got[v] != tables_[c][v]) return std::nullopt;
+    }
+    return row;
+  }
+
   // A FLOAT input's plane of channel c: the same steps on its values.
   void FloatPlane(const float* x, int64_t c, int64_t n, uint8_t* out) const {
     thread_local std::vector<float> v;
     v.resize(n);
-    for (int64_t i = 0; i < n; ++i) v[i] = Affine(x[i], c);
+    // Affine's steps, the clamp over the whole plane (its switch once, not per value).
+    const float s = scale_[c], b = shift_[c];
+    for (int64_t i = 0; i < n; ++i) v[i] = x[i] * s + b;
+    ir::ApplyUnitActivation(clamp_, absl::MakeSpan(v.data(), n), IsaAllowed(Isa::kAvx2));
     if (y_.type == ir::DataType::kInt8) {
       kernels::quant::QuantizeLinearRow(v.data(), n, y_.scale, y_.zero_point, reinterpret_cast<int8_t*>(out));
     } else {
@@ -148,6 +183,8 @@ class QLinearChannelMapKernel : public Kernel {
   std::vector<int64_t> input_of_;     // per output channel: the input it comes from
   ActivationQuant y_;
   std::vector<ByteTable> tables_;  // per output channel (quantized inputs' channels)
+  // Per output channel: the vector row where it gives the table's bytes (channel_map_row.h).
+  std::vector<std::optional<ChannelMapRow>> rows_;
 };
 
 }  // namespace

@@ -59,6 +59,38 @@ TEST(QLinearMulRowTest, EqualsTheScalarFormulaOnEveryPair) {
   }
 }
 
+// Ratios where a fused multiply-add of the product and the zero point would give another byte
+// than the two roundings (found by search): the row gives the two roundings' bytes.
+TEST(QLinearMulRowTest, KeepsTheProductAndTheSumTwoRoundings) {
+  if (!IsaAllowed(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 at this ISA cap";
+  std::vector<uint8_t> a(1 << 16), b(1 << 16), y(1 << 16);
+  for (int i = 0; i < (1 << 16); ++i) {
+    a[i] = static_cast<uint8_t>(i >> 8);
+    b[i] = static_cast<uint8_t>(i & 255);
+  }
+  std::mt19937 rng(10);
+  std::uniform_real_distribution<float> unit(0.f, 1.f);
+  int found = 0;
+  for (int trial = 0; trial < 2000 && found < 5; ++trial) {
+    OnnxMulRow row;
+    row.ratio = (0.5f + unit(rng)) / 256;
+    row.c_zero_point = 3;
+    bool differs = false;
+    for (int i = 0; i < (1 << 16) && !differs; ++i) {
+      const float fused = std::fma(static_cast<float>(a[i] * b[i]), row.ratio, 3.f);
+      differs = static_cast<int32_t>(std::nearbyint(fused)) !=
+                static_cast<int32_t>(std::nearbyint(static_cast<float>(a[i] * b[i]) * row.ratio + 3.f));
+    }
+    if (!differs) continue;
+    ++found;
+    ASSERT_EQ(OnnxQLinearMulRowAvx2(row, a.data(), b.data(), 1 << 16, y.data()), 1 << 16);
+    for (int i = 0; i < (1 << 16); ++i) {
+      ASSERT_EQ(y[i], numerics::OnnxQLinearMul(a[i], 0, b[i], 0, row.ratio, 3, 0, 255)) << "pair " << i;
+    }
+  }
+  EXPECT_GT(found, 0);
+}
+
 TEST(QLinearMulRowTest, LeavesTheTailToTheCaller) {
   if (!IsaAllowed(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 at this ISA cap";
   const std::vector<uint8_t> a(13, 7), b(13, 9);
