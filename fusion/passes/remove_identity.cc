@@ -13,8 +13,21 @@ std::optional<IdentityMatch> RemoveIdentityPass::Match(const ir::Graph& graph, c
   if (op == "Pad") {
     // Constant pads, all zero (PyTorch exports one before every AveragePool of a model with
     // dynamic spatial axes): the output is the input, in every mode.
+    // The pads must also be well formed (two per padded axis), as onnxruntime requires: a
+    // malformed Pad stays, for the kernel to refuse.
     const ir::Tensor* pads = ConstantInput(anchor, 1);
     if (pads == nullptr || pads->dtype() != ir::DataType::kInt64) return std::nullopt;
+    int64_t padded_axes = 0;
+    if (anchor.inputs().size() > 3 && anchor.input(3) != nullptr) {
+      const ir::Tensor* axes = ConstantInput(anchor, 3);
+      if (axes == nullptr) return std::nullopt;
+      padded_axes = axes->num_elements();
+    } else {
+      const ir::Shape& shape = in->type().shape;
+      if (!shape.rank_known) return std::nullopt;
+      padded_axes = shape.rank();
+    }
+    if (pads->num_elements() != 2 * padded_axes) return std::nullopt;
     for (int64_t p : pads->values<int64_t>()) {
       if (p != 0) return std::nullopt;
     }

@@ -9,10 +9,11 @@
 namespace qfuse::runtime::int8 {
 namespace {
 
-// x's channel count on axis 1, when its rank (>= 2) and that dim are known.
+// x's channel count on axis 1, when its rank (>= 3: the kernel's rows are the values of one
+// channel of one image, and a rank-2 x would give rows of one value) and that dim are known.
 std::optional<int64_t> Channels(const ir::Value* x) {
   const ir::Shape& shape = x->type().shape;
-  if (!shape.rank_known || shape.rank() < 2 || !shape.dims[1].is_known()) return std::nullopt;
+  if (!shape.rank_known || shape.rank() < 3 || !shape.dims[1].is_known()) return std::nullopt;
   return shape.dims[1].value;
 }
 

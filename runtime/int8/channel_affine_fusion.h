@@ -1,12 +1,12 @@
 // A float graph's per-channel affine: Mul(x, scale) -> Add(., shift) [-> Relu], with scale and
 // shift FLOAT constants of shape [C, 1, ...] (rank(x) - 1 dims) or [1, C, 1, ...] (rank(x)
-// dims) for x's C channels on axis 1 (either operand order of the Mul and the Add): the batch
-// norm that cannot fold into a convolution (fusion's BatchNormToScaleShiftPass writes it; a
-// DenseNet has one before each ReLU) => one qfuse.ChannelAffine(x, scale, shift)
-// (int8_ops.h kChannelAffineOp): one pass over x instead of three, with the same roundings,
-// and one that runs on the channel-blocked layout of the convolutions around it
-// (runtime/onednn/blocked_kernels.h). Taken where each intermediate is read by the chain alone
-// and is not a graph output.
+// dims) for x's C channels on axis 1, x of rank 3 or more, either operand order of the Mul and
+// the Add: the batch norm that cannot fold into a convolution (fusion's
+// BatchNormToScaleShiftPass writes it; a DenseNet has one before each ReLU) => one
+// qfuse.ChannelAffine(x, scale, shift) (int8_ops.h kChannelAffineOp): one pass over x instead
+// of three, with the same roundings, and one that runs on the channel-blocked layout of the
+// convolutions around it (runtime/onednn/blocked_kernels.h). Taken where each intermediate is
+// read by the chain alone and is not a graph output.
 #ifndef QFUSE_RUNTIME_INT8_CHANNEL_AFFINE_FUSION_H_
 #define QFUSE_RUNTIME_INT8_CHANNEL_AFFINE_FUSION_H_
 

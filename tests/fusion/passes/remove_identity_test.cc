@@ -37,9 +37,9 @@ TEST(RemoveIdentityTest, AllZeroPadBeforeAveragePoolIsRemoved) {
   GraphBuilder b;
   ir::Value* x = b.Input("x", {-1, 4, 6, 6});
   ir::Value* padded = b.Op("Pad", {x, b.Ints("pads", {0, 0, 0, 0, 0, 0, 0, 0})}, "padded", {-1, 4, 6, 6});
-  b.Output(b.Op("AveragePool", {padded}, "y", {-1, 4, 3, 3},
-                GraphBuilder::Attrs({{"kernel_shape", std::vector<int64_t>{2, 2}},
-                                     {"strides", std::vector<int64_t>{2, 2}}})));
+  b.Output(b.Op(
+      "AveragePool", {padded}, "y", {-1, 4, 3, 3},
+      GraphBuilder::Attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}})));
   RemoveAndCheck(b);
   EXPECT_EQ(Count(b.graph(), "Pad"), 0);
   EXPECT_EQ(Count(b.graph(), "AveragePool"), 1);
@@ -52,6 +52,16 @@ TEST(RemoveIdentityTest, PadThatPadsStays) {
   b.Output(b.Op("Relu", {padded}, "y", {2, 4, 6, 7}));
   RemoveAndCheck(b);
   EXPECT_EQ(Count(b.graph(), "Pad"), 1);
+}
+
+TEST(RemoveIdentityTest, PadWithTooFewPadsStays) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {2, 4, 6, 6});
+  b.Output(b.Op("Pad", {x, b.Ints("pads", {0, 0})}, "y", {2, 4, 6, 6}));
+  std::vector<PipelineStep> steps;
+  steps.push_back({std::make_unique<RemoveIdentityPass>()});
+  QFUSE_ASSERT_OK(RunPipeline(steps, &b.model()).status());
+  EXPECT_EQ(Count(b.graph(), "Pad"), 1);  // malformed: left for the kernel to refuse
 }
 
 TEST(RemoveIdentityTest, PadWithComputedPadsStays) {
