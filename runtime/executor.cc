@@ -66,14 +66,13 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
         if (!shared.has_value()) shared = l;
         if (l.kind != shared->kind || l.channels != shared->channels) shared = TensorLayout{};
       }
-    }
-    step.pass_layout = shared.has_value() && shared->kind != LayoutKind::kPlain;
-    if (!step.kernel->elementwise()) {
+      if (shared.has_value() && shared->kind == LayoutKind::kPlain) shared.reset();
+    } else {
       std::vector<TensorLayout> given;
       for (int s : step.input_slots) given.push_back(s < 0 ? TensorLayout{} : exec->slot_layouts_[s]);
       shared = step.kernel->layout_for_inputs(given);
-      step.pass_layout = shared.has_value();
     }
+    step.pass_layout = shared.has_value();
     for (size_t o = 0; o < step.output_slots.size(); ++o) {
       if (step.output_slots[o] >= 0) {
         exec->slot_layouts_[step.output_slots[o]] =

@@ -149,7 +149,7 @@ class IntegerMatMulKernel : public Kernel {
     std::vector<int64_t> out_dims = batch;
     if (a->rank() > 1) out_dims.push_back(m);
     if (b->rank() > 1) out_dims.push_back(n);
-    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(out_type, out_dims));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(out_type, out_dims));  // every matrix written
     if (outputs[0].num_elements() == 0) return absl::OkStatus();
 
     const std::vector<int64_t> a_strides = BroadcastStrides(a_batch, batch);
