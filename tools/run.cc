@@ -27,6 +27,7 @@
 #include "ir/onnx_import.h"
 #include "pipeline/evaluation.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/engine_tuner.h"
 #include "runtime/executor.h"
 #include "runtime/random_inputs.h"
 #include "tools/data_flags.h"
@@ -51,7 +52,7 @@ ABSL_FLAG(std::vector<std::string>, dims, {},
 ABSL_FLAG(std::vector<std::string>, batches, (std::vector<std::string>{"1", "64"}), "with --bench: the batch sizes timed");
 ABSL_FLAG(int, threads, 2, "runtime threads (including the caller)");
 ABSL_FLAG(bool, bench, false, "benchmark: median latency at each of --batches");
-ABSL_FLAG(int, runs, 30, "timed runs per benchmark setting (after 3 warm-up runs)");
+ABSL_FLAG(int, runs, 30, "timed runs per benchmark setting (after 6 warm-up runs: engine tuning included)");
 ABSL_FLAG(std::string, fusion, "none",
           "fuse the graph before running: none (as given), bn or full (what onnxruntime's graph optimizer does "
           "to float models: BN folded, activations fused)");
@@ -106,7 +107,10 @@ struct Timing {
 };
 
 absl::StatusOr<Timing> TimeRuns(runtime::Executor& exec, const std::vector<NamedTensor>& inputs, int runs) {
-  for (int i = 0; i < 3; ++i) QFUSE_RETURN_IF_ERROR(exec.Run(inputs).status());
+  // Warm-up: at least 3 runs, and enough for the int8 conv units to tune between their two
+  // engines (runtime/engine_tuner.h), so that the timed runs are the chosen engines'.
+  const int warm_up = std::max(3, runtime::EngineTuner::CallsToChoose(2));
+  for (int i = 0; i < warm_up; ++i) QFUSE_RETURN_IF_ERROR(exec.Run(inputs).status());
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
     auto start = std::chrono::steady_clock::now();

@@ -27,8 +27,10 @@ bool OneDnnSplitSourceIsExact(ir::DataType x_type);
 // for any int8 weights, and it reads int8 sources itself).
 bool OneDnnHasVnni();
 
-// Where the accumulators come from: kAuto picks per unit (UseTiles) and, per call, gives a
-// split source dense in outliers to the tiles; kOneDnn runs every unit oneDNN can run exactly
+// Where the accumulators come from: kAuto picks per unit (UseTiles); a unit that can run on
+// both oneDNN and the tiles then times both on its first calls at each input shape and keeps
+// the faster (runtime/engine_tuner.h), and on oneDNN it gives a split source dense in outliers
+// to the float-exact path or the tiles, per call; kOneDnn runs every unit oneDNN can run exactly
 // on oneDNN (tests use it to exercise the split on every shape); kTiles runs every unit on the
 // tiles. QFUSE_INT8_CONV=tiles|onednn sets the start value (benchmarks).
 enum class Int8ConvEngine { kAuto, kOneDnn, kTiles };

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -21,6 +23,7 @@
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/engine_tuner.h"
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/unit_requantization.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
@@ -151,6 +154,28 @@ class OneDnnQLinearConvKernel : public Kernel {
                                                      " channels"));
     }
     if (tiles_.has_value()) return RunTiles(ctx, *tiles_, *x, x_last, x_dims, r, outputs);
+    if (CurrentInt8ConvEngine() != Int8ConvEngine::kAuto) {
+      return RunOneDnn(ctx, inputs, *x, x_last, x_dims, r, outputs);
+    }
+    // Both engines write the same bytes: the faster one at this shape runs (engine_tuner.h).
+    const int engine = tuner_.Next(x_dims);
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status status = engine == kTilesEngine ? RunTiles(ctx, FallbackTiles(), *x, x_last, x_dims, r, outputs)
+                                                 : RunOneDnn(ctx, inputs, *x, x_last, x_dims, r, outputs);
+    tuner_.Record(x_dims, engine,
+                  status.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                              : std::numeric_limits<double>::infinity());
+    return status;
+  }
+
+ private:
+  static constexpr int kOneDnnEngine = 0, kTilesEngine = 1;
+
+  // The accumulators from oneDNN (directly or through the split source), requantized by
+  // qfuse's output stage or inside oneDNN (fused).
+  absl::Status RunOneDnn(const KernelContext& ctx, absl::Span<const Tensor* const> inputs, const Tensor& x_in,
+                         bool x_last, const std::vector<int64_t>& x_dims, const Tensor* r, absl::Span<Tensor> outputs) {
+    const Tensor* x = &x_in;
     // One image first: its accumulator size sets the slab (images per oneDNN call).
     std::vector<int64_t> image_dims = x_dims;
     image_dims[0] = 1;
@@ -201,7 +226,6 @@ class OneDnnQLinearConvKernel : public Kernel {
     return absl::OkStatus();
   }
 
- private:
   // The accumulators from qfuse's channels-last tiles, requantized tile by tile.
   absl::Status RunTiles(const KernelContext& ctx, const kernels::quant::NhwcConvWeights& w, const Tensor& x,
                         bool x_last, const std::vector<int64_t>& x_dims, const Tensor* r,
@@ -508,6 +532,7 @@ class OneDnnQLinearConvKernel : public Kernel {
   const int64_t in_channels_;
   std::mutex mu_;
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
+  EngineTuner tuner_{name_, {"onednn", "tiles"}};
 };
 
 std::atomic<int64_t>& FloatEpilogueUnitCount() {

@@ -6,7 +6,8 @@
 // directly where its int8 convolution is exact (at VNNI; under the AVX2 cap with 7-bit
 // weights), through the split source (source_split.h) under the AVX2 cap with 8-bit weights,
 // the tiles everywhere. oneDNN's units run with the output stage fused into its convolution
-// (fused_output_stage.h) and without.
+// (fused_output_stage.h) and without. The default engine choice (kAuto) times oneDNN against
+// the tiles per unit on its first calls: those runs check both engines and the chosen one.
 #include <map>
 #include <string>
 #include <tuple>
@@ -15,6 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/engine_tuner.h"
 #include "runtime/executor.h"
 #include "runtime/onednn/fused_output_stage.h"
 #include "runtime/onednn/onednn_engine.h"
@@ -90,7 +92,10 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
           SetPointwiseBandBytes(band_bytes);
           SetOutputStageFusion(fuse);
           const int64_t fused_before = FusedOutputStagePrimitives();
-          QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(*model.graph, true, tc.inputs, mode));
+          // kAuto: enough runs for every unit to time both of its engines and then run the
+          // chosen one (engine_tuner.h); every run must give the same bytes.
+          const int runs = engine == Int8ConvEngine::kAuto ? EngineTuner::CallsToChoose(2) + 1 : 1;
+          QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(*model.graph, true, tc.inputs, mode, runs));
           SetPointwiseBandBytes(default_band);
           SetOutputStageFusion(true);
           // At VNNI oneDNN's accumulators are exact for every unit, so the one-term kOnnx
