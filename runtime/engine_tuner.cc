@@ -67,4 +67,12 @@ int EngineTuner::Chosen(const std::vector<int64_t>& shape) const {
   return it == shapes_.end() ? -1 : it->second.chosen;
 }
 
+bool EngineTuner::AnyChose(int engine) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [shape, state] : shapes_) {
+    if (state.chosen == engine) return true;
+  }
+  return false;
+}
+
 }  // namespace qfuse::runtime

@@ -32,6 +32,8 @@ class EngineTuner {
   void Record(const std::vector<int64_t>& shape, int engine, double seconds);
   // The engine chosen for `shape`, or -1 while it is still being measured.
   int Chosen(const std::vector<int64_t>& shape) const;
+  // Whether some shape chose `engine`.
+  bool AnyChose(int engine) const;
 
  private:
   struct ShapeState {

@@ -58,6 +58,18 @@ TEST(EngineTunerTest, EachShapeIsTunedOnItsOwn) {
   Tune(tuner, other, {{1.0, 3.0, 3.0}, {1.0, 1.0, 1.0}});
   EXPECT_EQ(tuner.Chosen(other), 1);
   EXPECT_EQ(tuner.Chosen(kShape), 0);
+  EXPECT_TRUE(tuner.AnyChose(0));
+  EXPECT_TRUE(tuner.AnyChose(1));
+}
+
+TEST(EngineTunerTest, AnyChoseSeesOnlyFinishedChoices) {
+  EngineTuner tuner("conv", {"a", "b"});
+  EXPECT_FALSE(tuner.AnyChose(0));
+  tuner.Record(kShape, 0, 1.0);  // a warm-up: nothing chosen yet
+  EXPECT_FALSE(tuner.AnyChose(0));
+  Tune(tuner, kShape, {{1.0, 1.0}, {1.0, 2.0, 2.0}});
+  EXPECT_TRUE(tuner.AnyChose(0));
+  EXPECT_FALSE(tuner.AnyChose(1));
 }
 
 TEST(EngineTunerTest, AFailedEngineLoses) {
