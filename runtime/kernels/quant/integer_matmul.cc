@@ -177,7 +177,11 @@ class IntegerMatMulKernel : public Kernel {
       args.c = out_type == DataType::kInt32 ? outputs[0].data<int32_t>() + bi * m * n : acc.data();
       args.ldc = n;
       args.pool = gemm_pool;
-      quant::IntegerGemm(args, (*weights)[b_index]);
+      if (k == 0) {  // an empty sum: B has no matrices to prepare, every accumulator is 0
+        std::fill_n(args.c, m * n, 0);
+      } else {
+        quant::IntegerGemm(args, (*weights)[b_index]);
+      }
       if (out_type == DataType::kInt32) return;
       auto requantize = [&](auto* y) {
         using T = std::remove_pointer_t<decltype(y)>;

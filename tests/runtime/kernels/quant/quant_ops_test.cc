@@ -409,5 +409,23 @@ TEST(MatMulIntegerTest, PerRowAndPerColumnZeroPoints) {
   EXPECT_EQ(Values<int32_t>(out[0]), (std::vector<int32_t>{14, -14}));
 }
 
+// K = 0: every sum is empty, so MatMulInteger gives zeros and QLinearMatMul the output zero
+// point (ONNX MatMul semantics), with B a graph input or a constant, batched or not.
+TEST(IntegerMatMulTest, EmptyInnerDimensionGivesZeroSums) {
+  for (bool constant_b : {false, true}) {
+    const auto b_input = [&](Tensor t) { return constant_b ? Const(std::move(t)) : In(std::move(t)); };
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto out, RunOneNode("MatMulInteger", {In(T1<uint8_t>({2, 3, 0}, {})),
+                                                                      b_input(T1<int8_t>({0, 4}, {}))}));
+    EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{2, 3, 4}));
+    EXPECT_EQ(Values<int32_t>(out[0]), std::vector<int32_t>(24, 0)) << "constant B " << constant_b;
+    QFUSE_ASSERT_OK_AND_ASSIGN(
+        out, RunOneNode("QLinearMatMul", {In(T1<uint8_t>({3, 0}, {})), In(Scalar(0.5f)), In(Scalar<uint8_t>(7)),
+                                          b_input(T1<uint8_t>({2, 0, 2}, {})), In(Scalar(0.25f)),
+                                          In(Scalar<uint8_t>(3)), In(Scalar(2.0f)), In(Scalar<uint8_t>(41))}));
+    EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{2, 3, 2}));
+    EXPECT_EQ(Values<uint8_t>(out[0]), std::vector<uint8_t>(12, 41)) << "constant B " << constant_b;
+  }
+}
+
 }  // namespace
 }  // namespace qfuse::testing
