@@ -1,6 +1,7 @@
 #include "runtime/engine_tuner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -11,6 +12,11 @@
 
 namespace qfuse::runtime {
 namespace {
+
+std::atomic<int64_t>& ChoiceCount() {
+  static std::atomic<int64_t> count{0};
+  return count;
+}
 
 bool TuningLog() {
   static const bool on = std::getenv("QFUSE_TUNING_LOG") != nullptr;
@@ -52,6 +58,7 @@ void EngineTuner::Record(const std::vector<int64_t>& shape, int engine, double s
 
 void EngineTuner::Choose(const std::vector<int64_t>& shape, ShapeState& s) {
   s.chosen = static_cast<int>(std::min_element(s.best.begin(), s.best.end()) - s.best.begin());
+  ChoiceCount().fetch_add(1);
   if (!TuningLog()) return;
   std::vector<std::string> times;
   for (size_t e = 0; e < engines_.size(); ++e) {
@@ -66,6 +73,8 @@ int EngineTuner::Chosen(const std::vector<int64_t>& shape) const {
   auto it = shapes_.find(shape);
   return it == shapes_.end() ? -1 : it->second.chosen;
 }
+
+int64_t EngineTuner::ChoicesMade() { return ChoiceCount().load(); }
 
 bool EngineTuner::AnyChose(int engine) const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -27,13 +27,15 @@ class EngineTuner {
   // The engine the next call at `shape` should run.
   int Next(const std::vector<int64_t>& shape);
   // Records that a call at `shape` ran `engine` in `seconds` (a call that failed: pass
-  // infinity, so that the other engines win). Once every engine has its warm-up and `trials` timed calls, the shape's
-  // engine is chosen.
+  // infinity, so that the other engines win). Once every engine has its warm-up and `trials`
+  // timed calls, the shape's engine is chosen.
   void Record(const std::vector<int64_t>& shape, int engine, double seconds);
   // The engine chosen for `shape`, or -1 while it is still being measured.
   int Chosen(const std::vector<int64_t>& shape) const;
   // Whether some shape chose `engine`.
   bool AnyChose(int engine) const;
+  // Choices made by every tuner of the process so far (tests check that tuning happened).
+  static int64_t ChoicesMade();
 
  private:
   struct ShapeState {

@@ -52,7 +52,7 @@ ABSL_FLAG(std::vector<std::string>, dims, {},
 ABSL_FLAG(std::vector<std::string>, batches, (std::vector<std::string>{"1", "64"}), "with --bench: the batch sizes timed");
 ABSL_FLAG(int, threads, 2, "runtime threads (including the caller)");
 ABSL_FLAG(bool, bench, false, "benchmark: median latency at each of --batches");
-ABSL_FLAG(int, runs, 30, "timed runs per benchmark setting (after 6 warm-up runs: engine tuning included)");
+ABSL_FLAG(int, runs, 30, "timed runs per benchmark setting (after the warm-up runs, engine tuning included)");
 ABSL_FLAG(std::string, fusion, "none",
           "fuse the graph before running: none (as given), bn or full (what onnxruntime's graph optimizer does "
           "to float models: BN folded, activations fused)");

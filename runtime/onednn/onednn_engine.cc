@@ -128,6 +128,22 @@ void ReorderInt8(const ThreadPool& pool, const ir::Tensor& src, bool src_channel
   Stream().wait();
 }
 
+absl::StatusOr<const uint8_t*> ChannelsLastInt8(const KernelContext& ctx, int input, const ir::Tensor& t,
+                                                const std::vector<int64_t>& plain_dims, const char* what,
+                                                ir::Tensor* copy) {
+  const bool last = InputKind(ctx, input) == LayoutKind::kChannelsLast;
+  const std::vector<int64_t>& d = t.dims();
+  const std::vector<int64_t> dims = last && d.size() == 4 ? std::vector<int64_t>{d[0], d[3], d[1], d[2]} : d;
+  if (dims != plain_dims) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " shape ", ir::DimsToString(dims), " differs from the expected ",
+                                                   ir::DimsToString(plain_dims)));
+  }
+  if (last) return static_cast<const uint8_t*>(t.raw_data());
+  QFUSE_ASSIGN_OR_RETURN(*copy, ir::Tensor::CreateUninitialized(t.dtype(), {dims[0], dims[2], dims[3], dims[1]}));
+  ReorderInt8(*ctx.pool, t, /*src_channels_last=*/false, dims, copy->raw_data());
+  return static_cast<const uint8_t*>(copy->raw_data());
+}
+
 void PlainToBlocked(const ThreadPool& pool, const ir::Tensor& plain, int64_t block, void* dst_data) {
   UseThreadsOf(pool);
   memory src(PlainDesc(plain.dims()), Engine(), const_cast<void*>(plain.raw_data()));

@@ -159,25 +159,37 @@ class OneDnnQLinearConvKernel : public Kernel {
       return RunOneDnn(ctx, inputs, *x, x_last, x_dims, r, outputs);
     }
     // Both engines write the same bytes: the faster one at this shape runs (engine_tuner.h).
+    // The tiles' weights are prepared before the clock starts (oneDNN's are packed once, in
+    // its warm-up call).
     const int engine = tuner_.Next(x_dims);
-    const auto start = std::chrono::steady_clock::now();
-    absl::Status status = engine == kTilesEngine ? RunTiles(ctx, *FallbackTiles(), *x, x_last, x_dims, r, outputs)
-                                                 : RunOneDnn(ctx, inputs, *x, x_last, x_dims, r, outputs);
-    tuner_.Record(x_dims, engine,
-                  status.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
-                              : std::numeric_limits<double>::infinity());
+    if (engine != kTilesEngine) {
+      return TimedRun(engine, x_dims, [&] { return RunOneDnn(ctx, inputs, *x, x_last, x_dims, r, outputs); });
+    }
+    const std::shared_ptr<const kernels::quant::NhwcConvWeights> w = FallbackTiles();
+    absl::Status status = TimedRun(engine, x_dims, [&] { return RunTiles(ctx, *w, *x, x_last, x_dims, r, outputs); });
     ReleaseUnneededFallbackTiles();
-    return status;
+    // A tiles call that fails (it has no shape limits oneDNN lacks) runs on oneDNN instead.
+    return status.ok() ? status : RunOneDnn(ctx, inputs, *x, x_last, x_dims, r, outputs);
   }
 
  private:
-  static constexpr int kOneDnnEngine = 0, kTilesEngine = 1;
+  static constexpr int kTilesEngine = 1;  // EngineTuner index; oneDNN is 0
+
+  // Runs `call` as `engine` at x_dims and records its time (infinity when it fails).
+  template <typename Call>
+  absl::Status TimedRun(int engine, const std::vector<int64_t>& x_dims, Call call) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status status = call();
+    tuner_.Record(x_dims, engine,
+                  status.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                              : std::numeric_limits<double>::infinity());
+    return status;
+  }
 
   // The accumulators from oneDNN (directly or through the split source), requantized by
   // qfuse's output stage or inside oneDNN (fused).
-  absl::Status RunOneDnn(const KernelContext& ctx, absl::Span<const Tensor* const> inputs, const Tensor& x_in,
+  absl::Status RunOneDnn(const KernelContext& ctx, absl::Span<const Tensor* const> inputs, const Tensor& x,
                          bool x_last, const std::vector<int64_t>& x_dims, const Tensor* r, absl::Span<Tensor> outputs) {
-    const Tensor* x = &x_in;
     // One image first: its accumulator size sets the slab (images per oneDNN call).
     std::vector<int64_t> image_dims = x_dims;
     image_dims[0] = 1;
@@ -192,16 +204,10 @@ class OneDnnQLinearConvKernel : public Kernel {
     const int64_t slab =
         fused ? batch : std::clamp<int64_t>(kSlabAccBytes / std::max<int64_t>(image_acc_bytes, 1), 1, batch);
     UseThreadsOf(*ctx.pool);
-    Tensor x_nhwc;
-    const auto* src = static_cast<const uint8_t*>(x->raw_data());
-    if (!x_last) {
-      QFUSE_ASSIGN_OR_RETURN(x_nhwc, ir::Tensor::CreateUninitialized(x->dtype(), {x_dims[0], x_dims[2], x_dims[3], x_dims[1]}));
-      ReorderInt8(*ctx.pool, *x, /*src_channels_last=*/false, x_dims, x_nhwc.raw_data());
-      src = static_cast<const uint8_t*>(x_nhwc.raw_data());
-    }
+    Tensor x_nhwc, r_nhwc;
+    QFUSE_ASSIGN_OR_RETURN(const uint8_t* src, ChannelsLastInt8(ctx, ir::kUnitX, x, x_dims, "x", &x_nhwc));
     const std::vector<int64_t> o = {batch, io[1], io[2], io[3]};
-    Tensor r_nhwc;
-    QFUSE_ASSIGN_OR_RETURN(const uint8_t* res, ChannelsLastResidual(ctx, r, o, &r_nhwc));
+    QFUSE_ASSIGN_OR_RETURN(const uint8_t* res, ResidualBytes(ctx, r, o, &r_nhwc));
     QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(out_type_, {o[0], o[2], o[3], o[1]}));
     auto* y = static_cast<uint8_t*>(out.raw_data());
     const int64_t image_in = x_dims[1] * x_dims[2] * x_dims[3], image_out = o[1] * o[2] * o[3];
@@ -234,18 +240,11 @@ class OneDnnQLinearConvKernel : public Kernel {
                         absl::Span<Tensor> outputs) const {
     QFUSE_ASSIGN_OR_RETURN(const kernels::linalg::ConvGeometry g, Geometry(x_dims));
     const std::vector<int64_t> o = {x_dims[0], out_channels_, g.col[1], g.col[2]};
-    Tensor x_nhwc;
-    const void* src = x.raw_data();
-    if (!x_last) {
-      QFUSE_ASSIGN_OR_RETURN(x_nhwc, ir::Tensor::CreateUninitialized(x.dtype(), {x_dims[0], x_dims[2], x_dims[3], x_dims[1]}));
-      ReorderInt8(*ctx.pool, x, /*src_channels_last=*/false, x_dims, x_nhwc.raw_data());
-      src = x_nhwc.raw_data();
-    }
-    Tensor r_nhwc;
-    QFUSE_ASSIGN_OR_RETURN(const uint8_t* res, ChannelsLastResidual(ctx, r, o, &r_nhwc));
+    Tensor x_nhwc, r_nhwc;
+    QFUSE_ASSIGN_OR_RETURN(const uint8_t* src, ChannelsLastInt8(ctx, ir::kUnitX, x, x_dims, "x", &x_nhwc));
+    QFUSE_ASSIGN_OR_RETURN(const uint8_t* res, ResidualBytes(ctx, r, o, &r_nhwc));
     QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(out_type_, {o[0], o[2], o[3], o[1]}));
-    QFUSE_RETURN_IF_ERROR(TilesSlab(ctx, w, g, static_cast<const uint8_t*>(src), x_dims[0], res,
-                                    static_cast<uint8_t*>(out.raw_data())));
+    QFUSE_RETURN_IF_ERROR(TilesSlab(ctx, w, g, src, x_dims[0], res, static_cast<uint8_t*>(out.raw_data())));
     outputs[0] = std::move(out);
     return absl::OkStatus();
   }
@@ -415,18 +414,10 @@ class OneDnnQLinearConvKernel : public Kernel {
 
   // The residual in channels-last order (a reordered copy in *copy when it came plain), or
   // null without one.
-  static absl::StatusOr<const uint8_t*> ChannelsLastResidual(const KernelContext& ctx, const Tensor* r,
-                                                             const std::vector<int64_t>& o, Tensor* copy) {
+  static absl::StatusOr<const uint8_t*> ResidualBytes(const KernelContext& ctx, const Tensor* r,
+                                                      const std::vector<int64_t>& o, Tensor* copy) {
     if (r == nullptr) return nullptr;
-    const bool r_last = IsChannelsLast(ctx, ir::kUnitResidual);
-    if (PlainDims(*r, r_last) != o) {
-      return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(PlainDims(*r, r_last)),
-                                                     " differs from the output's ", ir::DimsToString(o)));
-    }
-    if (r_last) return static_cast<const uint8_t*>(r->raw_data());
-    QFUSE_ASSIGN_OR_RETURN(*copy, ir::Tensor::CreateUninitialized(r->dtype(), {o[0], o[2], o[3], o[1]}));
-    ReorderInt8(*ctx.pool, *r, /*src_channels_last=*/false, o, copy->raw_data());
-    return static_cast<const uint8_t*>(copy->raw_data());
+    return ChannelsLastInt8(ctx, ir::kUnitResidual, *r, o, "residual", copy);
   }
 
   static bool IsChannelsLast(const KernelContext& ctx, int input) {

@@ -95,7 +95,11 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
           // kAuto: enough runs for every unit to time both of its engines and then run the
           // chosen one (engine_tuner.h); every run must give the same bytes.
           const int runs = engine == Int8ConvEngine::kAuto ? EngineTuner::CallsToChoose(2) + 1 : 1;
+          const int64_t choices_before = EngineTuner::ChoicesMade();
           QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(*model.graph, true, tc.inputs, mode, runs));
+          // Every sample has units that both engines run (all of them at VNNI; all but the
+          // depthwise ones under the AVX2 cap), and each made its choice.
+          if (engine == Int8ConvEngine::kAuto) EXPECT_GT(EngineTuner::ChoicesMade(), choices_before) << name;
           SetPointwiseBandBytes(default_band);
           SetOutputStageFusion(true);
           // At VNNI oneDNN's accumulators are exact for every unit, so the one-term kOnnx
