@@ -70,6 +70,7 @@ NhwcConv MakeNhwcConv(const dnnl::convolution_forward::primitive_desc& pd, const
   c.bias_desc = pd.bias_desc();
   c.conv = dnnl::convolution_forward(pd);
   c.scratchpad_desc = pd.scratchpad_desc();
+  c.implementation = pd.impl_info_str();
   c.weights = ReorderWeights(weights, d, dnnl::memory::data_type::s8, pd.weights_desc());
   return c;
 }

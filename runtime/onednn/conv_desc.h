@@ -43,6 +43,7 @@ struct NhwcConv {
   dnnl::memory weights;
   dnnl::memory::desc src_desc, dst_desc, scratchpad_desc;
   dnnl::memory::desc bias_desc;  // zero (no bias) unless a bias type was given
+  std::string implementation;    // oneDNN's choice (primitive_desc::impl_info_str)
 };
 // The primitive descriptor of that convolution (oneDNN's choice of implementation, before
 // any code is generated). `attr` may carry zero points, scales and post-ops; the scratchpad

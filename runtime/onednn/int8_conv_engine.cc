@@ -40,7 +40,7 @@ void SetInt8ConvEngine(Int8ConvEngine engine) { EngineChoice() = engine; }
 Int8ConvEngine CurrentInt8ConvEngine() { return EngineChoice(); }
 
 bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group) {
-  const bool direct = OneDnnInt8IsExact(x_type, weights);
+  const bool direct = OneDnnInt8IsExact(x_type, weights, group);
   if (!direct && !OneDnnSplitSourceIsExact(x_type)) return true;
   switch (EngineChoice()) {
     case Int8ConvEngine::kTiles:
@@ -54,18 +54,26 @@ bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group) {
   // included (docs/performance.md). Through the split source it is faster on the other
   // convolutions (ResNet-18 at 320x320: about 2x), but not on depthwise ones, whose
   // corrections are as costly as the tiles' own exact int16 products.
-  const bool depthwise = group > 1 && weights.dims()[1] == 1 && weights.dims()[0] == group;
-  return !direct && depthwise;
+  return !direct && IsDepthwise(weights, group);
 }
 
 // oneDNN is never given a signed int8 source below VNNI (it would halve the weights to make
 // room for its own +128 shift, rounding odd weights): the kernel flips int8 activations to
 // uint8 itself.
-bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights) {
+bool IsDepthwise(const ir::Tensor& weights, int64_t group) {
+  return group > 1 && weights.rank() == 4 && weights.dims()[1] == 1 && weights.dims()[0] == group;
+}
+
+bool IsExactInt8DepthwiseImplementation(const std::string& implementation) {
+  return implementation.rfind("jit_uni_int8:", 0) == 0 || implementation.rfind("jit_int8:", 0) == 0;
+}
+
+bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights, int64_t group) {
   if (!UseOneDnn() || !IsaAllowed(Isa::kAvx2)) return false;
   if (x_type != ir::DataType::kUint8 && x_type != ir::DataType::kInt8) return false;
   if (OneDnnHasVnni()) return true;
   if (static_cast<int>(EffectiveIsa()) < static_cast<int>(dnnl::cpu_isa::avx2)) return false;
+  if (IsDepthwise(weights, group)) return true;
   for (int8_t w : weights.values<int8_t>()) {
     if (std::abs(int{w}) > numerics::kMaxAbsInt16PairWeight) return false;
   }

@@ -6,6 +6,7 @@
 #define QFUSE_RUNTIME_ONEDNN_INT8_CONV_ENGINE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "ir/data_type.h"
 #include "ir/tensor.h"
@@ -18,7 +19,19 @@ namespace qfuse::runtime::onednn {
 // to int16, only for weights within [-64, 64] (--reduce_range), where a pair of a uint8 source
 // and a weight is at most 255 * 64 * 2 = 32640. INT8 activations are then flipped to uint8
 // (x ^ 0x80, zero point + 128) before oneDNN reads them.
-bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights);
+//
+// Depthwise convolutions (`group` equal to the weights' output channels, one input channel
+// each) are exact below VNNI for any int8 weights: oneDNN 2.6's int8 depthwise kernels
+// (jit_uni_int8 at AVX2, jit_int8 at AVX-512 without VNNI) widen the source to 32-bit lanes
+// (zero-extended) and the weights sign-extended, and vpmaddwd then forms one product per lane,
+// never a pair. Only those implementations qualify: the kernel checks the one oneDNN picked
+// (IsExactInt8DepthwiseImplementation) and otherwise does not use oneDNN for the unit.
+bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights, int64_t group = 1);
+// Whether weights [O, I/group, KH, KW] with this group are a depthwise convolution's.
+bool IsDepthwise(const ir::Tensor& weights, int64_t group);
+// Whether an implementation name (primitive_desc::impl_info_str) is one of the int8 depthwise
+// kernels above, whose products are exact below VNNI.
+bool IsExactInt8DepthwiseImplementation(const std::string& implementation);
 // Whether oneDNN gives the exact accumulator for any int8 weights through the split source
 // (source_split.h: a 7-bit source plus the outliers added back): at AVX2 and AVX-512 without
 // VNNI, for INT8/UINT8 activations.
@@ -38,8 +51,8 @@ void SetInt8ConvEngine(Int8ConvEngine engine);
 Int8ConvEngine CurrentInt8ConvEngine();
 
 // True when a unit with these activations, weights and group runs on the tiles: always
-// where oneDNN is not exact, else as chosen above (in kAuto: depthwise units through the split
-// source, whose corrections cost as much as the tiles' own exact int16 products).
+// where oneDNN is not exact, else as chosen above (in kAuto: not depthwise units that would need
+// the split source, whose corrections cost as much as the tiles' own exact int16 products).
 bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group);
 
 }  // namespace qfuse::runtime::onednn

@@ -509,13 +509,19 @@ class OneDnnQLinearConvKernel : public Kernel {
       static_cast<NhwcConv&>(*p) = *std::move(fused);
       p->fused = true;
       p->fused_args = FusedOutputStageArgs(*fused_, p->bias_desc);
-      return p;
+    } else {
+      try {
+        static_cast<NhwcConv&>(*p) =
+            MakeNhwcConv(x_dims, d, weights_, src_type, memory::data_type::s8, memory::data_type::s32, base_attr());
+      } catch (const dnnl::error& e) {
+        return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
+      }
     }
-    try {
-      static_cast<NhwcConv&>(*p) =
-          MakeNhwcConv(x_dims, d, weights_, src_type, memory::data_type::s8, memory::data_type::s32, base_attr());
-    } catch (const dnnl::error& e) {
-      return absl::UnimplementedError(absl::StrCat("oneDNN refuses this convolution: ", e.what()));
+    // Below VNNI a depthwise unit is exact only on oneDNN's int8 depthwise kernels
+    // (int8_conv_engine.h); another implementation would pair products in int16.
+    if (IsDepthwise(weights_, attrs_.group) && !split_.has_value() && !OneDnnHasVnni() &&
+        !IsExactInt8DepthwiseImplementation(p->implementation)) {
+      return absl::UnimplementedError(absl::StrCat("oneDNN's ", p->implementation, " is not exact for this depthwise unit"));
     }
     return p;
   }
@@ -573,7 +579,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateIntegerUnitKernel(const ir::Node& 
   std::optional<SplitSourceWeights> split;
   if (UseTiles(u.x.type, *w->initializer(), attrs.group)) {
     tiles = kernels::quant::PrepareNhwcConvWeights(*w->initializer(), attrs.group, {0});
-  } else if (!OneDnnInt8IsExact(u.x.type, *w->initializer())) {
+  } else if (!OneDnnInt8IsExact(u.x.type, *w->initializer(), attrs.group)) {
     split = PrepareSplitSourceWeights(*w->initializer(), attrs.group);
   }
   const bool shift_source = u.x.type == ir::DataType::kInt8 && !OneDnnHasVnni();
