@@ -1,7 +1,7 @@
 // ir::Tensor's buffers: zero-filled or uninitialized with the alignment padding cleared, and
 // the buffer cache (ir/tensor.cc) handing a freed buffer of 64 KiB or more to a later tensor
-// of its size or up to half of it, never to a smaller one, and never shared by two live
-// tensors.
+// of its size or down to an eighth of it, never to a smaller one, and never shared by two
+// live tensors.
 #include "ir/tensor.h"
 
 #include <cstdint>
@@ -33,16 +33,22 @@ TEST(TensorTest, ZeroFilledTensorsAreZeroEvenInReusedBuffers) {
   for (float v : zeros.values<float>()) ASSERT_EQ(v, 0.f);
 }
 
-TEST(TensorTest, FreedBuffersServeTheirSizeOrUpToHalfOfIt) {
+TEST(TensorTest, FreedBuffersServeTheirSizeDownToAnEighthOfIt) {
   const void* freed = nullptr;
   {
     Tensor big = Filled(256 << 10);  // 1 MiB (plus the alignment padding)
     freed = big.raw_data();
   }
-  // Less than half the size: a buffer of its own.
-  Tensor small = Tensor::Uninitialized(DataType::kFloat32, {100 << 10});
+  // Less than an eighth of the size (112 KiB): a buffer of its own.
+  Tensor small = Tensor::Uninitialized(DataType::kFloat32, {28 << 10});
   EXPECT_NE(small.raw_data(), freed);
-  // Three quarters: the freed 1 MiB buffer, its padding after the elements cleared.
+  // A quarter (256 KiB): the freed 1 MiB buffer.
+  {
+    Tensor quarter = Tensor::Uninitialized(DataType::kFloat32, {64 << 10});
+    EXPECT_EQ(quarter.raw_data(), freed);
+  }
+  // Three quarters: the same buffer again once the quarter is freed, its padding after the
+  // elements cleared.
   Tensor reused = Tensor::Uninitialized(DataType::kFloat32, {192 << 10});
   EXPECT_EQ(reused.raw_data(), freed);
   // While `reused` lives, the buffer is not handed out again.
