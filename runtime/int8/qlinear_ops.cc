@@ -328,9 +328,25 @@ class QLinearConcatKernel : public Kernel {
     return absl::OkStatus();
   }
 
+  // Channels-last when every input is (the integer units' layout), on the channel axis of a
+  // 4-D tensor: each pixel's output channels are the inputs' channels one after another, so
+  // the units and pools after it read it without a reorder.
+  std::optional<TensorLayout> layout_for_inputs(absl::Span<const TensorLayout> inputs) const override {
+    if ((axis_ != 1 && axis_ != -3) || inputs.size() != in_.size()) return std::nullopt;
+    int64_t channels = 0;
+    for (const TensorLayout& l : inputs) {
+      if (l.kind != LayoutKind::kChannelsLast) return std::nullopt;
+      channels += l.channels;
+    }
+    return TensorLayout{LayoutKind::kChannelsLast, channels};
+  }
+
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
     QFUSE_RETURN_IF_ERROR(kernels::RequireInputs(inputs, in_.size()));
+    if (ctx.input_layouts != nullptr && ctx.input_layouts[0].kind == LayoutKind::kChannelsLast) {
+      return RunChannelsLast(ctx, inputs, outputs);
+    }
     const Tensor& first = *inputs[0];
     QFUSE_ASSIGN_OR_RETURN(const int64_t axis, kernels::NormalizeAxis(axis_, first.rank()));
     std::vector<int64_t> out_dims = first.dims();
@@ -346,7 +362,7 @@ class QLinearConcatKernel : public Kernel {
       }
       out_dims[axis] += t.dims()[axis];
     }
-    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::Create(y_.type, out_dims));
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(y_.type, out_dims));  // every byte written
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= out_dims[d];
     const int64_t out_block = outer > 0 ? outputs[0].num_elements() / outer : 0;
@@ -378,6 +394,44 @@ class QLinearConcatKernel : public Kernel {
   }
 
  private:
+  // Inputs [N, H, W, C_i] (as layout_for_inputs planned) into [N, H, W, sum C_i].
+  absl::Status RunChannelsLast(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                               absl::Span<Tensor> outputs) const {
+    const Tensor& first = *inputs[0];
+    int64_t channels = 0;
+    for (size_t i = 0; i < in_.size(); ++i) {
+      QFUSE_RETURN_IF_ERROR(CheckType(inputs[i], in_[i], "input"));
+      const Tensor& t = *inputs[i];
+      if (ctx.input_layouts[i].kind != LayoutKind::kChannelsLast || t.rank() != 4 || first.rank() != 4 ||
+          t.dims()[0] != first.dims()[0] || t.dims()[1] != first.dims()[1] || t.dims()[2] != first.dims()[2]) {
+        return absl::InvalidArgumentError(absl::StrCat("channels-last input ", i, " ", ir::DimsToString(t.dims()),
+                                                       " does not match ", ir::DimsToString(first.dims())));
+      }
+      channels += t.dims()[3];
+    }
+    const std::vector<int64_t>& d = first.dims();
+    QFUSE_ASSIGN_OR_RETURN(outputs[0], Tensor::CreateUninitialized(y_.type, {d[0], d[1], d[2], channels}));
+    auto* y = static_cast<uint8_t*>(outputs[0].raw_data());
+    const int64_t pixels = d[0] * d[1] * d[2];
+    ctx.pool->ParallelFor(pixels, std::max<int64_t>(1, kElementwiseChunk / std::max<int64_t>(channels, 1)),
+                          [&](int64_t begin, int64_t end) {
+                            int64_t offset = 0;
+                            for (size_t i = 0; i < in_.size(); ++i) {
+                              const int64_t c = inputs[i]->dims()[3];
+                              const auto* x = static_cast<const uint8_t*>(inputs[i]->raw_data());
+                              for (int64_t p = begin; p < end; ++p) {
+                                if (copy_[i]) {
+                                  std::memcpy(y + p * channels + offset, x + p * c, c);
+                                } else {
+                                  LookupBytes(tables_[i], x + p * c, c, y + p * channels + offset);
+                                }
+                              }
+                              offset += c;
+                            }
+                          });
+    return absl::OkStatus();
+  }
+
   int64_t axis_ = 0;
   ActivationQuant y_;
   std::vector<ActivationQuant> in_;

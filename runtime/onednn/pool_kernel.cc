@@ -1,7 +1,10 @@
 #include "runtime/onednn/pool_kernel.h"
 
+#include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -9,7 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/engine_tuner.h"
 #include "runtime/kernels/nn/nn.h"
+#include "runtime/kernels/quant/nhwc_max_pool.h"
 #include "runtime/onednn/onednn_engine.h"
 
 namespace qfuse::runtime::onednn {
@@ -90,19 +95,59 @@ class OneDnnPoolKernel : public Kernel {
     } else {
       QFUSE_ASSIGN_OR_RETURN(out, Tensor::CreateUninitialized(dtype_, {d[0], d[2], d[3], d[1]}));
     }
-    memory src((*prim)->src_desc, Engine(), const_cast<void*>(src_tensor->raw_data()));
-    memory dst((*prim)->dst_desc, Engine(), out.raw_data());
-    try {
-      (*prim)->pool.execute(Stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-      Stream().wait();
-    } catch (const dnnl::error& e) {
-      return absl::InternalError(absl::StrCat("oneDNN pooling failed: ", e.what()));
+    const auto run_onednn = [&]() -> absl::Status {
+      memory src((*prim)->src_desc, Engine(), const_cast<void*>(src_tensor->raw_data()));
+      memory dst((*prim)->dst_desc, Engine(), out.raw_data());
+      try {
+        (*prim)->pool.execute(Stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+        Stream().wait();
+      } catch (const dnnl::error& e) {
+        return absl::InternalError(absl::StrCat("oneDNN pooling failed: ", e.what()));
+      }
+      return absl::OkStatus();
+    };
+    // An integer MaxPool also has qfuse's channels-last rows (the same bytes): the faster of
+    // the two at this shape runs (runtime/engine_tuner.h).
+    const std::optional<kernels::quant::NhwcMaxPoolShape> rows = RowsShape(dims, d);
+    if (!rows.has_value()) {
+      QFUSE_RETURN_IF_ERROR(run_onednn());
+    } else {
+      const int engine = tuner_.Next(dims);
+      const auto start = std::chrono::steady_clock::now();
+      const auto* x_bytes = static_cast<const uint8_t*>(src_tensor->raw_data());
+      auto* y_bytes = static_cast<uint8_t*>(out.raw_data());
+      absl::Status status =
+          engine == kRowsEngine
+              ? kernels::quant::NhwcMaxPool(*rows, dtype_ == ir::DataType::kInt8, x_bytes, y_bytes, ctx.pool)
+              : run_onednn();
+      tuner_.Record(dims, engine,
+                    status.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                                : std::numeric_limits<double>::infinity());
+      QFUSE_RETURN_IF_ERROR(status);
     }
     outputs[0] = std::move(out);
     return absl::OkStatus();
   }
 
  private:
+  static constexpr int kRowsEngine = 1;  // EngineTuner index; oneDNN is 0
+
+  // The rows' shape for an integer MaxPool of plain dims `dims` with output dims `out`, or
+  // nullopt where they do not apply (float, average or global pools, windows outside the image).
+  std::optional<kernels::quant::NhwcMaxPoolShape> RowsShape(const std::vector<int64_t>& dims,
+                                                            const std::vector<int64_t>& out) const {
+    if (kind_ != LayoutKind::kChannelsLast || shape_.algorithm != dnnl::algorithm::pooling_max || shape_.global) {
+      return std::nullopt;
+    }
+    kernels::quant::NhwcMaxPoolShape s;
+    s.n = dims[0], s.c = dims[1], s.h = dims[2], s.w = dims[3];
+    s.kh = shape_.kernel[0], s.kw = shape_.kernel[1], s.sh = shape_.strides[0], s.sw = shape_.strides[1];
+    s.pad_top = shape_.pads[0], s.pad_left = shape_.pads[1];
+    s.oh = out[2], s.ow = out[3];
+    if (!kernels::quant::EveryWindowTouchesTheImage(s)) return std::nullopt;
+    return s;
+  }
+
   absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& dims) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(dims);
@@ -154,6 +199,7 @@ class OneDnnPoolKernel : public Kernel {
   const int64_t block_;
   std::mutex mu_;
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
+  EngineTuner tuner_{"MaxPool", {"onednn", "rows"}};
 };
 
 // The input's channel count when it is a 4-D value of `dtype` with a known one, else 0.

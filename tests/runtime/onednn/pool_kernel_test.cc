@@ -3,7 +3,8 @@
 // global pools, over ceil_mode, padding, count_include_pad and channel counts that do not
 // fill a block; outputs and observed values compared in plain layout. And the integer
 // graph's MaxPool between two integer units (channels-last bytes), and its GlobalAveragePool
-// after one: every byte the same.
+// after one: every byte the same. The integer MaxPool runs both of its engines (oneDNN and
+// qfuse's channels-last rows, kernels/quant/nhwc_max_pool.h) before its tuned choice.
 #include <cstdint>
 #include <map>
 #include <random>
@@ -13,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "runtime/engine_tuner.h"
 #include "runtime/executor.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "tests/runtime/onednn/engine_compare.h"
@@ -126,7 +128,10 @@ TEST_P(OneDnnInt8MaxPoolTest, EqualsHandWrittenKernelsByteForByte) {
   std::uniform_int_distribution<int> byte(0, 255);
   for (uint8_t& v : xt.mutable_values<uint8_t>()) v = static_cast<uint8_t>(byte(rng));
   QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8Values(b.graph(), false, {{"x", xt}}));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}));
+  // Runs enough times for the pool to time oneDNN against qfuse's rows and then run its
+  // choice (engine_tuner.h); every run must give the first run's bytes.
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}, numerics::RequantizeMode::kOnnx,
+                                                     EngineTuner::CallsToChoose(2) + 1));
   ASSERT_EQ(got.size(), want.size());
   ASSERT_GE(want.size(), 3u);  // the first unit's output, the pool's, the output
   for (const auto& [name, t] : want) {
@@ -155,7 +160,10 @@ TEST_P(OneDnnInt8MaxPoolTest, PlainInputEqualsHandWrittenKernelsByteForByte) {
   std::uniform_int_distribution<int> byte(0, 255);
   for (uint8_t& v : xt.mutable_values<uint8_t>()) v = static_cast<uint8_t>(byte(rng));
   QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8Values(b.graph(), false, {{"x", xt}}));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}));
+  // Runs enough times for the pool to time oneDNN against qfuse's rows and then run its
+  // choice (engine_tuner.h); every run must give the first run's bytes.
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}, numerics::RequantizeMode::kOnnx,
+                                                     EngineTuner::CallsToChoose(2) + 1));
   ASSERT_EQ(got.size(), want.size());
   for (const auto& [name, t] : want) EXPECT_TRUE(got.at(name).BitwiseEqual(t)) << name;
 }
