@@ -19,6 +19,7 @@
 #include "runtime/onednn/onednn_engine.h"
 #include "tests/runtime/onednn/engine_compare.h"
 #include "tests/runtime/onednn/int8_values.h"
+#include "tests/runtime/onednn/square_conv.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/qdq_graph.h"
 #include "tests/testing/status_matchers.h"
@@ -106,10 +107,7 @@ TEST_P(OneDnnInt8MaxPoolTest, EqualsHandWrittenKernelsByteForByte) {
   testing::QdqGraph b;
   ir::Value* x = b.Input("x", {n, cin, h, w}, type, 0.03f, type == ir::DataType::kUint8 ? 5 : -3);
   auto weights = [&](const std::string& name, int64_t o, int64_t i, int64_t k) {
-    std::uniform_int_distribution<int> w8(-127, 127);
-    std::vector<int8_t> v(o * i * k * k);
-    for (int8_t& e : v) e = static_cast<int8_t>(w8(rng));
-    return b.Weights(name, {o, i, k, k}, v, std::vector<float>(o, 0.004f), 0);
+    return RandomWeights(b, rng, name, o, i, k);
   };
   ir::AttributeMap pad1;
   pad1.Set("pads", std::vector<int64_t>{1, 1, 1, 1});

@@ -15,6 +15,7 @@
 #include "runtime/engine_tuner.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "tests/runtime/onednn/int8_values.h"
+#include "tests/runtime/onednn/square_conv.h"
 #include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/qdq_graph.h"
 #include "tests/testing/status_matchers.h"
@@ -34,10 +35,7 @@ TEST_P(QLinearConcatLayoutTest, ChannelsLastConcatGivesTheScalarKernelsBytes) {
     testing::QdqGraph b;
     ir::Value* x = b.Input("x", {n, cin, h, w}, type, 0.03f, zp);
     auto weights = [&](const std::string& name, int64_t o, int64_t i, int64_t k) {
-      std::uniform_int_distribution<int> w8(-127, 127);
-      std::vector<int8_t> v(o * i * k * k);
-      for (int8_t& e : v) e = static_cast<int8_t>(w8(rng));
-      return b.Weights(name, {o, i, k, k}, v, std::vector<float>(o, 0.004f), 0);
+      return RandomWeights(b, rng, name, o, i, k);
     };
     ir::AttributeMap pad1;
     pad1.Set("pads", std::vector<int64_t>{1, 1, 1, 1});

@@ -1,9 +1,11 @@
 // A 2-D Conv with a bias on a square QDQ input, as the oneDNN integer-unit tests build it:
-// pads kernel / 2 on every side, equal strides, groups.
+// pads kernel / 2 on every side, equal strides, groups; and random conv weights.
 #ifndef QFUSE_TESTS_RUNTIME_ONEDNN_SQUARE_CONV_H_
 #define QFUSE_TESTS_RUNTIME_ONEDNN_SQUARE_CONV_H_
 
 #include <cstdint>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -32,6 +34,16 @@ inline ir::Value* AddSquareConv(testing::QdqGraph& b, ir::Value* x, const Square
               {x, b.Weights("w", {c.cout, c.cin / c.group, c.kernel, c.kernel}, w, w_scales, 0),
                b.Bias("bias", bias, bias_scales)},
               *out_dims, attrs);
+}
+
+// Conv weights [o, i, k, k] of random int8 values in [-127, 127] (drawn from rng), one scale
+// per output channel.
+inline ir::Value* RandomWeights(testing::QdqGraph& b, std::mt19937& rng, const std::string& name, int64_t o,
+                                int64_t i, int64_t k, float scale = 0.004f) {
+  std::uniform_int_distribution<int> w8(-127, 127);
+  std::vector<int8_t> v(static_cast<size_t>(o * i * k * k));
+  for (int8_t& e : v) e = static_cast<int8_t>(w8(rng));
+  return b.Weights(name, {o, i, k, k}, v, std::vector<float>(static_cast<size_t>(o), scale), 0);
 }
 
 }  // namespace qfuse::runtime::onednn
