@@ -332,7 +332,7 @@ class QLinearConcatKernel : public Kernel {
   // 4-D tensor: each pixel's output channels are the inputs' channels one after another, so
   // the units and pools after it read it without a reorder.
   std::optional<TensorLayout> layout_for_inputs(absl::Span<const TensorLayout> inputs) const override {
-    if ((axis_ != 1 && axis_ != -3) || inputs.size() != in_.size()) return std::nullopt;
+    if ((axis_ != 1 && axis_ != -3) || in_.empty() || inputs.size() != in_.size()) return std::nullopt;
     int64_t channels = 0;
     for (const TensorLayout& l : inputs) {
       if (l.kind != LayoutKind::kChannelsLast) return std::nullopt;
@@ -403,7 +403,8 @@ class QLinearConcatKernel : public Kernel {
       QFUSE_RETURN_IF_ERROR(CheckType(inputs[i], in_[i], "input"));
       const Tensor& t = *inputs[i];
       if (ctx.input_layouts[i].kind != LayoutKind::kChannelsLast || t.rank() != 4 || first.rank() != 4 ||
-          t.dims()[0] != first.dims()[0] || t.dims()[1] != first.dims()[1] || t.dims()[2] != first.dims()[2]) {
+          t.dims()[3] != ctx.input_layouts[i].channels || t.dims()[0] != first.dims()[0] ||
+          t.dims()[1] != first.dims()[1] || t.dims()[2] != first.dims()[2]) {
         return absl::InvalidArgumentError(absl::StrCat("channels-last input ", i, " ", ir::DimsToString(t.dims()),
                                                        " does not match ", ir::DimsToString(first.dims())));
       }

@@ -166,6 +166,37 @@ TEST_P(OneDnnInt8MaxPoolTest, PlainInputEqualsHandWrittenKernelsByteForByte) {
   for (const auto& [name, t] : want) EXPECT_TRUE(got.at(name).BitwiseEqual(t)) << name;
 }
 
+// A non-square window and stride with uneven pads on the integer path (both pool engines, then
+// the tuned choice): the pads' begin / end and the two axes must reach qfuse's rows as ONNX
+// orders them. Also checks that the pool was tuned.
+TEST(OneDnnInt8MaxPoolShapeTest, NonSquareWindowUnevenPads) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  for (ir::DataType type : {ir::DataType::kUint8, ir::DataType::kInt8}) {
+    std::mt19937 rng(19);
+    const int64_t n = 2, c = 40, h = 11, w = 9;
+    const int zp = type == ir::DataType::kUint8 ? 131 : 3;
+    testing::QdqGraph b;
+    ir::Value* x = b.Input("x", {n, 8, h, w}, type, 0.03f, zp);
+    ir::Value* conv = b.QuantizeDequantize(b.Op("Conv", {x, RandomWeights(b, rng, "w1", c, 8, 1)}, {n, c, h, w}),
+                                           type, 0.047f, zp);
+    ir::AttributeMap window;
+    window.Set("kernel_shape", std::vector<int64_t>{3, 2});
+    window.Set("strides", std::vector<int64_t>{2, 1});
+    window.Set("pads", std::vector<int64_t>{1, 0, 0, 1});  // top 1, left 0, bottom 0, right 1
+    b.Output(b.Op("MaxPool", {conv}, {n, c, -1, -1}, window), type, 0.047f, zp);
+    ir::Tensor xt(type, {n, 8, h, w});
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (uint8_t& v : xt.mutable_values<uint8_t>()) v = static_cast<uint8_t>(byte(rng));
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8Values(b.graph(), false, {{"x", xt}}));
+    const int64_t choices_before = EngineTuner::ChoicesMade();
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}, numerics::RequantizeMode::kOnnx,
+                                                       EngineTuner::CallsToChoose(2) + 1));
+    EXPECT_GT(EngineTuner::ChoicesMade(), choices_before) << "the pool (and the unit) were not tuned";
+    ASSERT_EQ(got.size(), want.size());
+    for (const auto& [name, t] : want) EXPECT_TRUE(got.at(name).BitwiseEqual(t)) << name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Pools, OneDnnInt8MaxPoolTest,
                          ::testing::Combine(::testing::Values(PoolCase{16, 9, 3, 2, 1, false, false},
                                                               PoolCase{13, 8, 3, 2, 0, true, false},

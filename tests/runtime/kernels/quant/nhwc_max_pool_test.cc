@@ -76,6 +76,29 @@ TEST(NhwcMaxPoolTest, EqualsTheDirectLoopOnEveryIsaPath) {
   EXPECT_GT(checked, 0);
 }
 
+// Non-square windows and strides with uneven paddings: the two axes must not be mixed up.
+TEST(NhwcMaxPoolTest, NonSquareWindowsAndUnevenPads) {
+  testing::IsaCapGuard guard;
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (Isa cap : {Isa::kAvx512, Isa::kAvx2, Isa::kScalar}) {
+    if (cap > DetectedIsa()) continue;
+    SetIsaCap(cap);
+    NhwcMaxPoolShape s;
+    s.n = 2, s.h = 11, s.w = 8, s.c = 70;
+    s.kh = 3, s.kw = 2, s.sh = 2, s.sw = 1, s.pad_top = 1, s.pad_left = 0;
+    s.oh = (11 + 1 + 0 - 3) / 2 + 1, s.ow = (8 + 0 + 1 - 2) / 1 + 1;  // end pads 0 (h) and 1 (w)
+    ASSERT_TRUE(EveryWindowTouchesTheImage(s));
+    std::vector<uint8_t> x(static_cast<size_t>(s.n * s.h * s.w * s.c));
+    for (uint8_t& v : x) v = static_cast<uint8_t>(byte(rng));
+    for (bool is_signed : {false, true}) {
+      std::vector<uint8_t> got(static_cast<size_t>(s.n * s.oh * s.ow * s.c));
+      ASSERT_TRUE(NhwcMaxPool(s, is_signed, x.data(), got.data(), nullptr).ok());
+      EXPECT_EQ(got, Reference(s, is_signed, x)) << IsaName(cap) << (is_signed ? " int8" : " uint8");
+    }
+  }
+}
+
 TEST(NhwcMaxPoolTest, RefusesWindowsOutsideTheImage) {
   NhwcMaxPoolShape s;
   s.n = 1, s.h = 4, s.w = 4, s.c = 8, s.kh = s.kw = 2, s.sh = s.sw = 2, s.oh = s.ow = 2;
@@ -88,6 +111,12 @@ TEST(NhwcMaxPoolTest, RefusesWindowsOutsideTheImage) {
   s.pad_top = 2;  // the first window lies wholly in the padding
   EXPECT_FALSE(EveryWindowTouchesTheImage(s));
   s.pad_top = 0;
+  s.ow = 3;  // the third column of windows starts at 4, past the image
+  EXPECT_FALSE(EveryWindowTouchesTheImage(s));
+  s.ow = 2;
+  s.pad_left = 2;  // the first column of windows lies wholly in the padding
+  EXPECT_FALSE(EveryWindowTouchesTheImage(s));
+  s.pad_left = 0;
   s.c = 0;
   EXPECT_FALSE(EveryWindowTouchesTheImage(s));
 }
