@@ -7,11 +7,15 @@
 #ifndef QFUSE_RUNTIME_ENGINE_TUNER_H_
 #define QFUSE_RUNTIME_ENGINE_TUNER_H_
 
+#include <chrono>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "absl/status/status.h"
 
 namespace qfuse::runtime {
 
@@ -30,6 +34,17 @@ class EngineTuner {
   // infinity, so that the other engines win). Once every engine has its warm-up and `trials`
   // timed calls, the shape's engine is chosen.
   void Record(const std::vector<int64_t>& shape, int engine, double seconds);
+  // Runs `call` (returning absl::Status) as `engine` at `shape` and records its wall time,
+  // infinity when it fails; returns its status.
+  template <typename Call>
+  absl::Status Timed(const std::vector<int64_t>& shape, int engine, Call call) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status status = call();
+    Record(shape, engine,
+           status.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                       : std::numeric_limits<double>::infinity());
+    return status;
+  }
   // The engine chosen for `shape`, or -1 while it is still being measured.
   int Chosen(const std::vector<int64_t>& shape) const;
   // Whether some shape chose `engine`.

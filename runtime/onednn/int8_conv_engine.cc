@@ -40,21 +40,11 @@ void SetInt8ConvEngine(Int8ConvEngine engine) { EngineChoice() = engine; }
 Int8ConvEngine CurrentInt8ConvEngine() { return EngineChoice(); }
 
 bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group) {
-  const bool direct = OneDnnInt8IsExact(x_type, weights, group);
-  if (!direct && !OneDnnSplitSourceIsExact(x_type)) return true;
-  switch (EngineChoice()) {
-    case Int8ConvEngine::kTiles:
-      return true;
-    case Int8ConvEngine::kOneDnn:
-      return false;
-    case Int8ConvEngine::kAuto:
-      break;
-  }
-  // Where oneDNN is exact directly it is faster than the tiles on the samples, depthwise
-  // included (docs/performance.md). Through the split source it is faster on the other
-  // convolutions (ResNet-18 at 320x320: about 2x), but not on depthwise ones, whose
-  // corrections are as costly as the tiles' own exact int16 products.
-  return !direct && IsDepthwise(weights, group);
+  if (!OneDnnInt8IsExact(x_type, weights, group) && !OneDnnSplitSourceIsExact(x_type)) return true;
+  // Otherwise oneDNN (directly, or through the split source) and the tiles are both exact; in
+  // kAuto the unit times the two per input shape (runtime/engine_tuner.h). Depthwise units never
+  // need the split: oneDNN's int8 depthwise kernels are exact for any weights.
+  return EngineChoice() == Int8ConvEngine::kTiles;
 }
 
 // oneDNN is never given a signed int8 source below VNNI (it would halve the weights to make

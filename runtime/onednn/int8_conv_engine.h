@@ -51,8 +51,8 @@ void SetInt8ConvEngine(Int8ConvEngine engine);
 Int8ConvEngine CurrentInt8ConvEngine();
 
 // True when a unit with these activations, weights and group runs on the tiles: always
-// where oneDNN is not exact, else as chosen above (in kAuto: not depthwise units that would need
-// the split source, whose corrections cost as much as the tiles' own exact int16 products).
+// where oneDNN is not exact, else as chosen above (in kAuto: never; the unit's engine tuning
+// decides).
 bool UseTiles(ir::DataType x_type, const ir::Tensor& weights, int64_t group);
 
 }  // namespace qfuse::runtime::onednn

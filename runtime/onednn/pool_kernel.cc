@@ -1,10 +1,9 @@
 #include "runtime/onednn/pool_kernel.h"
 
-#include <chrono>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -40,8 +39,10 @@ struct Primitive {
 // exact in any order) reads and writes the integer units' channels-last layout.
 class OneDnnPoolKernel : public Kernel {
  public:
-  OneDnnPoolKernel(PoolShape shape, int64_t channels, ir::DataType dtype, std::unique_ptr<Kernel> native)
-      : shape_(shape),
+  OneDnnPoolKernel(PoolShape shape, int64_t channels, ir::DataType dtype, std::unique_ptr<Kernel> native,
+                   const std::string& name)
+      : tuner_(name, {"onednn", "rows"}),
+        shape_(shape),
         channels_(channels),
         dtype_(dtype),
         kind_(dtype == ir::DataType::kFloat32 ? LayoutKind::kChannelBlocked : LayoutKind::kChannelsLast),
@@ -113,17 +114,13 @@ class OneDnnPoolKernel : public Kernel {
       QFUSE_RETURN_IF_ERROR(run_onednn());
     } else {
       const int engine = tuner_.Next(dims);
-      const auto start = std::chrono::steady_clock::now();
       const auto* x_bytes = static_cast<const uint8_t*>(src_tensor->raw_data());
       auto* y_bytes = static_cast<uint8_t*>(out.raw_data());
-      absl::Status status =
-          engine == kRowsEngine
-              ? kernels::quant::NhwcMaxPool(*rows, dtype_ == ir::DataType::kInt8, x_bytes, y_bytes, ctx.pool)
-              : run_onednn();
-      tuner_.Record(dims, engine,
-                    status.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
-                                : std::numeric_limits<double>::infinity());
-      QFUSE_RETURN_IF_ERROR(status);
+      QFUSE_RETURN_IF_ERROR(tuner_.Timed(dims, engine, [&] {
+        return engine == kRowsEngine
+                   ? kernels::quant::NhwcMaxPool(*rows, dtype_ == ir::DataType::kInt8, x_bytes, y_bytes, ctx.pool)
+                   : run_onednn();
+      }));
     }
     outputs[0] = std::move(out);
     return absl::OkStatus();
@@ -191,6 +188,7 @@ class OneDnnPoolKernel : public Kernel {
     return p;
   }
 
+  EngineTuner tuner_;  // integer MaxPool: oneDNN against the rows, per input shape
   const PoolShape shape_;
   const int64_t channels_;
   const ir::DataType dtype_;
@@ -199,7 +197,6 @@ class OneDnnPoolKernel : public Kernel {
   const int64_t block_;
   std::mutex mu_;
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
-  EngineTuner tuner_{"MaxPool", {"onednn", "rows"}};
 };
 
 // The input's channel count when it is a 4-D value of `dtype` with a known one, else 0.
@@ -257,7 +254,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateOneDnnPoolKernel(const ir::Node& n
   PoolShape shape;
   QFUSE_ASSIGN_OR_RETURN(bool fits, ReadWindow(node, &shape));
   if (!fits) return native;
-  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, dtype, std::move(native)));
+  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, dtype, std::move(native), node.name()));
 }
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateOneDnnGlobalPoolKernel(const ir::Node& node) {
@@ -268,7 +265,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateOneDnnGlobalPoolKernel(const ir::N
   shape.global = true;
   shape.algorithm =
       node.op_type() == "GlobalMaxPool" ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
-  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, ir::DataType::kFloat32, std::move(native)));
+  return std::unique_ptr<Kernel>(new OneDnnPoolKernel(shape, channels, ir::DataType::kFloat32, std::move(native), node.name()));
 }
 
 }  // namespace qfuse::runtime::onednn

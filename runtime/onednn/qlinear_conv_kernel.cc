@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -163,10 +161,11 @@ class OneDnnQLinearConvKernel : public Kernel {
     // its warm-up call).
     const int engine = tuner_.Next(x_dims);
     if (engine != kTilesEngine) {
-      return TimedRun(engine, x_dims, [&] { return RunOneDnn(ctx, inputs, *x, x_last, x_dims, r, outputs); });
+      return tuner_.Timed(x_dims, engine, [&] { return RunOneDnn(ctx, inputs, *x, x_last, x_dims, r, outputs); });
     }
     const std::shared_ptr<const kernels::quant::NhwcConvWeights> w = FallbackTiles();
-    absl::Status status = TimedRun(engine, x_dims, [&] { return RunTiles(ctx, *w, *x, x_last, x_dims, r, outputs); });
+    absl::Status status =
+        tuner_.Timed(x_dims, engine, [&] { return RunTiles(ctx, *w, *x, x_last, x_dims, r, outputs); });
     ReleaseUnneededFallbackTiles();
     // A tiles call that fails (it has no shape limits oneDNN lacks) runs on oneDNN instead.
     return status.ok() ? status : RunOneDnn(ctx, inputs, *x, x_last, x_dims, r, outputs);
@@ -174,17 +173,6 @@ class OneDnnQLinearConvKernel : public Kernel {
 
  private:
   static constexpr int kTilesEngine = 1;  // EngineTuner index; oneDNN is 0
-
-  // Runs `call` as `engine` at x_dims and records its time (infinity when it fails).
-  template <typename Call>
-  absl::Status TimedRun(int engine, const std::vector<int64_t>& x_dims, Call call) {
-    const auto start = std::chrono::steady_clock::now();
-    absl::Status status = call();
-    tuner_.Record(x_dims, engine,
-                  status.ok() ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
-                              : std::numeric_limits<double>::infinity());
-    return status;
-  }
 
   // The accumulators from oneDNN (directly or through the split source), requantized by
   // qfuse's output stage or inside oneDNN (fused).

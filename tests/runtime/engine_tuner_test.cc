@@ -3,9 +3,11 @@
 // tuned on its own, and a failed call (infinite time) loses.
 #include "runtime/engine_tuner.h"
 
+#include <functional>
 #include <limits>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "gtest/gtest.h"
 
 namespace qfuse::runtime {
@@ -86,6 +88,27 @@ TEST(EngineTunerTest, MoreTrialsAndEngines) {
   EXPECT_EQ(static_cast<int>(order.size()), EngineTuner::CallsToChoose(3, 3));
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}));
   EXPECT_EQ(tuner.Chosen(kShape), 2);
+}
+
+TEST(EngineTunerTest, TimedRecordsCallsAndAFailureAsInfinitelySlow) {
+  EngineTuner tuner("conv", {"a", "b"});
+  int ran = 0;
+  const auto ok = [&] {
+    ++ran;
+    return absl::OkStatus();
+  };
+  const auto fail = [&] {
+    ++ran;
+    return absl::InternalError("refused");
+  };
+  // Warm-ups, then two timed calls each: "a" always fails, so "b" wins however slow it is.
+  for (int k = 0; k < EngineTuner::CallsToChoose(2); ++k) {
+    const int e = tuner.Next(kShape);
+    const absl::Status status = tuner.Timed(kShape, e, e == 0 ? std::function<absl::Status()>(fail) : ok);
+    EXPECT_EQ(status.ok(), e == 1);
+  }
+  EXPECT_EQ(ran, EngineTuner::CallsToChoose(2));
+  EXPECT_EQ(tuner.Chosen(kShape), 1);
 }
 
 TEST(EngineTunerTest, OneEngineNeedsNoTuning) {

@@ -61,7 +61,8 @@ void MaxRowsScalar(const uint8_t* const* tap, int64_t taps, int64_t c, int64_t j
 template <bool kSigned>
 void PoolRows(const NhwcMaxPoolShape& s, const uint8_t* x, uint8_t* y, int64_t row0, int64_t row1) {
   const bool avx512 = IsaAllowed(Isa::kAvx512), avx2 = IsaAllowed(Isa::kAvx2);
-  std::vector<const uint8_t*> tap(static_cast<size_t>(s.kh * s.kw));
+  thread_local std::vector<const uint8_t*> tap;  // reused: no allocation per call
+  tap.resize(static_cast<size_t>(s.kh * s.kw));
   for (int64_t row = row0; row < row1; ++row) {  // row = n * oh + oy
     const int64_t n = row / s.oh, oy = row % s.oh;
     int64_t y0, y1;
