@@ -70,9 +70,13 @@ memory::format_tag BlockedTag(int64_t block) {
 }
 
 void UseThreadsOf(const ThreadPool& pool) {
-  static std::atomic<int> current{0};
+  // OpenMP's thread count is a setting of the calling thread, so each thread records its own.
+  thread_local int current = 0;
   const int n = pool.num_threads();
-  if (current.exchange(n) != n) omp_set_num_threads(n);
+  if (current != n) {
+    omp_set_num_threads(n);
+    current = n;
+  }
 }
 
 std::vector<int64_t> BlockedDims(const std::vector<int64_t>& plain, int64_t block) {

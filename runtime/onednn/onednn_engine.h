@@ -38,7 +38,9 @@ int64_t BlockSize();
 // oneDNN's format tag for a blocked 4-D activation with `block` channels per block.
 dnnl::memory::format_tag BlockedTag(int64_t block);
 
-// Sets the OpenMP threads oneDNN uses to the pool's size (once per change).
+// Sets the OpenMP threads of the calling thread to the pool's size (once per change). A oneDNN
+// primitive keeps the thread count in force when it is made and asks for that many threads on
+// every execution, so kernels call this before making primitives as well as before running them.
 void UseThreadsOf(const ThreadPool& pool);
 
 // [N, ceil(C/B), H, W, B] for plain dims [N, C, H, W].

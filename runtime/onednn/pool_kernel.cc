@@ -59,6 +59,7 @@ class OneDnnPoolKernel : public Kernel {
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
     if (inputs.empty() || inputs[0] == nullptr) return absl::InvalidArgumentError("the input is missing");
+    UseThreadsOf(*ctx.pool);  // before any primitive is made (onednn_engine.h)
     const Tensor& x = *inputs[0];
     std::vector<int64_t> dims;  // [N, C, H, W] when the input is in the kernel's layout
     const Tensor* src_tensor = &x;
@@ -88,7 +89,6 @@ class OneDnnPoolKernel : public Kernel {
     }
     absl::StatusOr<const Primitive*> prim = dims.empty() ? absl::UnimplementedError("plain input") : Find(dims);
     if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, kind_, block_, outputs);
-    UseThreadsOf(*ctx.pool);
     const std::vector<int64_t>& d = (*prim)->dst_dims;
     Tensor out;
     if (kind_ == LayoutKind::kChannelBlocked) {

@@ -138,6 +138,7 @@ class OneDnnQLinearConvKernel : public Kernel {
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
+    UseThreadsOf(*ctx.pool);  // before any primitive is made (onednn_engine.h)
     const Tensor* x = inputs.empty() ? nullptr : inputs[ir::kUnitX];
     const Tensor* r = inputs.size() > ir::kUnitResidual ? inputs[ir::kUnitResidual] : nullptr;
     if (x == nullptr || x->dtype() != u_.x.type || x->rank() != 4) {
@@ -191,7 +192,6 @@ class OneDnnQLinearConvKernel : public Kernel {
     const bool fused = (*image_prim)->fused && (batch == 1 || FusedFor(x_dims));
     const int64_t slab =
         fused ? batch : std::clamp<int64_t>(kSlabAccBytes / std::max<int64_t>(image_acc_bytes, 1), 1, batch);
-    UseThreadsOf(*ctx.pool);
     Tensor x_nhwc, r_nhwc;
     QFUSE_ASSIGN_OR_RETURN(const uint8_t* src, ChannelsLastInt8(ctx, ir::kUnitX, x, x_dims, "x", &x_nhwc));
     const std::vector<int64_t> o = {batch, io[1], io[2], io[3]};
