@@ -3,7 +3,9 @@
 #include <chrono>
 #include <optional>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
@@ -12,6 +14,24 @@
 #include "runtime/onednn/onednn_engine.h"
 
 namespace qfuse::runtime {
+namespace {
+
+// Pure operators that shape arithmetic is made of: their outputs depend only on their inputs'
+// values (no randomness, no state).
+bool IsPureShapeArithmetic(const std::string& op) {
+  static const absl::flat_hash_set<std::string>* const ops = new absl::flat_hash_set<std::string>{
+      "Abs",       "Add",     "And",     "Cast",       "Ceil",      "Concat",  "ConstantOfShape", "Div",
+      "Equal",     "Expand",  "Flatten", "Floor",      "Gather",    "Greater", "Identity",        "Less",
+      "Max",       "Min",     "Mod",     "Mul",        "Neg",       "Not",     "Or",              "Range",
+      "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Slice",   "Sqrt",            "Squeeze",
+      "Sub",       "Tile",    "Transpose", "Unsqueeze", "Where"};
+  return ops->contains(op);
+}
+
+// Outputs of shape arithmetic kept between runs hold at most this many elements.
+constexpr int64_t kMaxMemoElements = 1024;
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& given, const ExecutorOptions& options) {
   QFUSE_RETURN_IF_ERROR(given.Verify());
@@ -41,6 +61,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
   for (const ir::Value* c : graph.constants()) exec->constant_slots_.push_back(slot(c));
   QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.TopologicalOrder());
   std::vector<int> last_reader;  // slot -> step index
+  absl::flat_hash_map<const ir::Node*, bool> shape_step;  // node -> root or shape-only
   for (const ir::Node* node : order) {
     KernelFactory factory = registry.Find(*node);
     if (factory == nullptr) {
@@ -73,6 +94,17 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
       shared = step.kernel->layout_for_inputs(given);
     }
     step.pass_layout = shared.has_value();
+    step.shape_root = node->op_type() == "Shape" || node->op_type() == "Size";
+    if (!step.shape_root && IsPureShapeArithmetic(node->op_type()) && !node->inputs().empty()) {
+      step.shape_only = true;
+      for (const ir::Value* in : node->inputs()) {
+        if (in == nullptr || in->is_constant()) continue;
+        const ir::Node* producer = in->producer();
+        auto it = producer == nullptr ? shape_step.end() : shape_step.find(producer);
+        if (it == shape_step.end() || !it->second) step.shape_only = false;
+      }
+    }
+    shape_step[node] = step.shape_root || step.shape_only;
     for (size_t o = 0; o < step.output_slots.size(); ++o) {
       if (step.output_slots[o] >= 0) {
         exec->slot_layouts_[step.output_slots[o]] =
@@ -83,6 +115,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
   }
   for (const ir::Value* out : graph.outputs()) exec->output_slots_.push_back(slot(out));
   exec->slot_layouts_.resize(exec->slot_values_.size());
+  exec->memo_.resize(exec->slot_values_.size());
   // Lifetime plan: an intermediate is freed right after its last reader runs.
   last_reader.assign(exec->slot_values_.size(), -1);
   for (size_t s = 0; s < exec->steps_.size(); ++s) {
@@ -153,7 +186,44 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
   std::vector<const Tensor*> in_ptrs;
   std::vector<TensorLayout> in_layouts;
   std::vector<Tensor> outs;
+  // same[s]: the value equals memo_[s] (constants count as equal to themselves).
+  std::unique_lock<std::mutex> memo_lock(memo_mu_, std::try_to_lock);
+  const bool use_memo = memo_lock.owns_lock();
+  // A Run that stops part way may have kept a node's new inputs but not its new outputs.
+  bool completed = false;
+  absl::Cleanup forget_on_error = [&] {
+    if (use_memo && !completed) memo_.assign(memo_.size(), Tensor());
+  };
+  std::vector<char> same(slot_values_.size(), 0);
+  for (int s : constant_slots_) same[s] = 1;
   for (Step& step : steps_) {
+    const auto step_start = std::chrono::steady_clock::now();
+    bool reuse = use_memo && step.shape_only;
+    for (size_t i = 0; reuse && i < step.input_slots.size(); ++i) {
+      reuse = step.input_slots[i] < 0 || same[step.input_slots[i]];
+    }
+    for (size_t o = 0; reuse && o < step.output_slots.size(); ++o) {
+      const int s = step.output_slots[o];
+      reuse = s >= 0 && memo_[s].dtype() != ir::DataType::kUndefined;
+    }
+    if (reuse) {  // every input as in the last Run: so are the outputs
+      for (int s : step.output_slots) {
+        view[s] = &memo_[s];
+        same[s] = 1;
+        if (options.observer) options.observer(*slot_values_[s], memo_[s]);
+      }
+      if (options.node_seconds != nullptr) {
+        options.node_seconds->emplace_back(
+            step.node, std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count());
+      }
+      for (int s : step.free_after) {
+        live -= static_cast<int64_t>(owned[s].byte_size() + plain[s].byte_size());
+        owned[s] = Tensor();
+        plain[s] = Tensor();
+        view[s] = nullptr;
+      }
+      continue;
+    }
     in_ptrs.clear();
     in_layouts.clear();
     for (size_t i = 0; i < step.input_slots.size(); ++i) {
@@ -169,7 +239,6 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
     }
     ctx.input_layouts = in_layouts.data();
     outs.assign(step.output_slots.size(), Tensor());
-    const auto step_start = std::chrono::steady_clock::now();
     absl::Status status = step.kernel->Run(ctx, in_ptrs, absl::MakeSpan(outs));
     if (options.node_seconds != nullptr) {
       options.node_seconds->emplace_back(
@@ -184,6 +253,11 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
       owned[s] = std::move(outs[o]);
       view[s] = &owned[s];
       live += static_cast<int64_t>(owned[s].byte_size());
+      if (use_memo && (step.shape_root || step.shape_only)) {
+        const bool keep = owned[s].num_elements() <= kMaxMemoElements && slot_layouts_[s].kind == LayoutKind::kPlain;
+        same[s] = keep && memo_[s].dtype() != ir::DataType::kUndefined && memo_[s].BitwiseEqual(owned[s]);
+        if (!same[s]) memo_[s] = keep ? owned[s] : Tensor();
+      }
       if (options.observer) {
         QFUSE_ASSIGN_OR_RETURN(const Tensor* t, plain_view(s));
         options.observer(*slot_values_[s], *t);
@@ -197,6 +271,7 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
       view[s] = nullptr;
     }
   }
+  completed = true;
   std::vector<NamedTensor> results;
   for (int s : output_slots_) {
     const ir::Value* v = slot_values_[s];

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,6 +80,10 @@ class Executor {
     // Inputs handed over in the layouts they have: an elementwise kernel on its inputs' shared
     // layout, or a kernel whose Kernel::layout_for_inputs took them.
     bool pass_layout = false;
+    // Shape arithmetic (see memo_ below): a Shape / Size node (a root, always run), or a pure
+    // op whose every input is a constant or the output of shape arithmetic.
+    bool shape_root = false;
+    bool shape_only = false;
   };
 
   Executor(std::unique_ptr<ir::Graph> owned, const ir::Graph& graph, int num_threads)
@@ -94,6 +99,13 @@ class Executor {
   std::vector<int> output_slots_;              // per graph output
   std::vector<int> constant_slots_;
   int64_t peak_bytes_ = 0;
+  // The shape arithmetic of dynamically shaped exports (Shape -> Gather -> Unsqueeze -> Concat
+  // -> Reshape, hundreds of nodes in ShuffleNetV2 or ViT): each small output of it from the
+  // last Run, by slot. A shape-only node whose inputs all equal the last Run's takes its
+  // outputs from here instead of running. One Run at a time uses it; a concurrent Run
+  // computes everything.
+  std::mutex memo_mu_;
+  std::vector<Tensor> memo_;  // slot -> the value; kUndefined when not kept
 };
 
 }  // namespace qfuse::runtime
