@@ -291,6 +291,32 @@ class QLinearUnitKernel : public Kernel {
     }
   }
 
+  // Rows [row0, row0 + rows) of a Gemm / MatMul output that is float, or whose activation is
+  // non-linear: the rows' values (OutputStage::DequantizePixels, the values of DequantizeRow),
+  // then the activation and QuantizeLinear over the whole block, as StoreActivated per element.
+  void StoreRowsDequantized(const int32_t* acc, int64_t row0, int64_t rows, const Tensor* r, Tensor* y) const {
+    const int32_t* bias = bias_.empty() ? nullptr : bias_.data();
+    const int32_t rzp = r_.has_value() ? r_->zero_point : 0;
+    const int64_t offset = row0 * cout_, n = rows * cout_;
+    thread_local std::vector<float> real;
+    const bool float_out = y->dtype() == DataType::kFloat32;
+    if (!float_out && real.size() < static_cast<size_t>(n)) real.resize(static_cast<size_t>(n));
+    float* v = float_out ? y->data<float>() + offset : real.data();
+    if (r == nullptr) {
+      stage_.DequantizePixels(acc, bias, static_cast<const int8_t*>(nullptr), rzp, cout_, rows, v);
+    } else if (r->dtype() == DataType::kInt8) {
+      stage_.DequantizePixels(acc, bias, r->data<int8_t>() + offset, rzp, cout_, rows, v);
+    } else {
+      stage_.DequantizePixels(acc, bias, r->data<uint8_t>() + offset, rzp, cout_, rows, v);
+    }
+    if (float_epilogue_) ir::ApplyUnitActivation(spec_, absl::MakeSpan(v, n), IsaAllowed(Isa::kAvx2));
+    if (y->dtype() == DataType::kInt8) {
+      stage_.QuantizeRealRow(v, n, y->data<int8_t>() + offset);
+    } else if (y->dtype() == DataType::kUint8) {
+      stage_.QuantizeRealRow(v, n, y->data<uint8_t>() + offset);
+    }
+  }
+
   // The non-linear activation epilogue of output_stage.h.
   template <typename B>
   void StoreActivated(const int32_t* acc, int64_t stride, int32_t bias, const B* res, int32_t rzp, int64_t c, Tensor* y,
@@ -422,10 +448,7 @@ class QLinearUnitKernel : public Kernel {
           StoreRows(acc.data(), m0, m1 - m0, r, y);
           continue;
         }
-        // Output rows are contiguous: element (row, c) is at row * cout + c.
-        for (int64_t row = m0; row < m1; ++row) {
-          for (int64_t c = 0; c < cout_; ++c) Store(acc.data() + (row - m0) * cout_ + c, 1, c, r, y, row * cout_ + c, 1);
-        }
+        StoreRowsDequantized(acc.data(), m0, m1 - m0, r, y);
       }
     });
     return absl::OkStatus();
