@@ -1,4 +1,5 @@
 #include "runtime/int8/output_stage.h"
+
 #include "runtime/cpu_isa.h"
 
 #include <immintrin.h>
@@ -8,6 +9,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/int8/activated_pixels.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
@@ -401,6 +403,34 @@ int64_t OutputStage::DequantizePixelsSimd(const int32_t* a, const int32_t* bias,
   if (CurrentRequantizeIsa() == RequantizeIsa::kScalar) return 0;
   return DequantizePixelsAvx2(a, bias, b, b_signed, b_zp, dequant_a_.data(), dequant_a_.size() == 1, dequant_b_,
                               act_min_, act_max_, channels, pixels, out);
+}
+
+bool OutputStage::ActivatePixelsSimd(const ir::UnitSpec& activation, const int32_t* a, const int32_t* bias,
+                                     const uint8_t* b, bool b_signed, int32_t b_zp, int64_t channels, int64_t pixels,
+                                     uint8_t* out, bool out_signed) const {
+  if (CurrentRequantizeIsa() != RequantizeIsa::kAvx512 || output_type_ == ir::DataType::kFloat32 ||
+      byte_map_ != nullptr) {
+    return false;
+  }
+  ActivatedPixelsArgs args;
+  args.a = a;
+  args.bias = bias;
+  args.b = b;
+  args.b_signed = b_signed;
+  args.b_zero_point = b_zp;
+  args.dequant_a = dequant_a_.data();
+  args.dequant_a_per_tensor = dequant_a_.size() == 1;
+  args.dequant_b = dequant_b_;
+  args.act_min = act_min_;
+  args.act_max = act_max_;
+  args.activation = activation;
+  args.output_scale = output_scale_;
+  args.output_zero_point = zp_;
+  args.out_signed = out_signed;
+  args.channels = channels;
+  args.pixels = pixels;
+  args.out = out;
+  return ActivatePixelsInOnePass(args);
 }
 
 int64_t OutputStage::QuantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed,

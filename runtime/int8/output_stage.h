@@ -71,6 +71,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/data_type.h"
+#include "ir/fused_unit.h"
 #include "numerics/requantize.h"
 #include "runtime/int8/byte_table.h"
 #include "runtime/kernels/quant/quantize_row.h"
@@ -305,6 +306,15 @@ class OutputStage {
   // channels-last layout: a, b and out advance by `channels` per pixel; bias, null for none,
   // and scales per channel from 0): out[p * channels + j] = Dequantize(a[.] + bias[j], b[.] -
   // b_zp, j), the same float32 values as DequantizeRow of channel j.
+  // DequantizePixels, ir::ApplyUnitActivation(activation) and QuantizeRealRow into T (int8_t /
+  // uint8_t) in one pass where activated_pixels.h has the activation's form and the
+  // RequantizeIsa level is AVX-512: the same bytes. False when it wrote nothing.
+  template <typename B, typename T>
+  bool ActivatePixels(const ir::UnitSpec& activation, const int32_t* a, const int32_t* bias, const B* b, int32_t b_zp,
+                      int64_t channels, int64_t pixels, T* out) const {
+    return ActivatePixelsSimd(activation, a, bias, reinterpret_cast<const uint8_t*>(b), std::is_signed<B>::value, b_zp,
+                              channels, pixels, reinterpret_cast<uint8_t*>(out), std::is_signed<T>::value);
+  }
   template <typename B>
   void DequantizePixels(const int32_t* a, const int32_t* bias, const B* b, int32_t b_zp, int64_t channels,
                         int64_t pixels, float* out) const {
@@ -350,6 +360,9 @@ class OutputStage {
   // term); returns how many elements it wrote (0 at RequantizeIsa::kScalar).
   int64_t QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t c,
                           int64_t n, uint8_t* out) const;
+  bool ActivatePixelsSimd(const ir::UnitSpec& activation, const int32_t* a, const int32_t* bias, const uint8_t* b,
+                          bool b_signed, int32_t b_zp, int64_t channels, int64_t pixels, uint8_t* out,
+                          bool out_signed) const;
   // Vectorised DequantizePixels over the first channels of every pixel; returns how many
   // channels of each it wrote (0 at RequantizeIsa::kScalar).
   int64_t DequantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,

@@ -298,8 +298,19 @@ class QLinearUnitKernel : public Kernel {
     const int32_t* bias = bias_.empty() ? nullptr : bias_.data();
     const int32_t rzp = r_.has_value() ? r_->zero_point : 0;
     const int64_t offset = row0 * cout_, n = rows * cout_;
-    thread_local std::vector<float> real;
     const bool float_out = y->dtype() == DataType::kFloat32;
+    if (float_epilogue_ && !float_out) {  // in one pass where activated_pixels.h allows
+      auto one_pass = [&](const auto* res) {
+        return y->dtype() == DataType::kInt8
+                   ? stage_.ActivatePixels(spec_, acc, bias, res, rzp, cout_, rows, y->data<int8_t>() + offset)
+                   : stage_.ActivatePixels(spec_, acc, bias, res, rzp, cout_, rows, y->data<uint8_t>() + offset);
+      };
+      const bool done = r == nullptr                    ? one_pass(static_cast<const int8_t*>(nullptr))
+                        : r->dtype() == DataType::kInt8 ? one_pass(r->data<int8_t>() + offset)
+                                                        : one_pass(r->data<uint8_t>() + offset);
+      if (done) return;
+    }
+    thread_local std::vector<float> real;
     if (!float_out && real.size() < static_cast<size_t>(n)) real.resize(static_cast<size_t>(n));
     float* v = float_out ? y->data<float>() + offset : real.data();
     if (r == nullptr) {

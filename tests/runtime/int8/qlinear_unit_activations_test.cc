@@ -11,7 +11,9 @@
 
 #include "gtest/gtest.h"
 #include "ir/graph.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/executor.h"
+#include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/qdq_graph.h"
 #include "tests/testing/status_matchers.h"
 
@@ -151,6 +153,24 @@ TEST_P(QLinearUnitActivationTest, FloatOutputMatchesSimulated) {
   for (int64_t i = 0; i < integer.y.num_elements(); ++i) {
     const float a = integer.y.data<float>()[i], e = simulated.y.data<float>()[i];
     ASSERT_NEAR(a, e, 1e-5f + 1e-5f * std::abs(e)) << i;
+  }
+}
+
+// The vector paths of the float epilogue (AVX-512 in one pass for HardSwish, HardSigmoid and
+// LeakyRelu, activated_pixels.h; AVX2 in three) give the scalar path's bytes.
+TEST_P(QLinearUnitActivationTest, SameBytesUnderEveryIsaCap) {
+  const ActivationCase& tc = GetParam();
+  std::mt19937 rng(23);
+  QdqGraph b;
+  b.Output(BuildUnit(b, tc, rng), IsGate(tc.activation) ? 1.f / 255.f : 0.03f, IsGate(tc.activation) ? -128 : -95);
+  const std::vector<NamedTensor> in = RandomInputs(tc.residual, rng);
+  QFUSE_ASSERT_OK_AND_ASSIGN(RunResult best, RunGraph(b.graph(), in, true, numerics::RequantizeMode::kOnnx));
+  testing::IsaCapGuard guard;
+  for (Isa cap : {Isa::kAvx512, Isa::kAvx2, Isa::kScalar}) {
+    if (cap > MaxIsa()) continue;
+    SetIsaCap(cap);
+    QFUSE_ASSERT_OK_AND_ASSIGN(RunResult capped, RunGraph(b.graph(), in, true, numerics::RequantizeMode::kOnnx));
+    EXPECT_TRUE(capped.y.BitwiseEqual(best.y)) << IsaName(cap);
   }
 }
 
