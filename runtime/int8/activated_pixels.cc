@@ -2,10 +2,31 @@
 
 #include <immintrin.h>
 
+#include "ir/logistic.h"
 #include "runtime/cpu_isa.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
+
+// ir::Logistic of 16 values: ir/logistic.cc's Logistic8 step for step (the same fused
+// multiply-adds, division and clamps), in 16 lanes.
+__attribute__((target("avx512f"), always_inline)) inline __m512 Logistic16(__m512 x) {
+  using C = ir::LogisticConstants;
+  __m512 v = _mm512_max_ps(_mm512_set1_ps(C::kLower), x);
+  v = _mm512_min_ps(_mm512_set1_ps(C::kUpper), v);
+  const __m512 x2 = _mm512_mul_ps(v, v);
+  __m512 p = _mm512_fmadd_ps(x2, _mm512_set1_ps(C::kAlpha9), _mm512_set1_ps(C::kAlpha7));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(C::kAlpha5));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(C::kAlpha3));
+  p = _mm512_fmadd_ps(x2, p, _mm512_set1_ps(C::kAlpha1));
+  p = _mm512_mul_ps(v, p);
+  __m512 q = _mm512_fmadd_ps(x2, _mm512_set1_ps(C::kBeta10), _mm512_set1_ps(C::kBeta8));
+  q = _mm512_fmadd_ps(x2, q, _mm512_set1_ps(C::kBeta6));
+  q = _mm512_fmadd_ps(x2, q, _mm512_set1_ps(C::kBeta4));
+  q = _mm512_fmadd_ps(x2, q, _mm512_set1_ps(C::kBeta2));
+  q = _mm512_fmadd_ps(x2, q, _mm512_set1_ps(C::kBeta0));
+  return _mm512_max_ps(_mm512_setzero_ps(), _mm512_add_ps(_mm512_div_ps(p, q), _mm512_set1_ps(0.5f)));
+}
 
 template <ir::UnitActivation kActivation, bool kSigned>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void Run(const ActivatedPixelsArgs& r) {
@@ -46,7 +67,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void Run(const ActivatedPix
     }
     x = _mm512_min_ps(_mm512_max_ps(x, act_lo), act_hi);
     // ir::ApplyUnitActivation's vector steps.
-    if constexpr (kActivation == ir::UnitActivation::kLeakyRelu) {
+    if constexpr (kActivation == ir::UnitActivation::kSigmoid) {
+      x = Logistic16(x);
+    } else if constexpr (kActivation == ir::UnitActivation::kSilu) {
+      x = _mm512_mul_ps(x, Logistic16(x));  // the unclamped x, as ir::SiluRow
+    } else if constexpr (kActivation == ir::UnitActivation::kLeakyRelu) {
       x = _mm512_mask_mul_ps(x, _mm512_cmp_ps_mask(x, zero, _CMP_LT_OQ), alpha, x);
     } else {
       const __m512 gate = _mm512_max_ps(_mm512_min_ps(_mm512_add_ps(_mm512_mul_ps(x, alpha), beta), one), zero);
@@ -89,6 +114,12 @@ bool ActivatePixelsInOnePass(const ActivatedPixelsArgs& args) {
       return true;
     case ir::UnitActivation::kLeakyRelu:
       RunTyped<ir::UnitActivation::kLeakyRelu>(args);
+      return true;
+    case ir::UnitActivation::kSigmoid:
+      RunTyped<ir::UnitActivation::kSigmoid>(args);
+      return true;
+    case ir::UnitActivation::kSilu:
+      RunTyped<ir::UnitActivation::kSilu>(args);
       return true;
     default:
       return false;

@@ -3,8 +3,9 @@
 // activation and ONNX QuantizeLinear in registers, instead of three passes through a float
 // buffer. Each step is the vector step of the three-pass path, lane for lane (the same IEEE
 // operations in the same order, no FMA: built with -ffp-contract=off), so the bytes are
-// OutputStage::DequantizePixels -> ir::ApplyUnitActivation -> OutputStage::QuantizeRealRow's.
-// HardSwish, HardSigmoid and LeakyRelu have this form; the sigmoids keep the three passes.
+// OutputStage::DequantizePixels -> ir::ApplyUnitActivation -> OutputStage::QuantizeRealRow's:
+// HardSwish, HardSigmoid, LeakyRelu, and Sigmoid and SiLU with onnxruntime's logistic
+// (ir/logistic.h: its fused multiply-adds are explicit, so they stay fused).
 #ifndef QFUSE_RUNTIME_INT8_ACTIVATED_PIXELS_H_
 #define QFUSE_RUNTIME_INT8_ACTIVATED_PIXELS_H_
 
@@ -32,7 +33,7 @@ struct ActivatedPixelsArgs {
   uint8_t* out = nullptr;  // [pixels][channels]
 };
 
-// True when the activation has the one-pass form and AVX-512 may run (the ISA cap and the
+// True when the activation is one of those and AVX-512 may run (the ISA cap and the
 // caller's own vector level allow it); false when nothing was written.
 bool ActivatePixelsInOnePass(const ActivatedPixelsArgs& args);
 
