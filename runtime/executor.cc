@@ -50,7 +50,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     if (fused.layer_norms + fused.gelus + fused.channel_affines == 0) lowered.reset();  // nothing fused: run the graph given
   }
   const ir::Graph& graph = lowered != nullptr ? *lowered : given;
-  std::unique_ptr<Executor> exec(new Executor(std::move(lowered), graph, options.num_threads));
+  std::unique_ptr<Executor> exec(new Executor(std::move(lowered), graph, options.num_threads, options.memoize_shape_arithmetic));
   absl::flat_hash_map<const ir::Value*, int> slot_of;
   auto slot = [&](const ir::Value* v) {
     auto [it, inserted] = slot_of.try_emplace(v, static_cast<int>(exec->slot_values_.size()));
@@ -94,8 +94,9 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
       shared = step.kernel->layout_for_inputs(given);
     }
     step.pass_layout = shared.has_value();
-    step.shape_root = node->op_type() == "Shape" || node->op_type() == "Size";
-    if (!step.shape_root && IsPureShapeArithmetic(node->op_type()) && !node->inputs().empty()) {
+    step.shape_root = node->domain().empty() && (node->op_type() == "Shape" || node->op_type() == "Size");
+    if (!step.shape_root && node->domain().empty() && IsPureShapeArithmetic(node->op_type()) &&
+        !node->inputs().empty()) {
       step.shape_only = true;
       for (const ir::Value* in : node->inputs()) {
         if (in == nullptr || in->is_constant()) continue;
@@ -188,7 +189,7 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
   std::vector<Tensor> outs;
   // same[s]: the value equals memo_[s] (constants count as equal to themselves).
   std::unique_lock<std::mutex> memo_lock(memo_mu_, std::try_to_lock);
-  const bool use_memo = memo_lock.owns_lock();
+  const bool use_memo = memoize_ && memo_lock.owns_lock();
   // A Run that stops part way may have kept a node's new inputs but not its new outputs.
   bool completed = false;
   absl::Cleanup forget_on_error = [&] {

@@ -39,6 +39,10 @@ struct ExecutorOptions {
   // to fp32 models. Their intermediates are then not computed: runs that observe every value
   // (calibration, per-layer analysis, the fusion equivalence check) set this false.
   bool fuse_float_chains = true;
+  // Keep the shape arithmetic's small values between runs and skip a node whose inputs equal
+  // the last run's (see Executor::memo_). false: every node runs every time. A skipped node's
+  // time in RunOptions::node_seconds is that of the check.
+  bool memoize_shape_arithmetic = true;
 };
 
 using ir::NamedTensor;
@@ -86,8 +90,8 @@ class Executor {
     bool shape_only = false;
   };
 
-  Executor(std::unique_ptr<ir::Graph> owned, const ir::Graph& graph, int num_threads)
-      : owned_graph_(std::move(owned)), graph_(graph), pool_(num_threads) {}
+  Executor(std::unique_ptr<ir::Graph> owned, const ir::Graph& graph, int num_threads, bool memoize)
+      : owned_graph_(std::move(owned)), graph_(graph), pool_(num_threads), memoize_(memoize) {}
 
   std::unique_ptr<ir::Graph> owned_graph_;  // the lowered copy, when there is one
   const ir::Graph& graph_;
@@ -104,6 +108,7 @@ class Executor {
   // last Run, by slot. A shape-only node whose inputs all equal the last Run's takes its
   // outputs from here instead of running. One Run at a time uses it; a concurrent Run
   // computes everything.
+  bool memoize_ = true;
   std::mutex memo_mu_;
   std::vector<Tensor> memo_;  // slot -> the value; kUndefined when not kept
 };

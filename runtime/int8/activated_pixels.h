@@ -15,6 +15,7 @@
 
 namespace qfuse::runtime::int8 {
 
+// The stage's numbers and the buffers of one call (OutputStage::ActivatePixels fills them).
 struct ActivatedPixelsArgs {
   const int32_t* a = nullptr;     // [pixels][channels] int32 sums
   const int32_t* bias = nullptr;  // [channels] or null
@@ -33,8 +34,8 @@ struct ActivatedPixelsArgs {
   uint8_t* out = nullptr;  // [pixels][channels]
 };
 
-// True when the activation is one of those and AVX-512 may run (the ISA cap and the
-// caller's own vector level allow it); false when nothing was written.
+// True when the activation is one of those and the ISA cap allows AVX-512 (the caller checks
+// its own vector level first); false when nothing was written.
 bool ActivatePixelsInOnePass(const ActivatedPixelsArgs& args);
 
 }  // namespace qfuse::runtime::int8

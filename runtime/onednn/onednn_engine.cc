@@ -10,6 +10,7 @@
 #include "runtime/cpu_isa.h"
 
 extern "C" void omp_set_num_threads(int num_threads);  // libgomp, oneDNN's threading runtime
+extern "C" int omp_get_max_threads();
 
 namespace qfuse::runtime::onednn {
 namespace {
@@ -70,13 +71,10 @@ memory::format_tag BlockedTag(int64_t block) {
 }
 
 void UseThreadsOf(const ThreadPool& pool) {
-  // OpenMP's thread count is a setting of the calling thread, so each thread records its own.
-  thread_local int current = 0;
+  // OpenMP's thread count is a setting of the calling thread: read, not remembered, since
+  // other code (or the end of an enclosing parallel region) may change it.
   const int n = pool.num_threads();
-  if (current != n) {
-    omp_set_num_threads(n);
-    current = n;
-  }
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 
 std::vector<int64_t> BlockedDims(const std::vector<int64_t>& plain, int64_t block) {

@@ -84,7 +84,7 @@ TEST_F(ShapeMemoTest, SkipsShapeArithmeticWhileShapesStay) {
   RunAndCheck(2, 6);
   EXPECT_EQ(gather_runs, 1);
   RunAndCheck(2, 6);
-  RunAndCheck(2, 9);  // Shape changes, Gather's result does not: Gather runs, Concat is skipped
+  RunAndCheck(2, 9);  // Shape changes, Gather's result does not: Gather runs (Concat then need not)
   EXPECT_EQ(gather_runs, 2);
   RunAndCheck(5, 9);
   EXPECT_EQ(gather_runs, 3);
@@ -93,16 +93,36 @@ TEST_F(ShapeMemoTest, SkipsShapeArithmeticWhileShapesStay) {
   EXPECT_EQ(gather_runs, 4);
 }
 
-TEST_F(ShapeMemoTest, FailedRunForgetsTheMemo) {
-  RunAndCheck(2, 6);
-  // 2 x 7 values cannot take the shape [2, 3, -1]: Reshape fails after Gather ran.
-  std::vector<float> bad(14, 1.f);
-  EXPECT_FALSE(exec_->Run({{"x", Tensor::FromVector<float>({2, 7}, bad)}}).ok());
-  EXPECT_EQ(gather_runs, 2);
-  RunAndCheck(2, 6);
-  EXPECT_EQ(gather_runs, 3);  // nothing kept from the failed run
-  RunAndCheck(2, 6);
+TEST_F(ShapeMemoTest, SwitchedOffRunsEveryNode) {
+  ExecutorOptions options;
+  options.registry = &registry_;
+  options.memoize_shape_arithmetic = false;
+  QFUSE_ASSERT_OK_AND_ASSIGN(exec_, Executor::Create(b_.graph(), options));
+  for (int k = 0; k < 3; ++k) RunAndCheck(2, 6);
   EXPECT_EQ(gather_runs, 3);
+}
+
+// A run that fails inside the shape arithmetic (after Shape kept its new value, before the
+// nodes after it did) must not leave a memo that a later run with the same shape takes as
+// valid: x [n, m] -> ConstantOfShape(Gather(Shape(x), [1]) - [7]) fails for m < 7, every time.
+TEST(ShapeMemoFailureTest, FailureInsideTheChainFailsAgain) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {-1, -1});
+  ir::Value* shape = b.Op("Shape", {x}, "shape", {2});
+  ir::Value* m = b.Op("Gather", {shape, b.Ints("one", {1})}, "m", {1}, GraphBuilder::Attrs({{"axis", int64_t{0}}}));
+  ir::Value* d = b.Op("Sub", {m, b.Ints("seven", {7})}, "d", {1});
+  for (ir::Value* v : {shape, m, d}) v->mutable_type().dtype = ir::DataType::kInt64;
+  b.Output(b.Op("ConstantOfShape", {d}, "zeros"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executor> exec, Executor::Create(b.graph()));
+  auto run = [&](int64_t n, int64_t cols) {
+    return exec->Run({{"x", Tensor::FromVector<float>({n, cols}, std::vector<float>(n * cols, 1.f))}});
+  };
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> out, run(2, 9));
+  EXPECT_EQ(out[0].tensor.dims(), (std::vector<int64_t>{2}));
+  EXPECT_FALSE(run(2, 6).ok());
+  EXPECT_FALSE(run(2, 6).ok()) << "a second run with the failing shape took the memo of the first";
+  QFUSE_ASSERT_OK_AND_ASSIGN(out, run(3, 10));
+  EXPECT_EQ(out[0].tensor.dims(), (std::vector<int64_t>{3}));
 }
 
 // Two Runs at once: one uses the memo, the other computes everything; both are right.

@@ -5,6 +5,7 @@
 // bytes, which are the per-element epilogue's. And they stay within 1 LSB of simulated
 // quantization (DQ -> Gemm -> [Add] -> activation -> Q in float), as the Conv units do.
 #include <cstdint>
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <string>
