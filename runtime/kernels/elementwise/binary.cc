@@ -3,6 +3,7 @@
 // 0 for a zero divisor), Pow (base type decides the output type; the exponent may be
 // another type, computed in double) and PRelu (slope broadcast onto x).
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -50,6 +51,21 @@ T PowOp(T a, U b) {
 class BinaryKernel : public Kernel {
  public:
   explicit BinaryKernel(BinaryOp op) : op_(op) {}
+
+  // Mul of two channel-blocked tensors with the same channels (a convolution's output times a
+  // squeeze-excitation gate [N, C, 1, 1]) runs on the blocks as they are: the blocked dims
+  // [N, C/B, H, W, B] broadcast against each other as the plain ones do, channel for channel,
+  // and each product is the plain kernel's; the padding channels stay zero (0 x finite). The
+  // output keeps the layout, so neither input nor the next convolution reorders.
+  std::optional<TensorLayout> layout_for_inputs(absl::Span<const TensorLayout> inputs) const override {
+    if (op_ != BinaryOp::kMul || inputs.size() != 2) return std::nullopt;
+    const TensorLayout& a = inputs[0];
+    const TensorLayout& b = inputs[1];
+    if (a.kind != LayoutKind::kChannelBlocked || b.kind != LayoutKind::kChannelBlocked || a.channels != b.channels) {
+      return std::nullopt;
+    }
+    return a;
+  }
 
   absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
                    absl::Span<Tensor> outputs) override {
