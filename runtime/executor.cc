@@ -50,7 +50,10 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     if (fused.layer_norms + fused.gelus + fused.channel_affines == 0) lowered.reset();  // nothing fused: run the graph given
   }
   const ir::Graph& graph = lowered != nullptr ? *lowered : given;
-  std::unique_ptr<Executor> exec(new Executor(std::move(lowered), graph, options.num_threads, options.memoize_shape_arithmetic));
+  std::unique_ptr<Executor> exec(
+      new Executor(std::move(lowered), graph, options.num_threads, options.memoize_shape_arithmetic));
+  // Kernels made below may make oneDNN primitives, which keep the thread count in force.
+  onednn::UseThreadsOf(exec->pool_);
   absl::flat_hash_map<const ir::Value*, int> slot_of;
   auto slot = [&](const ir::Value* v) {
     auto [it, inserted] = slot_of.try_emplace(v, static_cast<int>(exec->slot_values_.size()));
@@ -61,7 +64,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
   for (const ir::Value* c : graph.constants()) exec->constant_slots_.push_back(slot(c));
   QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.TopologicalOrder());
   std::vector<int> last_reader;  // slot -> step index
-  absl::flat_hash_map<const ir::Node*, bool> shape_step;  // node -> root or shape-only
+  std::vector<char> shape_value;  // slot -> computed by shape arithmetic (Step::shape_root / shape_only)
   for (const ir::Node* node : order) {
     KernelFactory factory = registry.Find(*node);
     if (factory == nullptr) {
@@ -98,14 +101,18 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& give
     if (!step.shape_root && node->domain().empty() && IsPureShapeArithmetic(node->op_type()) &&
         !node->inputs().empty()) {
       step.shape_only = true;
-      for (const ir::Value* in : node->inputs()) {
-        if (in == nullptr || in->is_constant()) continue;
-        const ir::Node* producer = in->producer();
-        auto it = producer == nullptr ? shape_step.end() : shape_step.find(producer);
-        if (it == shape_step.end() || !it->second) step.shape_only = false;
+      shape_value.resize(exec->slot_values_.size());
+      for (int s : step.input_slots) {
+        if (s >= 0 && !exec->slot_values_[s]->is_constant() && !shape_value[s]) step.shape_only = false;
       }
     }
-    shape_step[node] = step.shape_root || step.shape_only;
+    if (step.shape_root || step.shape_only) {
+      exec->shape_arithmetic_nodes_ += step.shape_only;
+      shape_value.resize(exec->slot_values_.size());
+      for (int s : step.output_slots) {
+        if (s >= 0) shape_value[s] = 1;
+      }
+    }
     for (size_t o = 0; o < step.output_slots.size(); ++o) {
       if (step.output_slots[o] >= 0) {
         exec->slot_layouts_[step.output_slots[o]] =
@@ -172,6 +179,7 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
     view[input_slots_[i]] = &bound->tensor;
   }
   KernelContext ctx{&pool_};
+  onednn::UseThreadsOf(pool_);  // for every oneDNN primitive made or run below
   int64_t live = 0;
   peak_bytes_ = 0;
   // Plain copies of values in another layout, made once when a reader needs them.

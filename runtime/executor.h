@@ -69,6 +69,9 @@ class Executor {
   // Largest number of bytes held by live intermediates and outputs during the last Run
   // (constants and caller-owned inputs excluded).
   int64_t peak_activation_bytes() const { return peak_bytes_; }
+  // Nodes of shape arithmetic that a run skips while the shapes they depend on stay the same
+  // (see memo_; Shape / Size nodes themselves always run).
+  int64_t shape_arithmetic_nodes() const { return shape_arithmetic_nodes_; }
   const ThreadPool& pool() const { return pool_; }
   // The graph that runs: the caller's, or the executor's lowered copy. Observers and
   // node timings refer to its values and nodes.
@@ -109,6 +112,7 @@ class Executor {
   // outputs from here instead of running. One Run at a time uses it; a concurrent Run
   // computes everything.
   bool memoize_ = true;
+  int64_t shape_arithmetic_nodes_ = 0;
   std::mutex memo_mu_;
   std::vector<Tensor> memo_;  // slot -> the value; kUndefined when not kept
 };

@@ -170,6 +170,9 @@ absl::Status Main() {
   absl::PrintF("model %s (fusion %s, %d nodes), %d threads, %d timed runs per setting, ISA %s (CPU has %s)\n", path,
                fusion::FusionLevelName(level), model.graph->num_nodes(), options.num_threads, runs,
                runtime::IsaName(runtime::MaxIsa()), runtime::IsaName(runtime::DetectedIsa()));
+  if (exec->shape_arithmetic_nodes() > 0) {
+    absl::PrintF("%d nodes of shape arithmetic computed once per input shape\n", exec->shape_arithmetic_nodes());
+  }
   std::vector<int64_t> batches;
   for (const std::string& b : absl::GetFlag(FLAGS_batches)) {
     int64_t batch = 0;

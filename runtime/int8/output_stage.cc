@@ -405,9 +405,9 @@ int64_t OutputStage::DequantizePixelsSimd(const int32_t* a, const int32_t* bias,
                               act_min_, act_max_, channels, pixels, out);
 }
 
-bool OutputStage::ActivatePixelsSimd(const ir::UnitSpec& activation, const int32_t* a, const int32_t* bias,
-                                     const uint8_t* b, bool b_signed, int32_t b_zp, int64_t channels, int64_t pixels,
-                                     uint8_t* out, bool out_signed) const {
+bool OutputStage::ActivatePixels(const ir::UnitSpec& activation, const int32_t* a, const int32_t* bias,
+                                 const uint8_t* b, bool b_signed, int32_t b_zp, int64_t channels, int64_t pixels,
+                                 uint8_t* out, bool out_signed) const {
   if (CurrentRequantizeIsa() != RequantizeIsa::kAvx512 || output_type_ == ir::DataType::kFloat32 ||
       byte_map_ != nullptr) {
     return false;

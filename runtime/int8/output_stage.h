@@ -302,15 +302,13 @@ class OutputStage {
       for (int64_t i = 0; i < n; ++i) out[i] = Dequantize(a[i * a_stride] + bias, static_cast<int32_t>(b[i]) - b_zp, c);
     }
   }
-  // DequantizePixels, ir::ApplyUnitActivation(activation) and QuantizeRealRow into T (int8_t /
-  // uint8_t) in one pass where activated_pixels.h has the activation's form and the
-  // RequantizeIsa level is AVX-512: the same bytes. False when it wrote nothing.
-  template <typename B, typename T>
-  bool ActivatePixels(const ir::UnitSpec& activation, const int32_t* a, const int32_t* bias, const B* b, int32_t b_zp,
-                      int64_t channels, int64_t pixels, T* out) const {
-    return ActivatePixelsSimd(activation, a, bias, reinterpret_cast<const uint8_t*>(b), std::is_signed<B>::value, b_zp,
-                              channels, pixels, reinterpret_cast<uint8_t*>(out), std::is_signed<T>::value);
-  }
+  // DequantizePixels, ir::ApplyUnitActivation(activation) and QuantizeRealRow in one pass where
+  // activated_pixels.h has the activation's form and the RequantizeIsa level is AVX-512: the
+  // same bytes. b (null for none) and out are int8 or uint8 bytes as b_signed / out_signed
+  // say. False when it wrote nothing.
+  bool ActivatePixels(const ir::UnitSpec& activation, const int32_t* a, const int32_t* bias, const uint8_t* b,
+                      bool b_signed, int32_t b_zp, int64_t channels, int64_t pixels, uint8_t* out,
+                      bool out_signed) const;
   // DequantizeRow over `pixels` consecutive pixels of `channels` channels each (the
   // channels-last layout: a, b and out advance by `channels` per pixel; bias, null for none,
   // and scales per channel from 0): out[p * channels + j] = Dequantize(a[.] + bias[j], b[.] -
@@ -360,10 +358,6 @@ class OutputStage {
   // term); returns how many elements it wrote (0 at RequantizeIsa::kScalar).
   int64_t QuantizeRowSimd(const int32_t* a, int32_t bias, const uint8_t* b, bool b_signed, int32_t b_zp, int64_t c,
                           int64_t n, uint8_t* out) const;
-  // ActivatePixels with the types as flags: fills activated_pixels.h's arguments from the stage.
-  bool ActivatePixelsSimd(const ir::UnitSpec& activation, const int32_t* a, const int32_t* bias, const uint8_t* b,
-                          bool b_signed, int32_t b_zp, int64_t channels, int64_t pixels, uint8_t* out,
-                          bool out_signed) const;
   // Vectorised DequantizePixels over the first channels of every pixel; returns how many
   // channels of each it wrote (0 at RequantizeIsa::kScalar).
   int64_t DequantizePixelsSimd(const int32_t* a, const int32_t* bias, const uint8_t* b, bool b_signed, int32_t b_zp,

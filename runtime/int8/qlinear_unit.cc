@@ -299,26 +299,20 @@ class QLinearUnitKernel : public Kernel {
     const int32_t rzp = r_.has_value() ? r_->zero_point : 0;
     const int64_t offset = row0 * cout_, n = rows * cout_;
     const bool float_out = y->dtype() == DataType::kFloat32;
-    if (float_epilogue_ && !float_out) {  // in one pass where activated_pixels.h allows
-      auto one_pass = [&](const auto* res) {
-        return y->dtype() == DataType::kInt8
-                   ? stage_.ActivatePixels(spec_, acc, bias, res, rzp, cout_, rows, y->data<int8_t>() + offset)
-                   : stage_.ActivatePixels(spec_, acc, bias, res, rzp, cout_, rows, y->data<uint8_t>() + offset);
-      };
-      const bool done = r == nullptr                    ? one_pass(static_cast<const int8_t*>(nullptr))
-                        : r->dtype() == DataType::kInt8 ? one_pass(r->data<int8_t>() + offset)
-                                                        : one_pass(r->data<uint8_t>() + offset);
-      if (done) return;
+    const uint8_t* res = r == nullptr ? nullptr : static_cast<const uint8_t*>(r->raw_data()) + offset;
+    const bool res_signed = r != nullptr && r->dtype() == DataType::kInt8;
+    if (float_epilogue_ && !float_out &&  // in one pass where activated_pixels.h allows
+        stage_.ActivatePixels(spec_, acc, bias, res, res_signed, rzp, cout_, rows,
+                              static_cast<uint8_t*>(y->raw_data()) + offset, y->dtype() == DataType::kInt8)) {
+      return;
     }
     thread_local std::vector<float> real;
     if (!float_out && real.size() < static_cast<size_t>(n)) real.resize(static_cast<size_t>(n));
     float* v = float_out ? y->data<float>() + offset : real.data();
-    if (r == nullptr) {
-      stage_.DequantizePixels(acc, bias, static_cast<const int8_t*>(nullptr), rzp, cout_, rows, v);
-    } else if (r->dtype() == DataType::kInt8) {
-      stage_.DequantizePixels(acc, bias, r->data<int8_t>() + offset, rzp, cout_, rows, v);
+    if (res_signed) {
+      stage_.DequantizePixels(acc, bias, reinterpret_cast<const int8_t*>(res), rzp, cout_, rows, v);
     } else {
-      stage_.DequantizePixels(acc, bias, r->data<uint8_t>() + offset, rzp, cout_, rows, v);
+      stage_.DequantizePixels(acc, bias, res, rzp, cout_, rows, v);
     }
     if (float_epilogue_) ir::ApplyUnitActivation(spec_, absl::MakeSpan(v, n), IsaAllowed(Isa::kAvx2));
     if (y->dtype() == DataType::kInt8) {

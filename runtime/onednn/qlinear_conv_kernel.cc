@@ -445,14 +445,7 @@ class OneDnnQLinearConvKernel : public Kernel {
       // A non-linear activation (output_stage.h's float epilogue, as the hand-written kernel's
       // StoreActivated): dequantize, the activation in float32, QuantizeLinear; in one pass
       // where activated_pixels.h has the activation's form.
-      const auto* rb = reinterpret_cast<const int8_t*>(b);
-      auto* yb = reinterpret_cast<int8_t*>(y);
-      const bool one_pass =
-          res_signed ? (out_signed ? u_.stage.ActivatePixels(u_.spec, a, bias, rb, rzp, oc, pixels, yb)
-                                   : u_.stage.ActivatePixels(u_.spec, a, bias, rb, rzp, oc, pixels, y))
-                     : (out_signed ? u_.stage.ActivatePixels(u_.spec, a, bias, b, rzp, oc, pixels, yb)
-                                   : u_.stage.ActivatePixels(u_.spec, a, bias, b, rzp, oc, pixels, y));
-      if (one_pass) return;
+      if (u_.stage.ActivatePixels(u_.spec, a, bias, b, res_signed, rzp, oc, pixels, y, out_signed)) return;
       thread_local std::vector<float> real;
       GrowTo(real, pixels * oc);
       res_signed ? u_.stage.DequantizePixels(a, bias, reinterpret_cast<const int8_t*>(b), rzp, oc, pixels, real.data())

@@ -53,7 +53,8 @@ void Check(const ir::UnitSpec& act, bool per_tensor, int64_t channels, bool resi
   const int32_t b_zp = std::is_same_v<B, int8_t> ? 3 : 120;
   const B* res = residual ? b.data() : nullptr;
   std::vector<T> got(n), want(n);
-  if (!stage.ActivatePixels(act, a.data(), bias.data(), res, b_zp, channels, pixels, got.data())) {
+  if (!stage.ActivatePixels(act, a.data(), bias.data(), reinterpret_cast<const uint8_t*>(res), std::is_signed_v<B>,
+                            b_zp, channels, pixels, reinterpret_cast<uint8_t*>(got.data()), kSignedOut)) {
     GTEST_SKIP() << "no one-pass epilogue here (AVX-512 not allowed)";
   }
   for (int64_t p = 0; p < pixels; ++p) {

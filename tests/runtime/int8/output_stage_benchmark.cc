@@ -82,13 +82,14 @@ void BM_HardSwishEpilogue(benchmark::State& state) {
   std::vector<uint8_t> out(a.size());
   std::vector<float> real(a.size());
   const uint8_t* none = nullptr;
-  if (one_pass && !stage->ActivatePixels(hardswish, a.data(), bias.data(), none, 0, channels, pixels, out.data())) {
+  if (one_pass &&
+      !stage->ActivatePixels(hardswish, a.data(), bias.data(), none, false, 0, channels, pixels, out.data(), false)) {
     state.SkipWithError("no one-pass form here (AVX-512 needed)");
     return;
   }
   for (auto _ : state) {
     if (one_pass) {
-      stage->ActivatePixels(hardswish, a.data(), bias.data(), none, 0, channels, pixels, out.data());
+      stage->ActivatePixels(hardswish, a.data(), bias.data(), none, false, 0, channels, pixels, out.data(), false);
     } else {
       stage->DequantizePixels(a.data(), bias.data(), none, 0, channels, pixels, real.data());
       ir::ApplyUnitActivation(hardswish, absl::MakeSpan(real), true);
