@@ -1,14 +1,15 @@
 #include "runtime/onednn/conv_kernel.h"
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <oneapi/dnnl/dnnl.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -28,11 +29,36 @@ namespace {
 using dnnl::memory;
 using kernels::linalg::ConvAttrs;
 
-// One convolution primitive for one input shape and input layout, with its weights
-// already in the primitive's preferred format.
 // Whether a unit has a residual, and its layout.
 enum class ResidualKind { kNone, kBlocked, kPlain };
 
+// The channels-last form of a convolution: oneDNN's brgconv kernels on nhwc copies of the
+// source and destination, for the layers where the blocked layout's direct kernels are slow.
+// Those are spatial convolutions of one image with many weights and few output pixels
+// (ResNet's last stages at batch 1, where every weight is read for 49 or 16 pixels):
+// reordering both ways and running brgconv took 0.61-0.86 of the blocked kernel's time there
+// on AVX-512. It took 1.03-1.4 of it on 1x1 convolutions, small weights or large images, and up
+// to 1.7 at batches of 2-8 images, whose weights the blocked kernel reads once for all
+// images and brgconv once per image (docs/performance.md, seventeenth session). So an
+// image's float result at batch 1 may differ from its result in a larger batch by float
+// rounding (another summation order); each is deterministic.
+constexpr int64_t kChannelsLastMinWeights = 256 * 1024;  // O * C/group * kh * kw
+constexpr int64_t kChannelsLastMaxPixels = 14 * 14;      // OH * OW
+
+bool PreferChannelsLast(const ConvDims& d, int64_t group) {
+  if (group != 1 || d.weights.size() != 4 || d.output.size() != 4 || d.output[0] != 1) return false;
+  const int64_t kernel = d.weights[2] * d.weights[3];
+  return kernel > 1 && d.weights[0] * d.weights[1] * kernel >= kChannelsLastMinWeights &&
+         d.output[2] * d.output[3] <= kChannelsLastMaxPixels;
+}
+
+std::atomic<int64_t>& ChannelsLastCount() {
+  static std::atomic<int64_t> count{0};
+  return count;
+}
+
+// One convolution primitive for one input shape and input layout, with its weights
+// already in the primitive's preferred format.
 struct Primitive {
   dnnl::convolution_forward conv;
   memory weights;
@@ -41,6 +67,12 @@ struct Primitive {
   // A blocked residual is read by a binary add post-op (src1, the destination's layout)
   // instead of being copied into the destination for a sum post-op.
   bool binary_residual = false;
+  // The channels-last form: src_desc and dst_desc are nhwc; the input (x_desc: blocked or
+  // plain), the residual (residual_desc, summed by a sum post-op) and the output (out_desc,
+  // blocked) are reordered around the convolution.
+  bool channels_last = false;
+  memory::desc x_desc, residual_desc, out_desc;
+  dnnl::reorder x_reorder, residual_reorder, out_reorder;
 };
 
 class OneDnnConvKernel : public Kernel {
@@ -81,18 +113,17 @@ class OneDnnConvKernel : public Kernel {
                                        : InputKind(ctx, ir::kUnitResidual) == LayoutKind::kChannelBlocked
                                            ? ResidualKind::kBlocked
                                            : ResidualKind::kPlain;
-    absl::StatusOr<const Primitive*> prim = Find(x_dims, src_plain, residual_kind);
+    absl::StatusOr<const Primitive*> prim = Find(x_dims, x_blocked, src_plain, residual_kind);
     if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelBlocked, block_, outputs);
     const Primitive& p = **prim;
+    if (p.channels_last) {
+      return RunChannelsLast(p, x, residual, residual_kind == ResidualKind::kBlocked, outputs);
+    }
     Tensor out = NewBlocked(p.dst_dims, out_channels_, block_);
     const void* residual_data = nullptr;  // src1 of the binary add
     if (residual != nullptr) {
       const bool r_blocked = residual_kind == ResidualKind::kBlocked;
-      QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> r_dims, PlainDims(*residual, r_blocked, out_channels_, "residual"));
-      if (r_dims != p.dst_dims) {
-        return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(r_dims),
-                                                       " differs from the output's ", ir::DimsToString(p.dst_dims)));
-      }
+      QFUSE_RETURN_IF_ERROR(CheckResidual(*residual, r_blocked, p));
       if (p.binary_residual) {
         residual_data = residual->raw_data();
       } else if (r_blocked) {
@@ -130,6 +161,55 @@ class OneDnnConvKernel : public Kernel {
   }
 
  private:
+  // InvalidArgument unless the residual (blocked or plain) has the output's dims.
+  absl::Status CheckResidual(const Tensor& residual, bool blocked, const Primitive& p) const {
+    QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> r_dims, PlainDims(residual, blocked, out_channels_, "residual"));
+    if (r_dims != p.dst_dims) {
+      return absl::InvalidArgumentError(absl::StrCat("residual shape ", ir::DimsToString(r_dims),
+                                                     " differs from the output's ", ir::DimsToString(p.dst_dims)));
+    }
+    return absl::OkStatus();
+  }
+
+  // The channels-last form (Primitive::channels_last): x and the residual reordered into nhwc
+  // buffers (the residual into the destination, for the sum post-op), the convolution, and
+  // the destination reordered into the blocked output.
+  absl::Status RunChannelsLast(const Primitive& p, const Tensor& x, const Tensor* residual, bool residual_blocked,
+                               absl::Span<Tensor> outputs) const {
+    const std::vector<int64_t>& o = p.dst_dims;
+    const std::vector<int64_t>& xd = p.src_desc.dims();
+    QFUSE_ASSIGN_OR_RETURN(Tensor src,
+                           Tensor::CreateUninitialized(ir::DataType::kFloat32, {xd[0], xd[2], xd[3], xd[1]}));
+    QFUSE_ASSIGN_OR_RETURN(Tensor dst, Tensor::CreateUninitialized(ir::DataType::kFloat32, {o[0], o[2], o[3], o[1]}));
+    if (residual != nullptr) QFUSE_RETURN_IF_ERROR(CheckResidual(*residual, residual_blocked, p));
+    Tensor out = NewBlocked(o, out_channels_, block_);
+    memory src_mem(p.src_desc, Engine(), src.raw_data());
+    memory dst_mem(p.dst_desc, Engine(), dst.raw_data());
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst_mem}};
+    if (bias_.dtype() != ir::DataType::kUndefined) {
+      args.emplace(DNNL_ARG_BIAS, memory({{out_channels_}, memory::data_type::f32, memory::format_tag::x}, Engine(),
+                                         const_cast<void*>(bias_.raw_data())));
+    }
+    try {
+      dnnl::stream& stream = Stream();
+      memory x_mem(p.x_desc, Engine(), const_cast<void*>(x.raw_data()));
+      p.x_reorder.execute(stream, x_mem, src_mem);
+      if (residual != nullptr) {
+        memory residual_mem(p.residual_desc, Engine(), const_cast<void*>(residual->raw_data()));
+        p.residual_reorder.execute(stream, residual_mem, dst_mem);
+      }
+      p.conv.execute(stream, args);
+      memory out_mem(p.out_desc, Engine(), out.raw_data());
+      p.out_reorder.execute(stream, dst_mem, out_mem);
+      stream.wait();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(absl::StrCat("oneDNN convolution failed: ", e.what()));
+    }
+    outputs[0] = std::move(out);
+    return absl::OkStatus();
+  }
+
   // [N, C, H, W] of a plain 4-D tensor or of a blocked one holding `channels` channels.
   absl::StatusOr<std::vector<int64_t>> PlainDims(const Tensor& t, bool blocked, int64_t channels,
                                                  const char* what) const {
@@ -140,32 +220,82 @@ class OneDnnConvKernel : public Kernel {
       return std::vector<int64_t>{t.dims()[0], channels, t.dims()[2], t.dims()[3]};
     }
     if (!blocked && t.rank() == 4 && t.dims()[1] == channels) return t.dims();
-    return absl::InvalidArgumentError(absl::StrCat(what, " ", ir::DimsToString(t.dims()), " does not have ", channels,
-                                                   " channels in 2-D layout"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", ir::DimsToString(t.dims()), " does not have ", channels, " channels in 2-D layout"));
   }
 
   // The primitive for this input shape, created on first use; an error when oneDNN
   // refuses the shape (the caller then runs the hand-written kernel).
-  absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims, bool src_plain, ResidualKind residual) {
+  absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims, bool x_blocked, bool src_plain,
+                                        ResidualKind residual) {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto key = std::make_tuple(x_dims, src_plain, residual);
+    const auto key = std::make_tuple(x_dims, x_blocked, residual);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second.get();
-    QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Primitive> made, Make(x_dims, src_plain, residual));
+    QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs_, x_dims, weights_.dims()));
+    std::unique_ptr<Primitive> made;
+    if (PreferChannelsLast(d, attrs_.group)) made = MakeChannelsLast(d, x_dims, x_blocked, residual);
+    if (made == nullptr) {
+      QFUSE_ASSIGN_OR_RETURN(made, Make(d, x_dims, src_plain, residual));
+    }
     return cache_.emplace(key, std::move(made)).first->second.get();
   }
 
-  absl::StatusOr<std::unique_ptr<Primitive>> Make(const std::vector<int64_t>& x_dims, bool src_plain,
-                                                   ResidualKind residual_kind) {
+  // The channels-last form for input dims x_dims, or nullptr where oneDNN does not take it
+  // with a brgconv kernel (below AVX-512, for one) or refuses a reorder.
+  std::unique_ptr<Primitive> MakeChannelsLast(const ConvDims& d, const std::vector<int64_t>& x_dims, bool x_blocked,
+                                              ResidualKind residual_kind) const {
+    auto p = std::make_unique<Primitive>();
+    p->dst_dims = d.output;
+    p->channels_last = true;
+    const memory::dims x_md(x_dims.begin(), x_dims.end()), o_md(d.output.begin(), d.output.end());
+    try {
+      p->src_desc = memory::desc(x_md, memory::data_type::f32, memory::format_tag::nhwc);
+      p->dst_desc = memory::desc(o_md, memory::data_type::f32, memory::format_tag::nhwc);
+      const memory::desc b_desc = bias_.dtype() == ir::DataType::kUndefined
+                                      ? memory::desc()
+                                      : memory::desc({out_channels_}, memory::data_type::f32, memory::format_tag::x);
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                           p->src_desc,
+                                           memory::desc(d.weights, memory::data_type::f32, memory::format_tag::any),
+                                           b_desc, p->dst_desc, d.strides, d.dilations, d.pad_l, d.pad_r);
+      dnnl::post_ops ops;
+      if (residual_kind != ResidualKind::kNone) ops.append_sum(1.f);
+      AppendUnitActivation(spec_, &ops);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      const dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
+      if (std::string(pd.impl_info_str()).rfind("brgconv", 0) != 0) return nullptr;
+      p->conv = dnnl::convolution_forward(pd);
+      p->weights = ReorderWeights(weights_, d, memory::data_type::f32, pd.weights_desc());
+      p->x_desc = memory::desc(x_md, memory::data_type::f32, x_blocked ? BlockedTag(block_) : memory::format_tag::nchw);
+      p->x_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), p->x_desc, Engine(), p->src_desc));
+      if (residual_kind != ResidualKind::kNone) {
+        p->residual_desc =
+            memory::desc(o_md, memory::data_type::f32,
+                         residual_kind == ResidualKind::kBlocked ? BlockedTag(block_) : memory::format_tag::nchw);
+        p->residual_reorder =
+            dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), p->residual_desc, Engine(), p->dst_desc));
+      }
+      p->out_desc = memory::desc(o_md, memory::data_type::f32, BlockedTag(block_));
+      p->out_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), p->dst_desc, Engine(), p->out_desc));
+    } catch (const dnnl::error&) {
+      return nullptr;
+    }
+    ChannelsLastCount().fetch_add(1);
+    return p;
+  }
+
+  absl::StatusOr<std::unique_ptr<Primitive>> Make(const ConvDims& d, const std::vector<int64_t>& x_dims, bool src_plain,
+                                                  ResidualKind residual_kind) {
     const bool residual = residual_kind != ResidualKind::kNone;
-    QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs_, x_dims, weights_.dims()));
     auto p = std::make_unique<Primitive>();
     p->dst_dims = d.output;
     try {
       p->src_desc = memory::desc(memory::dims(x_dims.begin(), x_dims.end()), memory::data_type::f32,
                                  src_plain ? memory::format_tag::nchw : BlockedTag(block_));
-      p->dst_desc = memory::desc(memory::dims(d.output.begin(), d.output.end()), memory::data_type::f32,
-                                 BlockedTag(block_));
+      p->dst_desc =
+          memory::desc(memory::dims(d.output.begin(), d.output.end()), memory::data_type::f32, BlockedTag(block_));
       const memory::desc w_any(d.weights, memory::data_type::f32, memory::format_tag::any);
       const memory::desc b_desc = bias_.dtype() == ir::DataType::kUndefined
                                       ? memory::desc()
@@ -188,8 +318,7 @@ class OneDnnConvKernel : public Kernel {
       if (residual_kind == ResidualKind::kBlocked) {
         try {
           const dnnl::convolution_forward::primitive_desc pd = make(true);
-          if (!IsFallbackImplementation(pd.impl_info_str()) ||
-              IsFallbackImplementation(make(false).impl_info_str())) {
+          if (!IsFallbackImplementation(pd.impl_info_str()) || IsFallbackImplementation(make(false).impl_info_str())) {
             p->conv = dnnl::convolution_forward(pd);
             p->weights = ReorderWeights(weights_, d, memory::data_type::f32, pd.weights_desc());
             p->binary_residual = true;
@@ -217,13 +346,14 @@ class OneDnnConvKernel : public Kernel {
   const int64_t out_channels_;
   const int64_t in_channels_;
   std::mutex mu_;
+  // Keyed by input dims, whether the input is blocked, and the residual's kind.
   std::map<std::tuple<std::vector<int64_t>, bool, ResidualKind>, std::unique_ptr<Primitive>> cache_;
 };
 
 // The oneDNN kernel for `node` (Conv inputs X, W, B; a unit adds the residual), or
 // nullptr when the node does not fit it.
 absl::StatusOr<std::unique_ptr<Kernel>> MaybeOneDnn(const ir::Node& node, const ir::UnitSpec& spec,
-                                                   std::unique_ptr<Kernel> native) {
+                                                    std::unique_ptr<Kernel> native) {
   const ir::Value* w = node.input(ir::kUnitW);
   const ir::Value* b = node.inputs().size() > ir::kUnitBias ? node.input(ir::kUnitBias) : nullptr;
   const bool fits = UseOneDnn() && w != nullptr && w->is_constant() && w->initializer()->rank() == 4 &&
@@ -236,12 +366,13 @@ absl::StatusOr<std::unique_ptr<Kernel>> MaybeOneDnn(const ir::Node& node, const 
   const ir::Tensor& weights = *w->initializer();
   if (weights.dims()[0] % attrs.group != 0) return native;  // the hand-written kernel reports it
   if (b != nullptr && b->initializer()->num_elements() != weights.dims()[0]) return native;
-  return std::unique_ptr<Kernel>(new OneDnnConvKernel(std::move(attrs), spec, weights,
-                                                      b == nullptr ? ir::Tensor() : *b->initializer(),
-                                                      std::move(native)));
+  return std::unique_ptr<Kernel>(new OneDnnConvKernel(
+      std::move(attrs), spec, weights, b == nullptr ? ir::Tensor() : *b->initializer(), std::move(native)));
 }
 
 }  // namespace
+
+int64_t ChannelsLastConvPrimitives() { return ChannelsLastCount().load(); }
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatConvKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreateConvKernel(node));

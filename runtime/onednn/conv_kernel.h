@@ -1,6 +1,7 @@
 // Float 2-D Conv and Conv units (Conv + bias + residual + activation) on oneDNN, reading
 // and writing the channel-blocked layout (runtime/onednn/onednn_engine.h), with the
-// residual add and activation as oneDNN post-ops of the convolution.
+// residual add and activation as oneDNN post-ops of the convolution. Layers with many
+// weights and few output pixels run channels-last inside the kernel (conv_kernel.cc).
 #ifndef QFUSE_RUNTIME_ONEDNN_CONV_KERNEL_H_
 #define QFUSE_RUNTIME_ONEDNN_CONV_KERNEL_H_
 
@@ -18,6 +19,11 @@ namespace qfuse::runtime::onednn {
 // the hand-written one for a shape oneDNN refuses.
 absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatConvKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatUnitKernel(const ir::Node& node);
+
+// How many convolution primitives of the channels-last form (spatial convolutions with many
+// weights and few output pixels per image, run on oneDNN's brgconv kernels between reorders)
+// this process has made; tests check that the form ran.
+int64_t ChannelsLastConvPrimitives();
 
 }  // namespace qfuse::runtime::onednn
 

@@ -4,6 +4,8 @@
 // as its residual), over strides, dilations, groups,
 // paddings, channel counts that do not fill a block, every activation, batch 1 and 3. The
 // observer and the graph outputs must see plain tensors equal to the hand-written path's.
+#include "runtime/onednn/conv_kernel.h"
+
 #include <cmath>
 #include <map>
 #include <string>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/fused_unit.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/onednn/onednn_engine.h"
 #include "tests/runtime/onednn/engine_compare.h"
 #include "tests/testing/graph_builder.h"
@@ -64,9 +67,10 @@ TEST_P(OneDnnConvTest, EqualsHandWrittenKernels) {
   spec.clip_max = c.activation == ir::UnitActivation::kClip ? 0.5f : 6.f;
   spec.alpha = c.activation == ir::UnitActivation::kLeakyRelu ? 0.1f : 0.3f;
   spec.beta = 0.4f;
-  ir::Node* a = AddUnit(b, "a", spec,
-                        {x, b.Random("wa", {c.mid_channels, c.in_channels, c.kernel, c.kernel}), b.Random("ba", {c.mid_channels})},
-                        first, c.mid_channels);
+  ir::Node* a = AddUnit(
+      b, "a", spec,
+      {x, b.Random("wa", {c.mid_channels, c.in_channels, c.kernel, c.kernel}), b.Random("ba", {c.mid_channels})}, first,
+      c.mid_channels);
   // Second unit: 3x3 (depthwise or full), same size, the first's output as residual.
   ir::AttributeMap second;
   second.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
@@ -94,21 +98,53 @@ TEST(OneDnnConvResidualTest, PlainAndBlockedResidualsEqualHandWrittenKernels) {
   spec.base_op = ir::UnitBaseOp::kConv;
   spec.activation = ir::UnitActivation::kRelu;
   ir::Node* a = AddUnit(b, "a", spec, {x, b.Random("wa", {20, 20, 3, 3}), b.Random("ba", {20}), x}, same, 20);
-  ir::Node* u = AddUnit(b, "b", spec, {a->output(0), b.Random("wb", {20, 20, 3, 3}), b.Random("bb", {20}), a->output(0)},
-                        same, 20);
+  ir::Node* u = AddUnit(b, "b", spec,
+                        {a->output(0), b.Random("wb", {20, 20, 3, 3}), b.Random("bb", {20}), a->output(0)}, same, 20);
   b.Output(u->output(0));
   for (int64_t batch : {1, 2}) ExpectEnginesAgree(b.graph(), batch);
 }
 
+// Layers with many weights and few output pixels at batch 1 run channels-last on oneDNN's
+// brgconv kernels (conv_kernel.cc): a unit on the plain graph input with that input as its
+// plain residual, a unit on a blocked input with a blocked residual, channel counts that do not
+// fill a block, and a strided layer. Batch 1 takes that form (where AVX-512 is allowed, below it
+// oneDNN has no brgconv kernel), batch 2 the blocked one; both equal the hand-written kernels.
+TEST(OneDnnConvChannelsLastTest, SmallImagesWithManyWeightsEqualHandWrittenKernels) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {-1, 200, 6, 5});
+  ir::AttributeMap same;
+  same.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  ir::AttributeMap strided = same;
+  strided.Set("strides", std::vector<int64_t>{2, 2});
+  ir::UnitSpec spec;
+  spec.base_op = ir::UnitBaseOp::kConv;
+  spec.activation = ir::UnitActivation::kRelu;
+  ir::Node* a = AddUnit(b, "a", spec, {x, b.Random("wa", {200, 200, 3, 3}), b.Random("ba", {200}), x}, same, 200);
+  ir::Node* u = AddUnit(
+      b, "b", spec, {a->output(0), b.Random("wb", {200, 200, 3, 3}), b.Random("bb", {200}), a->output(0)}, same, 200);
+  ir::UnitSpec plain;
+  plain.base_op = ir::UnitBaseOp::kConv;
+  ir::Node* s =
+      AddUnit(b, "s", plain, {u->output(0), b.Random("ws", {152, 200, 3, 3}), b.Random("bs", {152})}, strided, 152);
+  b.Output(s->output(0));
+  const int64_t before = ChannelsLastConvPrimitives();
+  ExpectEnginesAgree(b.graph(), 1);
+  if (IsaAllowed(Isa::kAvx512)) EXPECT_EQ(ChannelsLastConvPrimitives() - before, 3);
+  const int64_t after_one = ChannelsLastConvPrimitives();
+  ExpectEnginesAgree(b.graph(), 2);
+  EXPECT_EQ(ChannelsLastConvPrimitives(), after_one);
+}
+
 std::vector<ConvCase> Cases() {
   std::vector<ConvCase> cases = {
-      {1, 16, 9, 3, 1, 1, 1, false, ir::UnitActivation::kRelu},    // first layer: 1 channel, plain input
-      {3, 13, 11, 3, 2, 1, 1, true, ir::UnitActivation::kRelu6},   // 13 channels: a partial block
-      {8, 24, 8, 1, 1, 1, 0, false, ir::UnitActivation::kNone},    // pointwise
-      {24, 40, 10, 3, 2, 2, 2, true, ir::UnitActivation::kClip},   // dilated, strided, plain input of 24 channels
+      {1, 16, 9, 3, 1, 1, 1, false, ir::UnitActivation::kRelu},   // first layer: 1 channel, plain input
+      {3, 13, 11, 3, 2, 1, 1, true, ir::UnitActivation::kRelu6},  // 13 channels: a partial block
+      {8, 24, 8, 1, 1, 1, 0, false, ir::UnitActivation::kNone},   // pointwise
+      {24, 40, 10, 3, 2, 2, 2, true, ir::UnitActivation::kClip},  // dilated, strided, plain input of 24 channels
       {5, 32, 7, 5, 1, 1, 2, false, ir::UnitActivation::kHardSwish},
       {16, 17, 6, 3, 1, 1, 0, true, ir::UnitActivation::kHardSigmoid},  // no padding: the output shrinks
-      {4, 20, 9, 3, 2, 1, 0, false, ir::UnitActivation::kSigmoid},       // a trailing row dropped by the stride
+      {4, 20, 9, 3, 2, 1, 0, false, ir::UnitActivation::kSigmoid},      // a trailing row dropped by the stride
       {6, 8, 5, 3, 1, 1, 1, true, ir::UnitActivation::kSilu},
       {2, 48, 6, 3, 1, 1, 1, false, ir::UnitActivation::kLeakyRelu},
   };
