@@ -7,6 +7,7 @@
 #   git checkout -q OLD && bazel build //tools:run && cp bazel-bin/tools/run /tmp/run_old
 #   git checkout -q main && bazel build //tools:run && cp bazel-bin/tools/run /tmp/run_new
 #   ROUNDS=3 RUNS=10 bash tools/bench/binaries_ab.sh /tmp/run_old /tmp/run_new
+# FLOAT=1 times the float models those files came from instead (qfuse fused, --fusion=full).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ $# -ne 2 ]; then
@@ -24,6 +25,10 @@ log=$(mktemp)
 time_builds() {
   local name="$1" file="$2" batches="$3" which binary
   shift 3
+  if [ "${FLOAT:-0}" = 1 ]; then
+    file=$(float_model "$name")
+    set -- "$@" --fusion=full
+  fi
   for which in old new; do
     binary="$old"
     [ "$which" = new ] && binary="$new"

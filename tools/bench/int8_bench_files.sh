@@ -45,7 +45,9 @@ for_each_int8_file() {
 median_table() {
   local log="$1" column
   shift
-  echo "int8 ${LEVEL:-full}, ms: median over $ROUNDS rounds of the median of $RUNS runs; CPU flags: $(grep -o -w 'avx2\|avx512f\|avx512_vnni\|amx_int8' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+  local what="int8 ${LEVEL:-full}"
+  [ "${FLOAT:-0}" = 1 ] && what="float (qfuse fused, level full)"
+  echo "$what, ms: median over $ROUNDS rounds of the median of $RUNS runs; CPU flags: $(grep -o -w 'avx2\|avx512f\|avx512_vnni\|amx_int8' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   printf '| model | batch |'
   for column in "$@"; do printf ' %s |' "$column"; done
   [ "${RATIO:-0}" = 1 ] && printf ' %s / %s |' "$1" "${!#}"
