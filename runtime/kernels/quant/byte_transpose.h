@@ -1,0 +1,21 @@
+// Transposes of byte matrices, the int8 layout changes between plain NCHW and channels-last
+// NHWC: each image is a [rows][cols] matrix ([H*W][C] one way, [C][H*W] the other). 16 x 16
+// tiles go through SSE2 byte / word / dword / qword unpacks (baseline x86-64, so every ISA cap
+// runs the same code); the ragged edges are copied byte by byte.
+#ifndef QFUSE_RUNTIME_KERNELS_QUANT_BYTE_TRANSPOSE_H_
+#define QFUSE_RUNTIME_KERNELS_QUANT_BYTE_TRANSPOSE_H_
+
+#include <cstdint>
+
+#include "runtime/thread_pool.h"
+
+namespace qfuse::runtime::kernels::quant {
+
+// dst[m][c][r] = src[m][r][c] for `matrices` matrices of rows x cols bytes each (src and dst
+// must not overlap). Large inputs are split over the pool's threads in bands of 16 rows.
+void TransposeBytes(const ThreadPool& pool, const uint8_t* src, int64_t matrices, int64_t rows, int64_t cols,
+                    uint8_t* dst);
+
+}  // namespace qfuse::runtime::kernels::quant
+
+#endif  // QFUSE_RUNTIME_KERNELS_QUANT_BYTE_TRANSPOSE_H_
