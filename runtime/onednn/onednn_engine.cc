@@ -52,6 +52,8 @@ memory::desc BlockedDesc(const std::vector<int64_t>& plain_dims, int64_t block) 
 // gives the direction) from `src` to `dst`. The primitives are kept per shape, direction and
 // OpenMP thread count (a primitive keeps the count in force when it is made): making one
 // costs about 1 us even when oneDNN's own cache has it, as much as reordering a small tensor.
+constexpr size_t kMaxCachedReorders = 512;
+
 void ReorderFloat(const std::vector<int64_t>& plain_dims, int64_t block, bool to_blocked, const void* src,
                   void* dst) {
   using Key = std::tuple<std::vector<int64_t>, int64_t, bool, int>;
@@ -63,6 +65,7 @@ void ReorderFloat(const std::vector<int64_t>& plain_dims, int64_t block, bool to
   dnnl::reorder reorder;
   {
     std::lock_guard<std::mutex> lock(mu);
+    if (cache->size() >= kMaxCachedReorders) cache->clear();  // many input shapes: start again
     auto [it, inserted] = cache->try_emplace(Key{plain_dims, block, to_blocked, omp_get_max_threads()});
     if (inserted) it->second = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to));
     reorder = it->second;
