@@ -80,11 +80,15 @@ bool IsFallbackImplementation(const std::string& implementation) {
 }
 
 void AddThreadScratchpad(const NhwcConv& conv, std::unordered_map<int, dnnl::memory>* args) {
+  AddThreadScratchpad(conv.scratchpad_desc, args);
+}
+
+void AddThreadScratchpad(const dnnl::memory::desc& scratchpad_desc, std::unordered_map<int, dnnl::memory>* args) {
   thread_local std::vector<uint8_t> scratchpad;
-  const size_t bytes = conv.scratchpad_desc.get_size();
+  const size_t bytes = scratchpad_desc.get_size();
   if (bytes == 0) return;
   if (scratchpad.size() < bytes) scratchpad.resize(bytes);
-  args->emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(conv.scratchpad_desc, Engine(), scratchpad.data()));
+  args->emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratchpad_desc, Engine(), scratchpad.data()));
 }
 
 }  // namespace qfuse::runtime::onednn

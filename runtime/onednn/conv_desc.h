@@ -72,6 +72,8 @@ bool IsFallbackImplementation(const std::string& implementation);
 // Adds the calling thread's scratchpad for `conv` to `args` (a reused buffer that only grows),
 // when the primitive needs one.
 void AddThreadScratchpad(const NhwcConv& conv, std::unordered_map<int, dnnl::memory>* args);
+// The same for any primitive made with a user-managed scratchpad of `scratchpad_desc`.
+void AddThreadScratchpad(const dnnl::memory::desc& scratchpad_desc, std::unordered_map<int, dnnl::memory>* args);
 
 }  // namespace qfuse::runtime::onednn
 

@@ -72,6 +72,9 @@ struct Primitive {
   // blocked) are reordered around the convolution.
   bool channels_last = false;
   memory::desc x_desc, residual_desc, out_desc;
+  // brgconv keeps per-execution state in its scratchpad, so each run passes the calling
+  // thread's own (user-managed mode): concurrent runs of one executor share the primitive.
+  memory::desc scratchpad_desc;
   dnnl::reorder x_reorder, residual_reorder, out_reorder;
 };
 
@@ -113,7 +116,7 @@ class OneDnnConvKernel : public Kernel {
                                        : InputKind(ctx, ir::kUnitResidual) == LayoutKind::kChannelBlocked
                                            ? ResidualKind::kBlocked
                                            : ResidualKind::kPlain;
-    absl::StatusOr<const Primitive*> prim = Find(x_dims, x_blocked, src_plain, residual_kind);
+    absl::StatusOr<const Primitive*> prim = Find(x_dims, x_blocked, residual_kind);
     if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelBlocked, block_, outputs);
     const Primitive& p = **prim;
     if (p.channels_last) {
@@ -183,15 +186,16 @@ class OneDnnConvKernel : public Kernel {
     QFUSE_ASSIGN_OR_RETURN(Tensor dst, Tensor::CreateUninitialized(ir::DataType::kFloat32, {o[0], o[2], o[3], o[1]}));
     if (residual != nullptr) QFUSE_RETURN_IF_ERROR(CheckResidual(*residual, residual_blocked, p));
     Tensor out = NewBlocked(o, out_channels_, block_);
-    memory src_mem(p.src_desc, Engine(), src.raw_data());
-    memory dst_mem(p.dst_desc, Engine(), dst.raw_data());
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst_mem}};
-    if (bias_.dtype() != ir::DataType::kUndefined) {
-      args.emplace(DNNL_ARG_BIAS, memory({{out_channels_}, memory::data_type::f32, memory::format_tag::x}, Engine(),
-                                         const_cast<void*>(bias_.raw_data())));
-    }
     try {
+      memory src_mem(p.src_desc, Engine(), src.raw_data());
+      memory dst_mem(p.dst_desc, Engine(), dst.raw_data());
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst_mem}};
+      if (bias_.dtype() != ir::DataType::kUndefined) {
+        args.emplace(DNNL_ARG_BIAS, memory({{out_channels_}, memory::data_type::f32, memory::format_tag::x},
+                                           Engine(), const_cast<void*>(bias_.raw_data())));
+      }
+      AddThreadScratchpad(p.scratchpad_desc, &args);
       dnnl::stream& stream = Stream();
       memory x_mem(p.x_desc, Engine(), const_cast<void*>(x.raw_data()));
       p.x_reorder.execute(stream, x_mem, src_mem);
@@ -226,8 +230,8 @@ class OneDnnConvKernel : public Kernel {
 
   // The primitive for this input shape, created on first use; an error when oneDNN
   // refuses the shape (the caller then runs the hand-written kernel).
-  absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims, bool x_blocked, bool src_plain,
-                                        ResidualKind residual) {
+  absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims, bool x_blocked, ResidualKind residual) {
+    const bool src_plain = !x_blocked && in_channels_ < block_;  // as Run reads it
     std::lock_guard<std::mutex> lock(mu_);
     const auto key = std::make_tuple(x_dims, x_blocked, residual);
     auto it = cache_.find(key);
@@ -264,9 +268,11 @@ class OneDnnConvKernel : public Kernel {
       AppendUnitActivation(spec_, &ops);
       dnnl::primitive_attr attr;
       attr.set_post_ops(ops);
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       const dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
       if (std::string(pd.impl_info_str()).rfind("brgconv", 0) != 0) return nullptr;
       p->conv = dnnl::convolution_forward(pd);
+      p->scratchpad_desc = pd.scratchpad_desc();
       p->weights = ReorderWeights(weights_, d, memory::data_type::f32, pd.weights_desc());
       p->x_desc = memory::desc(x_md, memory::data_type::f32, x_blocked ? BlockedTag(block_) : memory::format_tag::nchw);
       p->x_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), p->x_desc, Engine(), p->src_desc));

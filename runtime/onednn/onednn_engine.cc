@@ -48,12 +48,15 @@ memory::desc BlockedDesc(const std::vector<int64_t>& plain_dims, int64_t block) 
   return memory::desc(memory::dims(plain_dims.begin(), plain_dims.end()), memory::data_type::f32, BlockedTag(block));
 }
 
+// The most float reorders ReorderFloat keeps.
+constexpr size_t kMaxCachedReorders = 512;
+
 // Runs the float reorder between the plain and the blocked layout of `plain_dims` (to_blocked
 // gives the direction) from `src` to `dst`. The primitives are kept per shape, direction and
 // OpenMP thread count (a primitive keeps the count in force when it is made): making one
 // costs about 1 us even when oneDNN's own cache has it, as much as reordering a small tensor.
-constexpr size_t kMaxCachedReorders = 512;
-
+// Plain <-> blocked float reorders use no scratchpad, so one primitive may run on several
+// threads at once.
 void ReorderFloat(const std::vector<int64_t>& plain_dims, int64_t block, bool to_blocked, const void* src,
                   void* dst) {
   using Key = std::tuple<std::vector<int64_t>, int64_t, bool, int>;
@@ -65,10 +68,15 @@ void ReorderFloat(const std::vector<int64_t>& plain_dims, int64_t block, bool to
   dnnl::reorder reorder;
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (cache->size() >= kMaxCachedReorders) cache->clear();  // many input shapes: start again
-    auto [it, inserted] = cache->try_emplace(Key{plain_dims, block, to_blocked, omp_get_max_threads()});
-    if (inserted) it->second = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to));
-    reorder = it->second;
+    const Key key{plain_dims, block, to_blocked, omp_get_max_threads()};
+    auto it = cache->find(key);
+    if (it == cache->end()) {
+      // Made before it is kept: a reorder oneDNN refuses (it throws) leaves no entry.
+      dnnl::reorder made(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to));
+      if (cache->size() >= kMaxCachedReorders) cache->clear();  // many input shapes: start again
+      it = cache->emplace(key, std::move(made)).first;
+    }
+    reorder = it->second;  // a reference-counted handle: safe to run after a clear
   }
   memory src_mem(from, Engine(), const_cast<void*>(src)), dst_mem(to, Engine(), dst);
   reorder.execute(Stream(), src_mem, dst_mem);

@@ -6,9 +6,12 @@
 // observer and the graph outputs must see plain tensors equal to the hand-written path's.
 #include "runtime/onednn/conv_kernel.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -109,9 +112,10 @@ TEST(OneDnnConvResidualTest, PlainAndBlockedResidualsEqualHandWrittenKernels) {
 // plain residual, a unit on a blocked input with a blocked residual, channel counts that do not
 // fill a block, and a strided layer. Batch 1 takes that form (where AVX-512 is allowed, below it
 // oneDNN has no brgconv kernel), batch 2 the blocked one; both equal the hand-written kernels.
-TEST(OneDnnConvChannelsLastTest, SmallImagesWithManyWeightsEqualHandWrittenKernels) {
-  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
-  GraphBuilder b;
+// Three units of the channels-last form at batch 1: on the plain graph input with that input
+// as its plain residual, on a blocked input with a blocked residual, and strided; 200 and 152
+// channels do not fill a block.
+void BuildManyWeightsChain(GraphBuilder& b) {
   ir::Value* x = b.Input("x", {-1, 200, 6, 5});
   ir::AttributeMap same;
   same.Set("pads", std::vector<int64_t>{1, 1, 1, 1});
@@ -128,12 +132,59 @@ TEST(OneDnnConvChannelsLastTest, SmallImagesWithManyWeightsEqualHandWrittenKerne
   ir::Node* s =
       AddUnit(b, "s", plain, {u->output(0), b.Random("ws", {152, 200, 3, 3}), b.Random("bs", {152})}, strided, 152);
   b.Output(s->output(0));
+}
+
+TEST(OneDnnConvChannelsLastTest, SmallImagesWithManyWeightsEqualHandWrittenKernels) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  GraphBuilder b;
+  BuildManyWeightsChain(b);
   const int64_t before = ChannelsLastConvPrimitives();
   ExpectEnginesAgree(b.graph(), 1);
   if (IsaAllowed(Isa::kAvx512)) EXPECT_EQ(ChannelsLastConvPrimitives() - before, 3);
   const int64_t after_one = ChannelsLastConvPrimitives();
   ExpectEnginesAgree(b.graph(), 2);
   EXPECT_EQ(ChannelsLastConvPrimitives(), after_one);
+}
+
+// Two threads run one executor at once on different images, each many times: every run gives
+// the output its image gives alone. The channels-last primitives are shared between the runs,
+// and brgconv keeps per-run state in its scratchpad, so each run passes its own.
+TEST(OneDnnConvChannelsLastTest, ConcurrentRunsGiveEachImagesOwnOutput) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  GraphBuilder b;
+  BuildManyWeightsChain(b);
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, Executor::Create(b.graph()));
+  std::vector<std::vector<NamedTensor>> inputs;
+  std::vector<std::vector<float>> want;
+  for (uint32_t seed : {3u, 4u}) {
+    RandomInputOptions random;
+    random.seed = seed;
+    random.low = -1.f;
+    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> in, RandomInputs(b.graph(), random));
+    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> out, exec->Run(in, RunOptions()));
+    const absl::Span<const float> v = out[0].tensor.values<float>();
+    want.emplace_back(v.begin(), v.end());
+    inputs.push_back(std::move(in));
+  }
+  ASSERT_NE(want[0], want[1]);
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int run = 0; run < 40; ++run) {
+        absl::StatusOr<std::vector<NamedTensor>> out = exec->Run(inputs[t], RunOptions());
+        if (!out.ok()) {
+          ++failures;
+          continue;
+        }
+        const absl::Span<const float> v = (*out)[0].tensor.values<float>();
+        if (!std::equal(v.begin(), v.end(), want[t].begin(), want[t].end())) ++mismatches;
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 std::vector<ConvCase> Cases() {

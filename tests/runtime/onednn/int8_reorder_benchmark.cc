@@ -1,6 +1,6 @@
 // Times the int8 layout change between channels-last (NHWC) and plain (NCHW) bytes two ways:
 // qfuse's 16 x 16 tile transpose (runtime/kernels/quant/byte_transpose.h, what ReorderInt8
-// runs for 16 rows or more per image) and a oneDNN u8 reorder primitive (made once, then
+// runs for 16 rows and 16 columns or more per image) and a oneDNN u8 reorder primitive (made once, then
 // executed), at the shapes of squeeze-excitation blocks and a 3-channel input. Prints the
 // median of 300 runs in microseconds, both directions. Run by hand:
 //   bazel run -c opt //tests/runtime/onednn:int8_reorder_benchmark
