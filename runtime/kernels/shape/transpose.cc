@@ -1,14 +1,18 @@
 // Transpose: axes are collapsed first (size-1 axes dropped, input-adjacent axes that
 // stay adjacent merged), then output rows are filled by memcpy when the innermost
 // axis is kept, or by a strided gather otherwise (tiled when the innermost output
-// axis has a large input stride, to keep cache lines in use).
+// axis has a large input stride, to keep cache lines in use). Byte tensors whose transpose
+// is a batch of whole matrix transposes (attention's K^T in int8 graphs) take the 16 x 16
+// byte tiles of runtime/kernels/quant/byte_transpose.h.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "runtime/kernels/kernel_util.h"
+#include "runtime/kernels/quant/byte_transpose.h"
 #include "runtime/kernels/shape/shape_ops.h"
 #include "runtime/kernels/shape/shape_util.h"
 
@@ -74,6 +78,27 @@ void TransposeTiled(const ThreadPool& pool, const CollapsedTranspose& c, const U
   });
 }
 
+// A collapsed transpose that is `matrices` transposes of contiguous [rows][cols] matrices
+// (output [cols][rows] each).
+struct MatrixBatch {
+  int64_t matrices, rows, cols;
+};
+
+// The matrix batch of c, when its last output axis is strided over the input's rows, the one
+// before it is the input's innermost and any axis before them walks whole matrices in order;
+// both sides at least 16 (the byte tiles' size; below it the gather is as fast).
+std::optional<MatrixBatch> AsMatrixBatch(const CollapsedTranspose& c) {
+  const size_t r = c.out_dims.size();
+  if (r < 2 || r > 3) return std::nullopt;
+  const int64_t cols_out = c.out_dims[r - 2], rows_out = c.out_dims[r - 1];
+  if (c.in_strides[r - 2] != 1 || c.in_strides[r - 1] != cols_out || cols_out < 16 || rows_out < 16) {
+    return std::nullopt;
+  }
+  const int64_t matrices = r == 3 ? c.out_dims[0] : 1;
+  if (r == 3 && c.in_strides[0] != rows_out * cols_out) return std::nullopt;
+  return MatrixBatch{matrices, rows_out, cols_out};
+}
+
 class TransposeKernel : public Kernel {
  public:
   explicit TransposeKernel(std::vector<int64_t> perm) : perm_(std::move(perm)) {}
@@ -101,12 +126,16 @@ class TransposeKernel : public Kernel {
       seen[p] = true;
       out_dims[i] = x.dims()[p];
     }
-    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::Create(x.dtype(), out_dims));
+    QFUSE_ASSIGN_OR_RETURN(Tensor y, Tensor::CreateUninitialized(x.dtype(), out_dims));  // every path writes all
     const CollapsedTranspose c = Collapse(x.dims(), perm);
     if (y.num_elements() == 0) {
       // Nothing to move.
     } else if (c.out_dims.size() <= 1) {  // at most one axis longer than 1: same order
       std::memcpy(y.raw_data(), x.raw_data(), x.byte_size());
+    } else if (const std::optional<MatrixBatch> m = AsMatrixBatch(c);
+               m.has_value() && ir::ElementSize(x.dtype()) == 1) {
+      quant::TransposeBytes(*ctx.pool, static_cast<const uint8_t*>(x.raw_data()), m->matrices, m->rows, m->cols,
+                            static_cast<uint8_t*>(y.raw_data()));
     } else {
       QFUSE_RETURN_IF_ERROR(DispatchElementSize(ir::ElementSize(x.dtype()), [&](auto tag) {
         using U = decltype(tag);

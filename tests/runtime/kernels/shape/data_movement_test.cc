@@ -48,6 +48,34 @@ TEST(TransposeTest, LargeTiledMatchesDefinition) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// UINT8 transposes that are batches of whole matrix transposes (the byte-tile path: attention's
+// K^T, a batch of matrices, a size-1 axis dropped) and ones that are not, against the definition.
+TEST(TransposeTest, ByteMatrixBatchesMatchDefinition) {
+  struct Case {
+    std::vector<int64_t> dims, perm;
+  };
+  const Case cases[] = {{{17, 24, 64}, {1, 2, 0}}, {{3, 20, 37}, {0, 2, 1}}, {{20, 1, 37}, {2, 1, 0}},
+                        {{17, 24, 64}, {1, 0, 2}}, {{5, 16, 8}, {0, 2, 1}}};
+  for (const Case& c : cases) {
+    const std::vector<int64_t>& d = c.dims;
+    std::vector<uint8_t> v(d[0] * d[1] * d[2]);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>(i * 37 + i / 251);
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto y, RunOneNode("Transpose", {In(T1<uint8_t>(d, v))}, Ints("perm", c.perm)));
+    const std::vector<int64_t> out = {d[c.perm[0]], d[c.perm[1]], d[c.perm[2]]};
+    ASSERT_EQ(y[0].dims(), out);
+    const std::vector<uint8_t> got = Values<uint8_t>(y[0]);
+    int64_t idx[3];
+    for (idx[0] = 0; idx[0] < d[0]; ++idx[0]) {
+      for (idx[1] = 0; idx[1] < d[1]; ++idx[1]) {
+        for (idx[2] = 0; idx[2] < d[2]; ++idx[2]) {
+          const int64_t o = (idx[c.perm[0]] * out[1] + idx[c.perm[1]]) * out[2] + idx[c.perm[2]];
+          ASSERT_EQ(got[o], v[(idx[0] * d[1] + idx[1]) * d[2] + idx[2]]) << ir::DimsToString(d);
+        }
+      }
+    }
+  }
+}
+
 TEST(ConcatTest, EmptyInputAndMismatch) {
   QFUSE_ASSERT_OK_AND_ASSIGN(auto y, RunOneNode("Concat", {In(T1<int64_t>({2, 1}, {1, 2})), In(Tensor(DataType::kInt64, {2, 0})),
                                                            In(T1<int64_t>({2, 2}, {3, 4, 5, 6}))},
