@@ -38,8 +38,9 @@ enum class ResidualKind { kNone, kBlocked, kPlain };
 // (ResNet's last stages at batch 1, where every weight is read for 49 or 16 pixels):
 // reordering both ways and running brgconv took 0.69-0.91 of the blocked kernel's time there
 // on AVX-512. It took 1.06-1.34 of it on 1x1 convolutions, small weights or large images, and
-// 1.5-1.9 at batches of 2 and 8 images of 4x4, whose weights the blocked kernel reads once for
-// all images and brgconv once per image (tests/runtime/onednn:conv_layout_benchmark). So an
+// 1.5-1.9 at batches of 2 and 8 images of 4x4, where brgconv's time grew with the images
+// (0.38-0.42 -> 0.76-0.78 -> 2.55-2.57 ms) and the blocked kernel's less (0.44-0.49 -> 0.46-0.51 -> 1.37)
+// (tests/runtime/onednn:conv_layout_benchmark). So an
 // image's float result at batch 1 may differ from its result in a larger batch by float
 // rounding (another summation order); each is deterministic.
 constexpr int64_t kChannelsLastMinWeights = 256 * 1024;  // O * C/group * kh * kw

@@ -164,7 +164,7 @@ void ReorderInt8(const ThreadPool& pool, const ir::Tensor& src, bool src_channel
   const int64_t channels = plain_dims[1], pixels = plain_dims[2] * plain_dims[3];
   const int64_t rows = src_channels_last ? pixels : channels, cols = src_channels_last ? channels : pixels;
   UseThreadsOf(pool);
-  if (rows >= 16 && cols >= 16) {
+  if (kernels::quant::TileTransposeFits(rows, cols)) {
     kernels::quant::TransposeBytes(pool, static_cast<const uint8_t*>(src.raw_data()), plain_dims[0], rows, cols,
                                    static_cast<uint8_t*>(dst));
     return;

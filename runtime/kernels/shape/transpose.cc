@@ -86,12 +86,12 @@ struct MatrixBatch {
 
 // The matrix batch of c, when its last output axis is strided over the input's rows, the one
 // before it is the input's innermost and any axis before them walks whole matrices in order;
-// both sides at least 16 (the byte tiles' size; below it the gather is as fast).
+// both sides fit the byte tiles (TileTransposeFits).
 std::optional<MatrixBatch> AsMatrixBatch(const CollapsedTranspose& c) {
   const size_t r = c.out_dims.size();
   if (r < 2 || r > 3) return std::nullopt;
   const int64_t cols_out = c.out_dims[r - 2], rows_out = c.out_dims[r - 1];
-  if (c.in_strides[r - 2] != 1 || c.in_strides[r - 1] != cols_out || cols_out < 16 || rows_out < 16) {
+  if (c.in_strides[r - 2] != 1 || c.in_strides[r - 1] != cols_out || !quant::TileTransposeFits(rows_out, cols_out)) {
     return std::nullopt;
   }
   const int64_t matrices = r == 3 ? c.out_dims[0] : 1;
