@@ -163,6 +163,10 @@ void ReorderInt8(const ThreadPool& pool, const ir::Tensor& src, bool src_channel
   // reorder does 1.8-2.4x as fast.
   const int64_t channels = plain_dims[1], pixels = plain_dims[2] * plain_dims[3];
   const int64_t rows = src_channels_last ? pixels : channels, cols = src_channels_last ? channels : pixels;
+  if (rows == 1 || cols == 1) {  // the same bytes in both orders
+    std::memcpy(dst, src.raw_data(), static_cast<size_t>(plain_dims[0] * rows * cols));
+    return;
+  }
   UseThreadsOf(pool);
   if (kernels::quant::TileTransposeFits(rows, cols)) {
     kernels::quant::TransposeBytes(pool, static_cast<const uint8_t*>(src.raw_data()), plain_dims[0], rows, cols,
@@ -188,7 +192,9 @@ absl::StatusOr<const uint8_t*> ChannelsLastInt8(const KernelContext& ctx, int in
     return absl::InvalidArgumentError(absl::StrCat(what, " shape ", ir::DimsToString(dims), " differs from the expected ",
                                                    ir::DimsToString(plain_dims)));
   }
-  if (last) return static_cast<const uint8_t*>(t.raw_data());
+  // With one channel or one pixel per image, NCHW and NHWC order the same bytes alike (a
+  // grayscale image, a pooled vector): read them in place.
+  if (last || dims[1] == 1 || dims[2] * dims[3] == 1) return static_cast<const uint8_t*>(t.raw_data());
   QFUSE_ASSIGN_OR_RETURN(*copy, ir::Tensor::CreateUninitialized(t.dtype(), {dims[0], dims[2], dims[3], dims[1]}));
   ReorderInt8(*ctx.pool, t, /*src_channels_last=*/false, dims, copy->raw_data());
   return static_cast<const uint8_t*>(copy->raw_data());
