@@ -8,6 +8,7 @@ reports the int8 output SQNR (dB, vs fp32 on eval.npy). The check of issue "auto
 `--report FILE` appends the markdown table to FILE.
 
   /usr/bin/python3 models/zoo/method_sweep.py --zoo out/zoo --out out/zoo-runs [--report docs/zoo.md]
+      [--quantize PATH] [--only resnet18,...]
 """
 
 import argparse
@@ -24,8 +25,8 @@ METHODS = ("auto", "entropy", "percentile", "mse", "max")
 FULL_ROW = re.compile(r"^full\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s")
 
 
-def sqnr(model, data, method, work):
-    p = subprocess.run([QUANTIZE, f"--model={model}", f"--calib_data={data}/calib.npy", f"--eval_data={data}/eval.npy",
+def sqnr(quantize, model, data, method, work):
+    p = subprocess.run([quantize, f"--model={model}", f"--calib_data={data}/calib.npy", f"--eval_data={data}/eval.npy",
                         "--fusion=full", f"--method={method}", "--analysis_samples=0", f"--output={work}"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in p.stdout.splitlines():
@@ -47,7 +48,7 @@ def sweep(args):
             work = os.path.join(args.out, "methods", ident)
             row = {"id": ident}
             for method in METHODS:
-                row[method] = sqnr(model, data, method, work)
+                row[method] = sqnr(args.quantize, model, data, method, work)
             out.write(json.dumps(row) + "\n")
             out.flush()
             print(ident, " ".join(f"{m}:{row[m]}" for m in METHODS), flush=True)
@@ -80,6 +81,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "zoo-runs"))
     ap.add_argument("--report", default="")
     ap.add_argument("--only", default="", help="comma-separated arch names")
+    ap.add_argument("--quantize", default=QUANTIZE,
+                    help="the quantize binary (a copy lets bazel rebuild while the sweep runs)")
     args = ap.parse_args()
     if args.report:
         report(args)
