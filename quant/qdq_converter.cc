@@ -83,6 +83,7 @@ class Converter {
     }
     MarkFloatPassThroughs(order);
     if (options_.target == DeployTarget::kOnnxRuntime) MarkAbsorbedClamps(order);
+    PlanSharedConcatRanges(order);
     for (Node* node : order) {
       if (options_.keep_float.count(node->name()) > 0) continue;
       if (node->outputs().size() == 1 && shape_derived_.contains(node->output(0))) continue;  // shape arithmetic
@@ -197,8 +198,44 @@ class Converter {
     }
   }
 
+  // Concat inputs that take the Concat output's quantization (shared_concat_range_), decided
+  // before any Q/DQ pair is placed. When every input of an int8 Concat is read by that Concat
+  // alone and has its own calibrated range (the output of a unit or another op that rounds, not
+  // a value that keeps its input's quantization), each input is quantized with the Concat
+  // output's range, calibrated on all of them: the Concat then only moves bytes, and each branch
+  // rounds once instead of twice (its own grid, then the Concat's) and is not clipped at a
+  // narrower range than the Concat's. PyTorch FX shares one observer between a cat's inputs and
+  // output, and TensorRT gives a concatenation's inputs its output's scale, for the same reason.
+  // (Inception's and SqueezeNet's Concats; not DenseNet's, whose feature maps feed many.)
+  void PlanSharedConcatRanges(const std::vector<Node*>& order) {
+    for (const Node* concat : order) {
+      if (!Is(*concat, "Concat") || !RunsInt8(concat) || concat->outputs().size() != 1 ||
+          concat->output(0) == nullptr || table_.Find(concat->output(0)->name()) == nullptr) {
+        continue;
+      }
+      bool shares = !concat->inputs().empty();
+      for (const Value* in : concat->inputs()) {
+        if (in == nullptr || in->is_constant() || in->is_graph_output() || shape_derived_.contains(in) ||
+            table_.Find(in->name()) == nullptr) {
+          shares = false;
+          break;
+        }
+        for (const ir::Use& use : in->uses()) shares = shares && use.node == concat;
+        const Node* p = in->producer();
+        shares = shares && p != nullptr && options_.keep_float.count(p->name()) == 0 &&
+                 !ir::KeepsInputQuantization(*p) && !ir::IsAveragePool(*p) && !Is(*p, "Concat") && !Is(*p, "Softmax");
+        if (!shares) break;
+      }
+      if (!shares) continue;
+      for (const Value* in : concat->inputs()) shared_concat_range_[in] = concat->output(0);
+    }
+  }
+
   // Scale and zero point of the activation `v`, from the table or shared with the input.
   absl::StatusOr<QuantParams> ActivationParams(const Value& v) {
+    if (auto shared = shared_concat_range_.find(&v); shared != shared_concat_range_.end()) {
+      return ActivationParams(*shared->second);
+    }
     const Node* producer = v.producer();
     if (producer != nullptr && options_.keep_float.count(producer->name()) == 0) {
       if (ir::KeepsInputQuantization(*producer) && producer->input(0) != nullptr) {
@@ -473,6 +510,7 @@ class Converter {
   ConversionStats stats_;
   absl::flat_hash_map<const Value*, QuantParams> params_;
   absl::flat_hash_map<const Value*, Value*> dequantized_;
+  absl::flat_hash_map<const Value*, const Value*> shared_concat_range_;  // Concat input -> its output
   absl::flat_hash_set<const Value*> shape_derived_;  // computed from shapes and constants only
   absl::flat_hash_set<const Node*> float_nodes_;  // kept float because their bias could not fit
   absl::flat_hash_set<const Node*> float_pass_throughs_;  // see MarkFloatPassThroughs

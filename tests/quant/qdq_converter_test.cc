@@ -317,6 +317,42 @@ TEST(QdqConverterTest, AveragePoolsTakeTheirInputScale) {
   EXPECT_EQ(scale.at("flat"), scale.at("gap"));  // Flatten keeps it
 }
 
+// A Concat whose inputs it alone reads gives them its own range, so it only moves bytes and
+// each branch rounds once (PyTorch FX shares one observer across a cat, TensorRT one scale);
+// when one input also has another reader, every input keeps its own range and the Concat
+// requantizes. Scales hand-computed from the table (symmetric int8: threshold / 127).
+TEST(QdqConverterTest, ConcatInputsReadOnlyByItTakeItsRange) {
+  for (bool other_reader : {false, true}) {
+    testing::GraphBuilder b;
+    ir::Value* x = b.Input("x", {1, 2, 4, 4});
+    ir::Value* a = b.Op("Conv", {x, b.Random("wa", {2, 2, 1, 1})}, "a", {1, 2, 4, 4});
+    ir::Value* ra = b.Op("Relu", {a}, "ra", {1, 2, 4, 4});
+    ir::Value* c = b.Op("Conv", {x, b.Random("wc", {2, 2, 3, 3})}, "c", {1, 2, 4, 4});
+    ir::Value* rc = b.Op("Relu", {c}, "rc", {1, 2, 4, 4});
+    ir::AttributeMap axis1;
+    axis1.Set("axis", int64_t{1});
+    ir::Value* cat = b.Op("Concat", {ra, rc}, "cat", {1, 4, 4, 4}, axis1);
+    b.Output(b.Op("Conv", {cat, b.Random("wy", {2, 4, 1, 1})}, "y", {1, 2, 4, 4}));
+    if (other_reader) b.Output(b.Op("Conv", {rc, b.Random("wz", {2, 2, 1, 1})}, "z", {1, 2, 4, 4}));
+    calib::CalibrationTable table;
+    table.tensors = {{"a", 1.f, 1.f / 127, -1.f, 1.f},   {"c", 3.f, 3.f / 127, -3.f, 3.f},
+                     {"cat", 2.f, 2.f / 127, 0.f, 3.f},  {"ra", 1.f, 1.f / 127, 0.f, 1.f},
+                     {"rc", 3.f, 3.f / 127, 0.f, 3.f},   {"x", 2.f, 2.f / 127, -2.f, 2.f},
+                     {"y", 2.f, 2.f / 127, -2.f, 2.f},   {"z", 2.f, 2.f / 127, -2.f, 2.f}};
+    QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, {}).status());
+    std::map<std::string, float> scale;  // quantized value -> its scale
+    for (const ir::Node* n : b.graph().nodes()) {
+      if (n->op_type() == "QuantizeLinear") scale[n->input(0)->name()] = n->input(1)->initializer()->data<float>()[0];
+    }
+    ASSERT_EQ(scale.count("ra"), 1u);
+    ASSERT_EQ(scale.count("rc"), 1u);
+    ASSERT_EQ(scale.count("cat"), 1u);
+    EXPECT_EQ(scale.at("cat"), 2.f / 127) << other_reader;
+    EXPECT_EQ(scale.at("ra"), other_reader ? 1.f / 127 : 2.f / 127);
+    EXPECT_EQ(scale.at("rc"), other_reader ? 3.f / 127 : 2.f / 127);
+  }
+}
+
 // Target qfuse's grids: a HardSwish output (>= -0.376 by construction) gets [max(-0.376, -T), T]
 // on 256 levels, a Relu output [0, T] (zero point 0, T / 255), the graph input the symmetric
 // grid (zero point 128, the table's T / 127); with --bounded_below=false the HardSwish output
