@@ -6,7 +6,8 @@ Per arch, into <out>/<arch>/: opset{9,11,13,17}.onnx (dynamic batch, and H/W whe
 the arch allows), weights.pt (state_dict after BN statistics), calib.npy / eval.npy
 (float32 NCHW, ImageNet mean/std), fp32_eval.npy (PyTorch outputs on eval.npy) and
 export.json (per-opset success / error, onnx.checker result, op types).
-The CNN classifiers in archs.NORM_SWEEP also get norm-<kind>/ variants (opset 13).
+The architectures in archs.NORM_SWEEP (all but legacy_softmax) also get norm-<kind>/
+variants (opset 13).
 legacy_softmax is post-processed so that ONNX shape inference cannot know the
 rank of its Softmax input (see legacy_softmax_unknown_rank below).
 """
