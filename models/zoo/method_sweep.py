@@ -26,6 +26,9 @@ FULL_ROW = re.compile(r"^full\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s")
 
 
 def sqnr(quantize, model, data, method, work):
+    report_json = os.path.join(work, "report.json")
+    if os.path.exists(report_json):  # the five methods share `work`: never read another run's
+        os.remove(report_json)
     p = subprocess.run([quantize, f"--model={model}", f"--calib_data={data}/calib.npy", f"--eval_data={data}/eval.npy",
                         "--fusion=full", f"--method={method}", "--analysis_samples=0", f"--output={work}"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -36,7 +39,7 @@ def sqnr(quantize, model, data, method, work):
             pooled = float(m.group(3))
     median = None
     try:
-        with open(os.path.join(work, "report.json")) as f:
+        with open(report_json) as f:
             median = json.load(f)["levels"][0]["outputs"][0].get("median_sample_sqnr_db")
     except (OSError, KeyError, IndexError, ValueError):
         pass
