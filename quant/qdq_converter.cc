@@ -207,12 +207,22 @@ class Converter {
   // narrower range than the Concat's. PyTorch FX shares one observer between a cat's inputs and
   // output, and TensorRT gives a concatenation's inputs its output's scale, for the same reason.
   // (Inception's and SqueezeNet's Concats; not DenseNet's, whose feature maps feed many.)
+  // Only where every input has the Concat's kind of grid (the same lower bound by construction;
+  // for uint8 activations the same observed sign), so no input's zero point moves. Not for
+  // target onnxruntime: there a branch's Relu / Clip is dropped into its QuantizeLinear (and
+  // the Conv or Add before it runs as a QLinear op) only while its grid starts at zero and ends
+  // within the clip, which the Concat's range need not do; onnxruntime's QLinearConcat
+  // requantizes each input instead.
   void PlanSharedConcatRanges(const std::vector<Node*>& order) {
+    if (options_.target == DeployTarget::kOnnxRuntime) return;
     for (const Node* concat : order) {
       if (!Is(*concat, "Concat") || !RunsInt8(concat) || concat->outputs().size() != 1 ||
           concat->output(0) == nullptr || table_.Find(concat->output(0)->name()) == nullptr) {
         continue;
       }
+      const Value* out = concat->output(0);
+      const auto out_bound = lower_bounds_.find(out);
+      const bool out_non_negative = table_.Find(out->name())->min >= 0;
       bool shares = !concat->inputs().empty();
       for (const Value* in : concat->inputs()) {
         if (in == nullptr || in->is_constant() || in->is_graph_output() || shape_derived_.contains(in) ||
@@ -224,6 +234,12 @@ class Converter {
         const Node* p = in->producer();
         shares = shares && p != nullptr && options_.keep_float.count(p->name()) == 0 &&
                  !ir::KeepsInputQuantization(*p) && !ir::IsAveragePool(*p) && !Is(*p, "Concat") && !Is(*p, "Softmax");
+        const auto bound = lower_bounds_.find(in);
+        shares = shares && (bound == lower_bounds_.end()) == (out_bound == lower_bounds_.end()) &&
+                 (bound == lower_bounds_.end() || bound->second == out_bound->second);
+        if (options_.activation_type == ActivationType::kUint8) {
+          shares = shares && (table_.Find(in->name())->min >= 0) == out_non_negative;
+        }
         if (!shares) break;
       }
       if (!shares) continue;

@@ -15,8 +15,9 @@
 // op output is. Ops that keep their input's scale (ir::KeepsInputQuantization: MaxPool,
 // Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity; Concat when its inputs' scales
 // agree) reuse it; the inputs of an int8 Concat that only it reads, each with its own
-// calibrated range, take the Concat output's range, so such a Concat moves bytes (as PyTorch
-// FX's shared observer and TensorRT's concatenation scales do); the average pools take it times (1 + 2^-8) (their means never leave the
+// calibrated range and the Concat's kind of grid, take the Concat output's range, so such a
+// Concat moves bytes (as PyTorch FX's shared observer and TensorRT's concatenation scales do;
+// not for target onnxruntime); the average pools take it times (1 + 2^-8) (their means never leave the
 // input's range; the margin keeps them off rounding ties). Graph outputs stay float (the last
 // op dequantizes). Nodes named in `keep_float` read float values and are not quantized
 // themselves.

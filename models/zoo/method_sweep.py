@@ -32,6 +32,8 @@ def sqnr(quantize, model, data, method, work):
     p = subprocess.run([quantize, f"--model={model}", f"--calib_data={data}/calib.npy", f"--eval_data={data}/eval.npy",
                         "--fusion=full", f"--method={method}", "--analysis_samples=0", f"--output={work}"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        return None, None
     pooled = None
     for line in p.stdout.splitlines():
         m = FULL_ROW.match(line)
@@ -41,7 +43,7 @@ def sqnr(quantize, model, data, method, work):
     try:
         with open(report_json) as f:
             median = json.load(f)["levels"][0]["outputs"][0].get("median_sample_sqnr_db")
-    except (OSError, KeyError, IndexError, ValueError):
+    except (OSError, KeyError, IndexError, TypeError, ValueError):
         pass
     return pooled, (None if median is None else round(median, 2))
 
@@ -89,8 +91,10 @@ def report(args):
     for suffix, what in (("", "pooled"), ("_median", "median image")):
         known = [g for g in gaps[suffix] if g is not None]
         within = sum(g >= -1.0 for g in known)
-        lines.append(f"- {what}: `auto` within 1 dB of the best single method on {within} of {len(known)} variants;"
-                     f" worst `auto - best` {min(known):+.2f} dB." if known else f"- {what}: no figures.")
+        incomplete = len(gaps[suffix]) - len(known)
+        missing = f" ({incomplete} without every method's figure)" if incomplete else ""
+        lines.append(f"- {what}: `auto` within 1 dB of the best single method on {within} of {len(known)} variants"
+                     f"{missing}; worst `auto - best` {min(known):+.2f} dB." if known else f"- {what}: no figures.")
     lines.append("")
     with open(args.report, "a") as f:
         f.write("\n".join(lines))

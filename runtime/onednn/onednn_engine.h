@@ -56,8 +56,8 @@ absl::StatusOr<ir::Tensor> ToPlain(const ThreadPool& pool, const ir::Tensor& t, 
 void ReorderInt8(const ThreadPool& pool, const ir::Tensor& src, bool src_channels_last,
                  const std::vector<int64_t>& plain_dims, void* dst);
 // The INT8/UINT8 4-D tensor `t`, input `input` of a kernel, in channels-last [N, H, W, C]
-// order: t's own bytes when the executor handed it over channels-last, else a reordered copy
-// kept in *copy. InvalidArgument, naming `what`, when its [N, C, H, W] dims are not
+// order: t's own bytes when the executor handed it over channels-last or when both orders are
+// the same bytes (one channel or one pixel per image), else a reordered copy kept in *copy. InvalidArgument, naming `what`, when its [N, C, H, W] dims are not
 // `plain_dims`.
 absl::StatusOr<const uint8_t*> ChannelsLastInt8(const KernelContext& ctx, int input, const ir::Tensor& t,
                                                 const std::vector<int64_t>& plain_dims, const char* what,

@@ -353,6 +353,61 @@ TEST(QdqConverterTest, ConcatInputsReadOnlyByItTakeItsRange) {
   }
 }
 
+// Under target qfuse's defaults (uint8 storage, grids from the lower bounds) the Concat's range
+// is shared only where every input has the Concat's kind of grid: two Relu branches take the
+// Concat's [0, T] grid; a Relu and a HardSwish branch (bounded below by 0 and -0.376) keep their
+// own. Target onnxruntime shares none (its Relu / Clip fusion needs each branch's own grid).
+// Hand-computed from the table.
+TEST(QdqConverterTest, ConcatRangeSharingKeepsEachInputsKindOfGrid) {
+  for (DeployTarget target : {DeployTarget::kQfuse, DeployTarget::kOnnxRuntime}) {
+    testing::GraphBuilder b;
+    ir::Value* x = b.Input("x", {1, 2, 4, 4});
+    ir::AttributeMap axis1;
+    axis1.Set("axis", int64_t{1});
+    auto branch = [&](const char* conv, const char* act, const char* name) {
+      ir::Value* c = b.Op("Conv", {x, b.Random(std::string("w_") + name, {2, 2, 1, 1})}, conv, {1, 2, 4, 4});
+      return b.Op(act, {c}, name, {1, 2, 4, 4});
+    };
+    ir::Value* cat1 = b.Op("Concat", {branch("a", "Relu", "ra"), branch("c", "Relu", "rc")}, "cat1", {1, 4, 4, 4}, axis1);
+    ir::Value* cat2 =
+        b.Op("Concat", {branch("d", "Relu", "rd"), branch("e", "HardSwish", "he")}, "cat2", {1, 4, 4, 4}, axis1);
+    b.Output(b.Op("Conv", {cat1, b.Random("wy1", {2, 4, 1, 1})}, "y1", {1, 2, 4, 4}));
+    b.Output(b.Op("Conv", {cat2, b.Random("wy2", {2, 4, 1, 1})}, "y2", {1, 2, 4, 4}));
+    calib::CalibrationTable table;
+    table.tensors = {{"cat1", 2.f, 2.f / 127, 0.f, 3.f},     {"cat2", 2.f, 2.f / 127, -0.37f, 3.f},
+                     {"he", 3.f, 3.f / 127, -0.37f, 3.f},    {"ra", 1.f, 1.f / 127, 0.f, 1.f},
+                     {"rc", 3.f, 3.f / 127, 0.f, 3.f},       {"rd", 1.f, 1.f / 127, 0.f, 1.f},
+                     {"x", 2.f, 2.f / 127, -2.f, 2.f},       {"y1", 2.f, 2.f / 127, -2.f, 2.f},
+                     {"y2", 2.f, 2.f / 127, -2.f, 2.f}};
+    ConvertOptions options;
+    options.target = target;
+    options = WithTargetDefaults(options, UserChoices());
+    const bool shared = target == DeployTarget::kQfuse;
+    // qfuse: int8 stored as uint8, grids from the lower bounds; onnxruntime: uint8 activations,
+    // zero point 0 where the calibration saw no negative value, else T / 127 around 128.
+    ASSERT_EQ(options.int8_as_uint8 && options.unsigned_non_negative, shared);
+    QFUSE_ASSERT_OK(fusion::Fuse(&b.model(), fusion::FusionLevel::kFull).status());
+    QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, options).status());
+    std::map<std::string, std::pair<float, int>> grid;  // quantized value -> scale, zero point
+    for (const ir::Node* n : b.graph().nodes()) {
+      if (n->op_type() != "QuantizeLinear") continue;
+      grid[n->input(0)->name()] = {n->input(1)->initializer()->data<float>()[0],
+                                   n->input(2)->initializer()->data<uint8_t>()[0]};
+    }
+    for (const char* v : {"ra", "rc", "rd", "he", "cat1"}) ASSERT_EQ(grid.count(v), 1u) << v;
+    EXPECT_EQ(grid.at("cat1"), std::make_pair(2.f / 255, 0));
+    EXPECT_EQ(grid.at("ra"), std::make_pair(shared ? 2.f / 255 : 1.f / 255, 0));
+    EXPECT_EQ(grid.at("rc"), std::make_pair(shared ? 2.f / 255 : 3.f / 255, 0));
+    EXPECT_EQ(grid.at("rd"), std::make_pair(1.f / 255, 0));
+    if (shared) {
+      EXPECT_FLOAT_EQ(grid.at("he").first, (3.f + 0.376f) / 255);
+      EXPECT_EQ(grid.at("he").second, 28);  // round(0.376 / 0.0132392)
+    } else {
+      EXPECT_EQ(grid.at("he"), std::make_pair(3.f / 127, 128));
+    }
+  }
+}
+
 // Target qfuse's grids: a HardSwish output (>= -0.376 by construction) gets [max(-0.376, -T), T]
 // on 256 levels, a Relu output [0, T] (zero point 0, T / 255), the graph input the symmetric
 // grid (zero point 128, the table's T / 127); with --bounded_below=false the HardSwish output
