@@ -142,6 +142,9 @@ struct UnitCase {
   // (scale 2), which the lowering folds into the unit as a linear byte map of ratio 0.5.
   bool folded_clamp = false;
   bool per_tensor_weights = false;  // one weight scale (oneDNN's scale mask 0)
+  // Output zero point 0: without an activation (or with Relu) the clip's bounds are the output
+  // type's range, and oneDNN's conversion clips and rounds.
+  bool zero_output_zero_point = false;
 };
 
 // The first 4-D constant INT8 weights of a graph.
@@ -190,16 +193,22 @@ TEST_P(FusedOutputStageBytesTest, SameBytesAsHandWrittenKernel) {
   if (c.folded_clamp) y = b.QuantizeDequantize(y, c.type, 1.f, zp == 131 ? 9 : 3);
   if (c.activation == "Relu") y = b.Op("Relu", {y}, out_dims);
   if (c.activation == "Clip") y = b.Op("Clip", {y, b.FloatConst("lo", 0.f), b.FloatConst("hi", 6.f)}, out_dims);
-  b.Output(y, c.type, c.folded_clamp ? 2.f : 1.f, zp == 131 ? 5 : -7);
+  b.Output(y, c.type, c.folded_clamp ? 2.f : 1.f, c.zero_output_zero_point ? 0 : zp == 131 ? 5 : -7);
 
   ir::Tensor xt(c.type, {n, c.cin, c.size, c.size});
   std::uniform_int_distribution<int> byte(0, 255);
   for (uint8_t& v : xt.mutable_values<uint8_t>()) v = static_cast<uint8_t>(byte(rng));
   QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunInt8Values(b.graph(), false, {{"x", xt}}));
   const int64_t fused_before = FusedOutputStagePrimitives(), maps_before = FusedByteMapPrimitives();
+  const int64_t clips_before = ConversionClipPrimitives();
   QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}));
   EXPECT_GT(FusedOutputStagePrimitives(), fused_before) << "the stage did not run inside oneDNN";
   EXPECT_EQ(FusedByteMapPrimitives() > maps_before, c.folded_clamp) << "the folded clamp's byte map";
+  // The clip spans the output type's whole range: no activation, or a Relu on uint8 (on int8 a
+  // Relu's bound 0 is above -128).
+  const bool whole_range = c.zero_output_zero_point &&
+                           (c.activation.empty() || (c.activation == "Relu" && c.type == ir::DataType::kUint8));
+  EXPECT_EQ(ConversionClipPrimitives() > clips_before, whole_range) << "the conversion's clip and rounding";
   ASSERT_EQ(got.size(), want.size());
   ASSERT_TRUE(want.count("output:y"));
   for (const auto& [name, t] : want) {
@@ -221,6 +230,14 @@ INSTANTIATE_TEST_SUITE_P(
                       UnitCase{"depthwise_s8_folded_clip", 48, 48, 12, 3, 1, 48, DataType::kInt8, "Clip", true},
                       UnitCase{"pointwise_u8_per_tensor", 40, 24, 9, 1, 1, 1, DataType::kUint8, "Relu", false, true},
                       UnitCase{"conv3x3_s8_per_tensor_folded", 16, 32, 10, 3, 1, 1, DataType::kInt8, "Clip", true,
+                               true},
+                      UnitCase{"pointwise_u8_zp0", 40, 24, 9, 1, 1, 1, DataType::kUint8, "", false, false, true},
+                      UnitCase{"pointwise_s8_zp0", 24, 40, 9, 1, 1, 1, DataType::kInt8, "", false, false, true},
+                      UnitCase{"conv3x3_u8_relu_zp0", 16, 32, 10, 3, 1, 1, DataType::kUint8, "Relu", false, false,
+                               true},
+                      UnitCase{"depthwise_s8_relu_zp0", 32, 32, 13, 3, 1, 32, DataType::kInt8, "Relu", false, false,
+                               true},
+                      UnitCase{"conv3x3_u8_clip_zp0", 16, 32, 10, 3, 1, 1, DataType::kUint8, "Clip", false, false,
                                true}),
     [](const ::testing::TestParamInfo<UnitCase>& info) { return info.param.name; });
 
