@@ -42,19 +42,25 @@ dnnl::memory::desc DivisorDesc() {
   return dnnl::memory::desc({1, 1, 1, 1}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nchw);
 }
 
-// Whether the destination's own conversion gives the stage's last steps: no zero point and no
-// byte map after the rounding, and the clip's bounds are the destination type's whole range.
-// oneDNN converts float32 to an int8 / uint8 destination by saturating to that range and
-// rounding half to even, and for whole-number bounds lo <= f, clipping before or after the
-// rounding gives the same value, so rne(clamp(f, lo, hi)) is what it stores. Saves two
-// post-ops per vector (7-13% of a pointwise layer of 16-24 input channels;
-// docs/performance.md).
-bool ConversionClipsAndRounds(const FusedOutputStage& fused, dnnl::memory::data_type out_type) {
+// Whether the destination's own conversion does the stage's clip: no byte map, and [lo + zp,
+// hi + zp] is the destination type's whole range. oneDNN converts float32 to an int8 / uint8
+// destination by saturating to that range and rounding half to even; the clip's bounds are
+// whole numbers, so clipping before the rounding (and the addition of zp) or saturating after
+// them gives the same value.
+bool ConversionClips(const FusedOutputStage& fused, dnnl::memory::data_type out_type) {
   const int8::OutputStage::OnnxOneTermForm& f = fused.form;
-  if (f.zero_point != 0 || f.map.has_value()) return false;
-  if (out_type == dnnl::memory::data_type::u8) return f.lo == 0.f && f.hi == 255.f;
-  if (out_type == dnnl::memory::data_type::s8) return f.lo == -128.f && f.hi == 127.f;
+  if (f.map.has_value()) return false;
+  const float zp = static_cast<float>(f.zero_point);
+  if (out_type == dnnl::memory::data_type::u8) return f.lo + zp == 0.f && f.hi + zp == 255.f;
+  if (out_type == dnnl::memory::data_type::s8) return f.lo + zp == -128.f && f.hi + zp == 127.f;
   return false;
+}
+
+// Whether it also does the rounding: nothing is added after the rounding (zero point 0).
+// Together they save two post-ops per vector, 7-14% of a pointwise layer of 16-24 input
+// channels (docs/performance.md).
+bool ConversionClipsAndRounds(const FusedOutputStage& fused, dnnl::memory::data_type out_type) {
+  return fused.form.zero_point == 0 && ConversionClips(fused, out_type);
 }
 
 // Sets the output scales and the post-ops of `fused` on `attr`; may throw dnnl::error.
@@ -69,7 +75,9 @@ void SetFusedOutputStageAttr(const FusedOutputStage& fused, dnnl::memory::data_t
     attr->set_post_ops(ops);
     return;
   }
-  ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, fused.form.lo, fused.form.hi);
+  if (!ConversionClips(fused, out_type)) {
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, fused.form.lo, fused.form.hi);
+  }
   ops.append_eltwise(1.f, dnnl::algorithm::eltwise_round, 0.f, 0.f);
   int32_t zero_point = fused.form.zero_point;
   // oneDNN 2.6's JIT kernels keep one eltwise injector per algorithm, made with the first
@@ -149,7 +157,7 @@ std::optional<NhwcConv> MakeFusedNhwcConv(const FusedOutputStage& fused, const s
     NhwcConv conv = MakeNhwcConv(pd, d, weights);
     FusedPrimitiveCount().fetch_add(1);
     if (fused.form.map.has_value()) FusedByteMapCount().fetch_add(1);
-    if (ConversionClipsAndRounds(fused, out_type)) ConversionClipCount().fetch_add(1);
+    if (ConversionClips(fused, out_type)) ConversionClipCount().fetch_add(1);
     return conv;
   } catch (const dnnl::error&) {
     return std::nullopt;

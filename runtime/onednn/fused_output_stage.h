@@ -15,9 +15,9 @@
 // conversion and addition is exact and oneDNN multiplies qfuse's float32(acc + bias).
 // MakeFusedOutputStage checks the bound per channel. Then the post-ops: a binary division by d
 // (IEEE division, as qfuse), clip to [lo, hi], round half to even, add zp, and the conversion
-// of the whole number to the output type. Without a zero point and with [lo, hi] the output
-// type's whole range, the clip and the rounding are left to that conversion, which saturates
-// to the type's range and rounds half to even (ConversionClipPrimitives counts these). A linear byte map (a clamp folded into the unit,
+// of the whole number to the output type. Where [lo + zp, hi + zp] is the output type's whole
+// range the clip is left to that conversion, which saturates to the type's range and rounds
+// half to even (ConversionClipPrimitives counts these), and with zero point 0 the rounding too. A linear byte map (a clamp folded into the unit,
 // OutputStage::SetByteMap) replaces the last step by its own: multiply by its ratio (one
 // float32 rounding, as qfuse; oneDNN's pow with exponent 1 is that multiply), clip, round,
 // add its zp. Clipping before or after a rounding gives the same result because the bounds
@@ -77,8 +77,8 @@ std::vector<std::pair<int, dnnl::memory>> FusedOutputStageArgs(const FusedOutput
 // many of them with a linear byte map (tests check that fusion ran).
 int64_t FusedOutputStagePrimitives();
 int64_t FusedByteMapPrimitives();
-// How many of them leave the clip and the rounding to the destination's conversion (no zero
-// point or byte map, clip bounds the destination type's whole range).
+// How many of them leave the clip to the destination's conversion (no byte map, clip bounds
+// plus the zero point the destination type's whole range).
 int64_t ConversionClipPrimitives();
 
 // Switches fusion on or off for kernels made from now on (process-wide; default on, and

@@ -142,8 +142,8 @@ struct UnitCase {
   // (scale 2), which the lowering folds into the unit as a linear byte map of ratio 0.5.
   bool folded_clamp = false;
   bool per_tensor_weights = false;  // one weight scale (oneDNN's scale mask 0)
-  // Output zero point 0: without an activation (or with Relu) the clip's bounds are the output
-  // type's range, and oneDNN's conversion clips and rounds.
+  // Output zero point 0: without an activation (or with a Relu on uint8) oneDNN's conversion
+  // clips and rounds; with the other zero points it clips where there is no activation.
   bool zero_output_zero_point = false;
 };
 
@@ -204,10 +204,12 @@ TEST_P(FusedOutputStageBytesTest, SameBytesAsHandWrittenKernel) {
   QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(b.graph(), true, {{"x", xt}}));
   EXPECT_GT(FusedOutputStagePrimitives(), fused_before) << "the stage did not run inside oneDNN";
   EXPECT_EQ(FusedByteMapPrimitives() > maps_before, c.folded_clamp) << "the folded clamp's byte map";
-  // The clip spans the output type's whole range: no activation, or a Relu on uint8 (on int8 a
-  // Relu's bound 0 is above -128).
-  const bool whole_range = c.zero_output_zero_point &&
-                           (c.activation.empty() || (c.activation == "Relu" && c.type == ir::DataType::kUint8));
+  // The clip plus the zero point spans the output type's whole range: no activation (any zero
+  // point), or a Relu on uint8 with zero point 0 (on int8 a Relu's bound 0 is above -128; a
+  // nonzero zero point puts it above 0). Not with a byte map.
+  const bool whole_range =
+      !c.folded_clamp && (c.activation.empty() || (c.activation == "Relu" && c.type == ir::DataType::kUint8 &&
+                                                   c.zero_output_zero_point));
   EXPECT_EQ(ConversionClipPrimitives() > clips_before, whole_range) << "the conversion's clip and rounding";
   ASSERT_EQ(got.size(), want.size());
   ASSERT_TRUE(want.count("output:y"));
