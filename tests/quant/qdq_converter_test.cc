@@ -29,6 +29,26 @@ std::map<std::string, int> OpCounts(const ir::Graph& g) {
   return counts;
 }
 
+// The scale of every value a QuantizeLinear quantizes.
+std::map<std::string, float> QuantizedScales(const ir::Graph& g) {
+  std::map<std::string, float> scales;
+  for (const ir::Node* n : g.nodes()) {
+    if (n->op_type() == "QuantizeLinear") scales[n->input(0)->name()] = n->input(1)->initializer()->data<float>()[0];
+  }
+  return scales;
+}
+
+// The scale and UINT8 zero point of every value a QuantizeLinear quantizes.
+std::map<std::string, std::pair<float, int>> QuantizedUint8Grids(const ir::Graph& g) {
+  std::map<std::string, std::pair<float, int>> grids;
+  for (const ir::Node* n : g.nodes()) {
+    if (n->op_type() != "QuantizeLinear") continue;
+    grids[n->input(0)->name()] = {n->input(1)->initializer()->data<float>()[0],
+                                  n->input(2)->initializer()->data<uint8_t>()[0]};
+  }
+  return grids;
+}
+
 using Quantized = testing::QuantizedSample;
 
 absl::StatusOr<Quantized> QuantizeResnet(fusion::FusionLevel level, const ConvertOptions& options = {}) {
@@ -307,10 +327,7 @@ TEST(QdqConverterTest, AveragePoolsTakeTheirInputScale) {
                    {"gap", .5f, .5f / 127, 0.f, .5f}, {"relu", 4.f, 4.f / 127, 0.f, 4.f},
                    {"x", 2.f, 2.f / 127, -2.f, 2.f},   {"y", 2.f, 2.f / 127, -2.f, 2.f}};
   QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, {}).status());
-  std::map<std::string, float> scale;  // quantized value -> its scale
-  for (const ir::Node* n : b.graph().nodes()) {
-    if (n->op_type() == "QuantizeLinear") scale[n->input(0)->name()] = n->input(1)->initializer()->data<float>()[0];
-  }
+  const std::map<std::string, float> scale = QuantizedScales(b.graph());
   ASSERT_EQ(scale.count("gap"), 1u);
   EXPECT_EQ(scale.at("relu"), 4.f / 127);
   EXPECT_EQ(scale.at("gap"), scale.at("relu") * (1.f + 1.f / 256));  // no exact rounding ties
@@ -340,10 +357,7 @@ TEST(QdqConverterTest, ConcatInputsReadOnlyByItTakeItsRange) {
                      {"rc", 3.f, 3.f / 127, 0.f, 3.f},   {"x", 2.f, 2.f / 127, -2.f, 2.f},
                      {"y", 2.f, 2.f / 127, -2.f, 2.f},   {"z", 2.f, 2.f / 127, -2.f, 2.f}};
     QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, {}).status());
-    std::map<std::string, float> scale;  // quantized value -> its scale
-    for (const ir::Node* n : b.graph().nodes()) {
-      if (n->op_type() == "QuantizeLinear") scale[n->input(0)->name()] = n->input(1)->initializer()->data<float>()[0];
-    }
+    const std::map<std::string, float> scale = QuantizedScales(b.graph());
     ASSERT_EQ(scale.count("ra"), 1u);
     ASSERT_EQ(scale.count("rc"), 1u);
     ASSERT_EQ(scale.count("cat"), 1u);
@@ -388,12 +402,7 @@ TEST(QdqConverterTest, ConcatRangeSharingKeepsEachInputsKindOfGrid) {
     ASSERT_EQ(options.int8_as_uint8 && options.unsigned_non_negative, shared);
     QFUSE_ASSERT_OK(fusion::Fuse(&b.model(), fusion::FusionLevel::kFull).status());
     QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, options).status());
-    std::map<std::string, std::pair<float, int>> grid;  // quantized value -> scale, zero point
-    for (const ir::Node* n : b.graph().nodes()) {
-      if (n->op_type() != "QuantizeLinear") continue;
-      grid[n->input(0)->name()] = {n->input(1)->initializer()->data<float>()[0],
-                                   n->input(2)->initializer()->data<uint8_t>()[0]};
-    }
+    const std::map<std::string, std::pair<float, int>> grid = QuantizedUint8Grids(b.graph());
     for (const char* v : {"ra", "rc", "rd", "he", "cat1"}) ASSERT_EQ(grid.count(v), 1u) << v;
     EXPECT_EQ(grid.at("cat1"), std::make_pair(2.f / 255, 0));
     EXPECT_EQ(grid.at("ra"), std::make_pair(shared ? 2.f / 255 : 1.f / 255, 0));
@@ -432,12 +441,7 @@ TEST(QdqConverterTest, TargetQfuseGridsFollowTheLowerBounds) {
     ASSERT_TRUE(options.int8_as_uint8 && options.unsigned_non_negative);
     QFUSE_ASSERT_OK(fusion::Fuse(&b.model(), fusion::FusionLevel::kFull).status());
     QFUSE_ASSERT_OK_AND_ASSIGN(ConversionStats stats, ConvertToQdq(&b.model(), table, options));
-    std::map<std::string, std::pair<float, int>> grid;  // quantized value -> scale, zero point
-    for (const ir::Node* n : b.graph().nodes()) {
-      if (n->op_type() != "QuantizeLinear") continue;
-      grid[n->input(0)->name()] = {n->input(1)->initializer()->data<float>()[0],
-                                   n->input(2)->initializer()->data<uint8_t>()[0]};
-    }
+    const std::map<std::string, std::pair<float, int>> grid = QuantizedUint8Grids(b.graph());
     ASSERT_EQ(grid.count("hswish"), 1u);
     ASSERT_EQ(grid.count("relu"), 1u);
     EXPECT_EQ(grid.at("x"), std::make_pair(2.f / 127, 128));
@@ -517,10 +521,7 @@ TEST(QdqConverterTest, SoftmaxOutputScalesHaveWholeReciprocals) {
     options.target = target;
     options = WithTargetDefaults(options, UserChoices());
     QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, options).status());
-    std::map<std::string, float> scale;  // quantized value -> its scale
-    for (const ir::Node* n : b.graph().nodes()) {
-      if (n->op_type() == "QuantizeLinear") scale[n->input(0)->name()] = n->input(1)->initializer()->data<float>()[0];
-    }
+    const std::map<std::string, float> scale = QuantizedScales(b.graph());
     ASSERT_EQ(scale.count("p"), 1u);
     EXPECT_EQ(scale.at("p"), std::nextafter(1.f / 255, 0.f));
     EXPECT_EQ(std::floor(1.f / scale.at("p")), 255.f);
