@@ -1,6 +1,8 @@
 #include "runtime/onednn/fused_output_stage.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -102,6 +104,12 @@ std::optional<FusedOutputStage> MakeFusedOutputStage(const int8::OutputStage& st
   if (!FusionEnabled().load()) return std::nullopt;
   std::optional<int8::OutputStage::OnnxOneTermForm> form = stage.OnnxOneTerm();
   if (!form.has_value() || weights.dtype() != ir::DataType::kInt8 || weights.rank() < 1) return std::nullopt;
+  // Non-finite multipliers (scales whose product overflowed) can make a NaN, which oneDNN's s8
+  // conversion saturates to 127 where qfuse's clamp gives the lower bound: qfuse's stage.
+  if (!std::isfinite(form->divisor) ||
+      !std::all_of(form->multipliers.begin(), form->multipliers.end(), [](float m) { return std::isfinite(m); })) {
+    return std::nullopt;
+  }
   const int64_t channels = weights.dims()[0];
   if (channels == 0 || (!bias.empty() && static_cast<int64_t>(bias.size()) != channels) ||
       (form->multipliers.size() != 1 && static_cast<int64_t>(form->multipliers.size()) != channels)) {

@@ -115,7 +115,12 @@ TEST(MakeFusedOutputStageTest, OtherStagesStayWithQfuse) {
   two_terms.b.input_scale = 0.04f;
   int8::OutputStageSpec float_out = UnitSpec();
   float_out.output_type = ir::DataType::kFloat32;
-  for (const int8::OutputStageSpec& spec : {fixed, two_terms, float_out}) {
+  // s_x * s_w overflows float32: its NaN / inf results stay with qfuse's clamp.
+  int8::OutputStageSpec overflowing = UnitSpec();
+  overflowing.dequantize_then_quantize = true;
+  overflowing.a.input_scale = 1e30f;
+  overflowing.a.weight_scales = {1e30f, 1e30f};
+  for (const int8::OutputStageSpec& spec : {fixed, two_terms, float_out, overflowing}) {
     QFUSE_ASSERT_OK_AND_ASSIGN(int8::OutputStage stage, int8::OutputStage::Create(spec));
     EXPECT_FALSE(MakeFusedOutputStage(stage, Weights(16), {}, FusedSource::kUint8).has_value());
   }
@@ -240,7 +245,8 @@ INSTANTIATE_TEST_SUITE_P(
                       UnitCase{"depthwise_s8_relu_zp0", 32, 32, 13, 3, 1, 32, DataType::kInt8, "Relu", false, false,
                                true},
                       UnitCase{"conv3x3_u8_clip_zp0", 16, 32, 10, 3, 1, 1, DataType::kUint8, "Clip", false, false,
-                               true}),
+                               true},
+                      UnitCase{"depthwise_u8_zp0", 48, 48, 12, 3, 1, 48, DataType::kUint8, "", false, false, true}),
     [](const ::testing::TestParamInfo<UnitCase>& info) { return info.param.name; });
 
 // The integer-head form (quant/integer_heads.h: the default of //tools:quantize with uint8
@@ -265,13 +271,16 @@ TEST(FusedOutputStageSampleTest, IntegerHeadUnitsGiveTheScalarKernelsBytes) {
       SetIsaCap(Isa::kScalar);
       QFUSE_ASSERT_OK_AND_ASSIGN(want, RunInt8Values(*q.model.graph, false, tc.inputs));
     }
-    const int64_t fused_before = FusedOutputStagePrimitives();
+    const int64_t fused_before = FusedOutputStagePrimitives(), clips_before = ConversionClipPrimitives();
     QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunInt8Values(*q.model.graph, true, tc.inputs));
     // Below VNNI these 8-bit weights go through the split source, which does not fuse.
     const ir::Tensor* weights = AnyConvWeights(*q.model.graph);
     ASSERT_NE(weights, nullptr) << name;
     if (OneDnnInt8IsExact(ir::DataType::kUint8, *weights)) {
       EXPECT_GT(FusedOutputStagePrimitives(), fused_before) << name;
+      // The units without an activation bound inside the grid divide and leave the clip (and,
+      // at zero point 0, the rounding) to the conversion.
+      EXPECT_GT(ConversionClipPrimitives(), clips_before) << name;
     }
     ASSERT_EQ(got.size(), want.size());
     for (const auto& [value, t] : want) EXPECT_TRUE(got.at(value).BitwiseEqual(t)) << name << " " << value;
