@@ -108,9 +108,7 @@ class OneDnnConvKernel : public Kernel {
     const bool x_blocked = InputKind(ctx, ir::kUnitX) == LayoutKind::kChannelBlocked;
     QFUSE_ASSIGN_OR_RETURN(std::vector<int64_t> x_dims, PlainDims(x, x_blocked, in_channels_, "input"));
     UseThreadsOf(*ctx.pool);
-    // A plain input with few channels (a network's first layer) is read as is; any other
-    // plain input is reordered to the blocked layout first.
-    const bool src_plain = !x_blocked && in_channels_ < block_;
+    const bool src_plain = SourcePlain(x_blocked);
     // A blocked residual is read in place by a binary add; a plain one is reordered into the
     // destination for a sum (no second copy).
     const ResidualKind residual_kind = residual == nullptr ? ResidualKind::kNone
@@ -229,10 +227,15 @@ class OneDnnConvKernel : public Kernel {
         absl::StrCat(what, " ", ir::DimsToString(t.dims()), " does not have ", channels, " channels in 2-D layout"));
   }
 
+  // Whether the convolution reads the input in the plain layout: a plain input with few
+  // channels (a network's first layer) is read as is; any other plain input is reordered to
+  // the blocked layout first.
+  bool SourcePlain(bool x_blocked) const { return !x_blocked && in_channels_ < block_; }
+
   // The primitive for this input shape, created on first use; an error when oneDNN
   // refuses the shape (the caller then runs the hand-written kernel).
   absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims, bool x_blocked, ResidualKind residual) {
-    const bool src_plain = !x_blocked && in_channels_ < block_;  // as Run reads it
+    const bool src_plain = SourcePlain(x_blocked);
     std::lock_guard<std::mutex> lock(mu_);
     const auto key = std::make_tuple(x_dims, x_blocked, residual);
     auto it = cache_.find(key);
