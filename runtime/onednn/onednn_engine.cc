@@ -40,47 +40,52 @@ dnnl::cpu_isa OneDnnIsa(Isa isa) {
   return dnnl::cpu_isa::all;
 }
 
-memory::desc PlainDesc(const std::vector<int64_t>& dims) {
-  return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, memory::format_tag::nchw);
-}
+// The most reorders RunKeptReorder keeps.
+constexpr size_t kMaxKeptReorders = 512;
 
-memory::desc BlockedDesc(const std::vector<int64_t>& plain_dims, int64_t block) {
-  return memory::desc(memory::dims(plain_dims.begin(), plain_dims.end()), memory::data_type::f32, BlockedTag(block));
-}
+// A kept reorder: dims, element type, source and destination layouts, OpenMP thread count (a
+// primitive keeps the count in force when it is made).
+using ReorderKey = std::tuple<std::vector<int64_t>, memory::data_type, memory::format_tag, memory::format_tag, int>;
 
-// The most float reorders ReorderFloat keeps.
-constexpr size_t kMaxCachedReorders = 512;
-
-// Runs the float reorder between the plain and the blocked layout of `plain_dims` (to_blocked
-// gives the direction) from `src` to `dst`. The primitives are kept per shape, direction and
-// OpenMP thread count (a primitive keeps the count in force when it is made): making one
-// costs about 1 us even when oneDNN's own cache has it, as much as reordering a small tensor.
-// Plain <-> blocked float reorders use no scratchpad, so one primitive may run on several
-// threads at once.
-void ReorderFloat(const std::vector<int64_t>& plain_dims, int64_t block, bool to_blocked, const void* src,
-                  void* dst) {
-  using Key = std::tuple<std::vector<int64_t>, int64_t, bool, int>;
+// Runs the reorder from `src` (dims and layout `from_tag`) to `dst` (`to_tag`). Making one
+// costs about 1 us even when oneDNN's own cache has it, as much as reordering a small tensor,
+// so the primitives are kept per ReorderKey; only those without a scratchpad (the plain /
+// blocked / channels-last layout changes are), so one primitive may run on several threads at
+// once.
+void RunKeptReorder(const std::vector<int64_t>& dims, memory::data_type type, memory::format_tag from_tag,
+                    memory::format_tag to_tag, const void* src, void* dst) {
   static std::mutex mu;
-  static auto* cache = new std::map<Key, dnnl::reorder>();
-  const memory::desc plain = PlainDesc(plain_dims), blocked = BlockedDesc(plain_dims, block);
-  const memory::desc& from = to_blocked ? plain : blocked;
-  const memory::desc& to = to_blocked ? blocked : plain;
+  static auto* kept = new std::map<ReorderKey, dnnl::reorder>();
+  const memory::dims d(dims.begin(), dims.end());
+  const memory::desc from(d, type, from_tag), to(d, type, to_tag);
   dnnl::reorder reorder;
   {
     std::lock_guard<std::mutex> lock(mu);
-    const Key key{plain_dims, block, to_blocked, omp_get_max_threads()};
-    auto it = cache->find(key);
-    if (it == cache->end()) {
+    const ReorderKey key{dims, type, from_tag, to_tag, omp_get_max_threads()};
+    auto it = kept->find(key);
+    if (it != kept->end()) {
+      reorder = it->second;  // a reference-counted handle: safe to run after a clear
+    } else {
       // Made before it is kept: a reorder oneDNN refuses (it throws) leaves no entry.
-      dnnl::reorder made(dnnl::reorder::primitive_desc(Engine(), from, Engine(), to));
-      if (cache->size() >= kMaxCachedReorders) cache->clear();  // many input shapes: start again
-      it = cache->emplace(key, std::move(made)).first;
+      const dnnl::reorder::primitive_desc pd(Engine(), from, Engine(), to);
+      reorder = dnnl::reorder(pd);
+      if (pd.scratchpad_desc().get_size() == 0) {
+        if (kept->size() >= kMaxKeptReorders) kept->clear();  // many input shapes: start again
+        kept->emplace(key, reorder);
+      }
     }
-    reorder = it->second;  // a reference-counted handle: safe to run after a clear
   }
   memory src_mem(from, Engine(), const_cast<void*>(src)), dst_mem(to, Engine(), dst);
   reorder.execute(Stream(), src_mem, dst_mem);
   Stream().wait();
+}
+
+// The float reorder between the plain and the blocked layout of `plain_dims`.
+void ReorderFloat(const std::vector<int64_t>& plain_dims, int64_t block, bool to_blocked, const void* src,
+                  void* dst) {
+  const memory::format_tag plain = memory::format_tag::nchw, blocked = BlockedTag(block);
+  RunKeptReorder(plain_dims, memory::data_type::f32, to_blocked ? plain : blocked, to_blocked ? blocked : plain, src,
+                 dst);
 }
 
 }  // namespace
@@ -157,10 +162,10 @@ absl::StatusOr<ir::Tensor> ToPlain(const ThreadPool& pool, const ir::Tensor& t, 
 void ReorderInt8(const ThreadPool& pool, const ir::Tensor& src, bool src_channels_last,
                  const std::vector<int64_t>& plain_dims, void* dst) {
   // Per image a [H*W][C] byte matrix one way and [C][H*W] the other: qfuse's 16 x 16 tile
-  // transpose, 1.5-2.8x as fast as executing oneDNN's int8 reorder on SE-block sizes, which
-  // was also made per call (tests/runtime/onednn:int8_reorder_benchmark), except with fewer
-  // than 16 rows or columns (3 channels), which the tiles copy byte by byte and oneDNN's
-  // reorder does 1.8-2.4x as fast.
+  // transpose, 1.5-2.8x as fast as executing oneDNN's int8 reorder on SE-block sizes
+  // (tests/runtime/onednn:int8_reorder_benchmark), except with fewer than 16 rows or columns
+  // (3 channels), which the tiles copy byte by byte and oneDNN's reorder (kept, as the float
+  // ones) does 1.8-2.4x as fast.
   const int64_t channels = plain_dims[1], pixels = plain_dims[2] * plain_dims[3];
   const int64_t rows = src_channels_last ? pixels : channels, cols = src_channels_last ? channels : pixels;
   if (rows == 1 || cols == 1) {  // the same bytes in both orders
@@ -174,12 +179,9 @@ void ReorderInt8(const ThreadPool& pool, const ir::Tensor& src, bool src_channel
     return;
   }
   const memory::data_type type = src.dtype() == ir::DataType::kInt8 ? memory::data_type::s8 : memory::data_type::u8;
-  const memory::dims dims(plain_dims.begin(), plain_dims.end());
-  const memory::desc nchw(dims, type, memory::format_tag::nchw), nhwc(dims, type, memory::format_tag::nhwc);
-  memory from(src_channels_last ? nhwc : nchw, Engine(), const_cast<void*>(src.raw_data()));
-  memory to(src_channels_last ? nchw : nhwc, Engine(), dst);
-  dnnl::reorder(from, to).execute(Stream(), from, to);
-  Stream().wait();
+  const memory::format_tag nchw = memory::format_tag::nchw, nhwc = memory::format_tag::nhwc;
+  RunKeptReorder(plain_dims, type, src_channels_last ? nhwc : nchw, src_channels_last ? nchw : nhwc, src.raw_data(),
+                 dst);
 }
 
 absl::StatusOr<const uint8_t*> ChannelsLastInt8(const KernelContext& ctx, int input, const ir::Tensor& t,
