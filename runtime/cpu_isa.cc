@@ -20,6 +20,7 @@ Isa Detect() {
   const bool vnni = avx512 && __builtin_cpu_supports("avx512vnni");
   if (vnni) return Isa::kAvx512Vnni;
   if (avx512) return Isa::kAvx512;
+  if (avx2 && __builtin_cpu_supports("avxvnni")) return Isa::kAvx2Vnni;
   if (avx2) return Isa::kAvx2;
   return Isa::kScalar;
 }
@@ -42,22 +43,29 @@ std::atomic<int>& Cap() {
 
 const char* IsaName(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
-    case Isa::kAvx512Vnni: return "vnni";
-    case Isa::kAmx: return "amx";
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx2Vnni:
+      return "avx2_vnni";
+    case Isa::kAvx512:
+      return "avx512";
+    case Isa::kAvx512Vnni:
+      return "vnni";
+    case Isa::kAmx:
+      return "amx";
   }
   return "?";
 }
 
 absl::StatusOr<Isa> ParseIsa(absl::string_view name) {
   const std::string lower = absl::AsciiStrToLower(name);
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kAmx}) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAvx512Vnni, Isa::kAmx}) {
     if (lower == IsaName(isa)) return isa;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown instruction set '", name, "' (expected scalar, avx2, avx512, vnni or amx)"));
+      absl::StrCat("unknown instruction set '", name, "' (expected scalar, avx2, avx2_vnni, avx512, vnni or amx)"));
 }
 
 Isa DetectedIsa() {

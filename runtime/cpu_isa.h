@@ -9,15 +9,21 @@
 
 namespace qfuse::runtime {
 
-// Ordered: each level includes the ones below it.
+// Ordered: each level includes the ones below it, but for kAvx2Vnni (see there).
 //   kScalar      portable C++ only
 //   kAvx2        AVX2 + FMA
+//   kAvx2Vnni    AVX2 + FMA + AVX-VNNI (the VEX-encoded 256-bit int8 dot products of Intel's
+//                Alder Lake and later cores and AMD's Zen 5, often without AVX-512). qfuse's own
+//                kernels run their AVX2 code at this level; it lets oneDNN use its avx2_vnni
+//                int8 kernels, whose vpdpbusd sums are exact like AVX-512 VNNI's. A CPU detected
+//                at kAvx512 or above need not have AVX-VNNI: oneDNN's own detection decides
+//                whether it runs them (onednn/int8_conv_engine.h's OneDnnHasVnni).
 //   kAvx512      AVX-512 F/VL/BW/DQ
 //   kAvx512Vnni  the above plus AVX512_VNNI (int8 dot products)
 //   kAmx         accepted as a cap meaning "no cap"; qfuse has no AMX path of its own
-enum class Isa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Vnni = 3, kAmx = 4 };
+enum class Isa : int { kScalar = 0, kAvx2 = 1, kAvx2Vnni = 2, kAvx512 = 3, kAvx512Vnni = 4, kAmx = 5 };
 
-// "scalar", "avx2", "avx512", "vnni", "amx".
+// "scalar", "avx2", "avx2_vnni", "avx512", "vnni", "amx".
 const char* IsaName(Isa isa);
 // Parses the names above (case-insensitive); anything else is an InvalidArgumentError.
 absl::StatusOr<Isa> ParseIsa(absl::string_view name);

@@ -3,7 +3,8 @@
 # Bazel test, then the zoo smoke check on models nobody here designed (a few torchvision
 # architectures exported by models/zoo/make_zoo.sh --quick, quantized at every fusion level,
 # every emitted int8 file run by onnxruntime and compared with qfuse's integer runtime).
-# Then the runtime tests once more under QFUSE_MAX_ISA=avx2 and =scalar, and the tests of
+# Then the runtime tests once more under each lower QFUSE_MAX_ISA the CPU has (avx2_vnni, avx512,
+# avx2, scalar), and the tests of
 # the code that parses untrusted bytes under ASan + UBSan.
 # Then the include-layer check of the source tree (tools/check_layers.py).
 # Ends with one "N passed, N failed" line: Bazel test targets (per cap), the layer check and
@@ -44,9 +45,12 @@ bazel_stage bazel //...
 # The runtime tests again under lower ISA caps (runtime/cpu_isa.h): the AVX2 paths (what an
 # AVX2-only machine runs, oneDNN included) and the portable scalar code; on a CPU with AVX-512
 # VNNI also the AVX-512 paths without VNNI (what a Skylake-SP runs: oneDNN's int8 convolutions
-# through the split source, onnxruntime's AVX-512 Softmax and NCHWc block).
+# through the split source, onnxruntime's AVX-512 Softmax and NCHWc block); on a CPU with
+# AVX-VNNI also AVX2 with it (what an Alder Lake or later laptop runs: oneDNN's avx2_vnni int8
+# convolutions, qfuse's own AVX2 kernels).
 caps=(avx2 scalar)
 if grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null; then caps=(avx512 "${caps[@]}"); fi
+if grep -qw avx_vnni /proc/cpuinfo 2>/dev/null; then caps=(avx2_vnni "${caps[@]}"); fi
 for cap in "${caps[@]}"; do
   bazel_stage "bazel (QFUSE_MAX_ISA=$cap)" --test_env=QFUSE_MAX_ISA="$cap" //tests/runtime/...
 done

@@ -32,8 +32,18 @@ Int8ConvEngine& EngineChoice() {
 }  // namespace
 
 bool OneDnnHasVnni() {
-  return IsaAllowed(Isa::kAvx512Vnni) &&
-         static_cast<int>(EffectiveIsa()) >= static_cast<int>(dnnl::cpu_isa::avx512_core_vnni);
+  if (!IsaAllowed(Isa::kAvx2Vnni)) return false;
+  // oneDNN's ISA values are bit sets, not an order: avx2_vnni (0x407) is numerically above
+  // every AVX-512 level without being one.
+  switch (EffectiveIsa()) {
+    case dnnl::cpu_isa::avx2_vnni:
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+      return true;
+    default:
+      return false;
+  }
 }
 
 void SetInt8ConvEngine(Int8ConvEngine engine) { EngineChoice() = engine; }

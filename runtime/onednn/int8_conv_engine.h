@@ -14,8 +14,8 @@
 namespace qfuse::runtime::onednn {
 
 // Whether oneDNN computes the exact int32 accumulator for activations of `x_type` and these
-// int8 weights on this CPU (under the ISA cap): always at AVX-512 VNNI (vpdpbusd sums without
-// saturation); at AVX2 / AVX-512 without VNNI, whose vpmaddubsw saturates pairs of products
+// int8 weights on this CPU (under the ISA cap): always with VNNI (OneDnnHasVnni: vpdpbusd sums
+// without saturation); at AVX2 / AVX-512 without VNNI, whose vpmaddubsw saturates pairs of products
 // to int16, only for weights within [-64, 64] (--reduce_range), where a pair of a uint8 source
 // and a weight is at most 255 * 64 * 2 = 32640. INT8 activations are then flipped to uint8
 // (x ^ 0x80, zero point + 128) before oneDNN reads them.
@@ -36,8 +36,10 @@ bool IsExactInt8DepthwiseImplementation(const std::string& implementation);
 // (source_split.h: a 7-bit source plus the outliers added back): at AVX2 and AVX-512 without
 // VNNI, for INT8/UINT8 activations.
 bool OneDnnSplitSourceIsExact(ir::DataType x_type);
-// Whether oneDNN runs at AVX-512 VNNI under the ISA cap (its int8 accumulators are then exact
-// for any int8 weights, and it reads int8 sources itself).
+// Whether oneDNN runs its VNNI int8 kernels under the ISA cap: AVX-512 VNNI, or AVX-VNNI
+// (oneDNN's avx2_vnni, at qfuse's kAvx2Vnni cap and above where the CPU has it). vpdpbusd sums
+// four u8 x s8 products into int32 without saturation, so its accumulators are exact for any
+// int8 weights, and it reads int8 sources itself (a +128 shift with its own compensation).
 bool OneDnnHasVnni();
 
 // Where the accumulators come from: kAuto picks per unit (UseTiles); a unit that can run on

@@ -8,6 +8,8 @@
 // the tiles everywhere. oneDNN's units run with the output stage fused into its convolution
 // (fused_output_stage.h) and without. The default engine choice (kAuto) times oneDNN against
 // the tiles per unit on its first calls: those runs check both engines and the chosen one.
+#include "runtime/onednn/qlinear_conv_kernel.h"
+
 #include <map>
 #include <string>
 #include <tuple>
@@ -19,9 +21,8 @@
 #include "runtime/engine_tuner.h"
 #include "runtime/executor.h"
 #include "runtime/onednn/fused_output_stage.h"
-#include "runtime/onednn/onednn_engine.h"
 #include "runtime/onednn/int8_conv_engine.h"
-#include "runtime/onednn/qlinear_conv_kernel.h"
+#include "runtime/onednn/onednn_engine.h"
 #include "tests/runtime/onednn/int8_values.h"
 #include "tests/testing/isa_cap_guard.h"
 #include "tests/testing/onnx_test_case.h"
@@ -67,12 +68,15 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
   // oneDNN's own ISA is fixed once its first kernel is made, so a lower cap set here limits
   // qfuse's choices but not oneDNN's instructions: the vpmaddubsw path itself is exercised
   // when the whole test runs under QFUSE_MAX_ISA=avx2 (tools/test.sh does).
-  for (Isa cap : {Isa::kAvx512Vnni, Isa::kAvx2}) {
+  for (Isa cap : {Isa::kAvx512Vnni, Isa::kAvx2Vnni, Isa::kAvx2}) {
     if (cap > start_cap) continue;
     SetIsaCap(cap);
     const bool exact = OneDnnInt8IsExact(x_type, *any_weights);
-    // The rule itself: at AVX2 only 7-bit weights qualify.
-    EXPECT_EQ(exact, UseOneDnn() && (cap >= Isa::kAvx512Vnni || reduce_range)) << IsaName(cap);
+    // The rule itself: with VNNI (oneDNN's AVX-512 VNNI, or its AVX-VNNI where the cap allows
+    // it) any weights, at AVX2 only 7-bit ones.
+    EXPECT_EQ(exact, UseOneDnn() && (OneDnnHasVnni() || reduce_range)) << IsaName(cap);
+    if (cap == Isa::kAvx512Vnni) EXPECT_TRUE(!UseOneDnn() || OneDnnHasVnni());
+    if (cap == Isa::kAvx2) EXPECT_FALSE(OneDnnHasVnni());
     if (!UseOneDnn()) continue;
     for (Int8ConvEngine engine : {Int8ConvEngine::kAuto, Int8ConvEngine::kOneDnn, Int8ConvEngine::kTiles}) {
       // Below VNNI with 8-bit weights oneDNN runs through the split source.
@@ -104,8 +108,7 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
           SetOutputStageFusion(true);
           // At VNNI oneDNN's accumulators are exact for every unit, so the one-term kOnnx
           // units of both samples run the fused stage.
-          if (cap == Isa::kAvx512Vnni && engine == Int8ConvEngine::kOneDnn &&
-              mode == numerics::RequantizeMode::kOnnx) {
+          if (cap == Isa::kAvx512Vnni && engine == Int8ConvEngine::kOneDnn && mode == numerics::RequantizeMode::kOnnx) {
             EXPECT_EQ(FusedOutputStagePrimitives() > fused_before, fuse) << name;
           }
           ASSERT_EQ(got.size(), want[mode].size());
@@ -124,14 +127,13 @@ TEST_P(OneDnnIntegerUnitTest, SameBytesAsScalarHandWrittenKernels) {
   if (checked == 0) GTEST_SKIP() << "no AVX2 on this CPU";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Samples, OneDnnIntegerUnitTest,
-    ::testing::Combine(::testing::Values("resnet_small", "mobilenetv2_small"),
-                       ::testing::Values(fusion::FusionLevel::kBn, fusion::FusionLevel::kFull),
-                       ::testing::Values(Numerics{quant::ActivationType::kInt8, false},
-                                         Numerics{quant::ActivationType::kUint8, false},
-                                         Numerics{quant::ActivationType::kInt8, true},
-                                         Numerics{quant::ActivationType::kUint8, true})));
+INSTANTIATE_TEST_SUITE_P(Samples, OneDnnIntegerUnitTest,
+                         ::testing::Combine(::testing::Values("resnet_small", "mobilenetv2_small"),
+                                            ::testing::Values(fusion::FusionLevel::kBn, fusion::FusionLevel::kFull),
+                                            ::testing::Values(Numerics{quant::ActivationType::kInt8, false},
+                                                              Numerics{quant::ActivationType::kUint8, false},
+                                                              Numerics{quant::ActivationType::kInt8, true},
+                                                              Numerics{quant::ActivationType::kUint8, true})));
 
 }  // namespace
 }  // namespace qfuse::runtime::onednn
