@@ -43,18 +43,12 @@ std::atomic<int>& Cap() {
 
 const char* IsaName(Isa isa) {
   switch (isa) {
-    case Isa::kScalar:
-      return "scalar";
-    case Isa::kAvx2:
-      return "avx2";
-    case Isa::kAvx2Vnni:
-      return "avx2_vnni";
-    case Isa::kAvx512:
-      return "avx512";
-    case Isa::kAvx512Vnni:
-      return "vnni";
-    case Isa::kAmx:
-      return "amx";
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx2Vnni: return "avx2_vnni";
+    case Isa::kAvx512: return "avx512";
+    case Isa::kAvx512Vnni: return "vnni";
+    case Isa::kAmx: return "amx";
   }
   return "?";
 }

@@ -39,10 +39,8 @@ bool OneDnnHasVnni() {
     case dnnl::cpu_isa::avx2_vnni:
     case dnnl::cpu_isa::avx512_core_vnni:
     case dnnl::cpu_isa::avx512_core_bf16:
-    case dnnl::cpu_isa::avx512_core_amx:
-      return true;
-    default:
-      return false;
+    case dnnl::cpu_isa::avx512_core_amx: return true;
+    default: return false;
   }
 }
 

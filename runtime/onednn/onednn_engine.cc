@@ -32,16 +32,11 @@ std::atomic<int>& UseFlag() {
 dnnl::cpu_isa OneDnnIsa(Isa isa) {
   switch (isa) {
     case Isa::kScalar:
-    case Isa::kAvx2:
-      return dnnl::cpu_isa::avx2;
-    case Isa::kAvx2Vnni:
-      return dnnl::cpu_isa::avx2_vnni;
-    case Isa::kAvx512:
-      return dnnl::cpu_isa::avx512_core;
-    case Isa::kAvx512Vnni:
-      return dnnl::cpu_isa::avx512_core_vnni;
-    case Isa::kAmx:
-      return dnnl::cpu_isa::all;
+    case Isa::kAvx2: return dnnl::cpu_isa::avx2;
+    case Isa::kAvx2Vnni: return dnnl::cpu_isa::avx2_vnni;
+    case Isa::kAvx512: return dnnl::cpu_isa::avx512_core;
+    case Isa::kAvx512Vnni: return dnnl::cpu_isa::avx512_core_vnni;
+    case Isa::kAmx: return dnnl::cpu_isa::all;
   }
   return dnnl::cpu_isa::all;
 }
@@ -87,7 +82,8 @@ void RunKeptReorder(const std::vector<int64_t>& dims, memory::data_type type, me
 }
 
 // The float reorder between the plain and the blocked layout of `plain_dims`.
-void ReorderFloat(const std::vector<int64_t>& plain_dims, int64_t block, bool to_blocked, const void* src, void* dst) {
+void ReorderFloat(const std::vector<int64_t>& plain_dims, int64_t block, bool to_blocked, const void* src,
+                  void* dst) {
   const memory::format_tag plain = memory::format_tag::nchw, blocked = BlockedTag(block);
   RunKeptReorder(plain_dims, memory::data_type::f32, to_blocked ? plain : blocked, to_blocked ? blocked : plain, src,
                  dst);
@@ -146,10 +142,8 @@ absl::StatusOr<ir::Tensor> BlockedToPlain(const ThreadPool& pool, const ir::Tens
 
 absl::StatusOr<ir::Tensor> ToPlain(const ThreadPool& pool, const ir::Tensor& t, const TensorLayout& layout) {
   switch (layout.kind) {
-    case LayoutKind::kPlain:
-      return t;
-    case LayoutKind::kChannelBlocked:
-      return BlockedToPlain(pool, t, layout.channels);
+    case LayoutKind::kPlain: return t;
+    case LayoutKind::kChannelBlocked: return BlockedToPlain(pool, t, layout.channels);
     case LayoutKind::kChannelsLast: {
       if (t.rank() != 4 || t.dims()[3] != layout.channels ||
           (t.dtype() != ir::DataType::kInt8 && t.dtype() != ir::DataType::kUint8)) {
@@ -198,8 +192,8 @@ absl::StatusOr<const uint8_t*> ChannelsLastInt8(const KernelContext& ctx, int in
   const std::vector<int64_t>& d = t.dims();
   const std::vector<int64_t> dims = last && d.size() == 4 ? std::vector<int64_t>{d[0], d[3], d[1], d[2]} : d;
   if (dims != plain_dims) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " shape ", ir::DimsToString(dims),
-                                                   " differs from the expected ", ir::DimsToString(plain_dims)));
+    return absl::InvalidArgumentError(absl::StrCat(what, " shape ", ir::DimsToString(dims), " differs from the expected ",
+                                                   ir::DimsToString(plain_dims)));
   }
   // With one channel or one pixel per image, NCHW and NHWC order the same bytes alike (a
   // grayscale image, a pooled vector): read them in place.
