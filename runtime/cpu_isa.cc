@@ -67,6 +67,14 @@ Isa DetectedIsa() {
   return detected;
 }
 
+bool CpuHasAvxVnni() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+  }();
+  return has;
+}
+
 Isa MaxIsa() {
   return static_cast<Isa>(std::min(static_cast<int>(DetectedIsa()), Cap().load(std::memory_order_relaxed)));
 }

@@ -36,6 +36,9 @@ Isa MaxIsa();
 // The cap alone (kAmx when none is set), for libraries whose own levels go past qfuse's
 // detection (oneDNN's AMX kernels).
 Isa IsaCap();
+// Whether the CPU has AVX-VNNI (VEX-encoded vpdpbusd), which no level implies: kernels that
+// use it check this and IsaAllowed(Isa::kAvx2Vnni).
+bool CpuHasAvxVnni();
 // True when kernels may use `isa`.
 inline bool IsaAllowed(Isa isa) { return static_cast<int>(isa) <= static_cast<int>(MaxIsa()); }
 // Sets the cap (tests, tools' --max_isa); kernels pick it up on their next call.

@@ -22,7 +22,9 @@ constexpr int kAvx2Rows = 4;
 // 3 x 16 columns: 6 int32 accumulators + 2 B + A + ones + 2 temporaries of the 16 ymm
 // registers (measured: 4 rows spill an accumulator; 4 and 6 rows were 4-25% slower).
 constexpr int kAvx2MaddubsRows = 3;
-// Rows per parallel task (a multiple of the VNNI, madd and maddubs tiles) and the size worth
+// 6 x 16 columns: 12 int32 accumulators + 2 B + A of the 16 ymm registers.
+constexpr int kAvxVnniRows = 6;
+// Rows per parallel task (a multiple of the VNNI, AVX-VNNI, madd and maddubs tiles) and the size worth
 // a hand-off.
 constexpr int64_t kRowsPerTask = 36;
 constexpr int64_t kParallelMinMacs = 1 << 18;
@@ -342,9 +344,92 @@ void Avx2MaddubsRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64
   }
 }
 
+// ---- AVX-VNNI: MR rows x NH halves (8 columns each) of one panel per register tile, the
+// VEX-encoded 256-bit vpdpbusd (4 u8 x s8 products into an int32 lane, no intermediate
+// saturation, as kAvx512Vnni): any int8 B.
+
+template <int MR, int NH>
+__attribute__((target("avx2,avxvnni"))) void AvxVnniTile(const Int8GemmArgs& args, const PackedInt8Weights& b,
+                                                         int64_t m0, int64_t p) {
+  const uint32_t flip = SignFlip(args.a_signed);
+  const uint8_t* rows[MR];
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) rows[r] = Row(args, m0 + r);
+  __m256i acc[MR][NH];
+  #pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    #pragma GCC unroll 2
+    for (int h = 0; h < NH; ++h) acc[r][h] = _mm256_setzero_si256();
+  }
+  const int8_t* panel = b.data.data() + p * b.k_groups * kGroupBytes;
+  for (int64_t g = 0; g < b.k_groups; ++g) {
+    const bool tail = 4 * g + 4 > b.k;
+    __m256i bv[NH];
+    #pragma GCC unroll 2
+    for (int h = 0; h < NH; ++h) {
+      bv[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + g * kGroupBytes + 32 * h));
+    }
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      uint32_t a;
+      if (tail) {
+        a = LoadGroup(rows[r], g, b.k, flip);
+      } else {
+        std::memcpy(&a, rows[r] + 4 * g, 4);
+        a ^= flip;
+      }
+      const __m256i av = _mm256_set1_epi32(static_cast<int>(a));
+      #pragma GCC unroll 2
+      for (int h = 0; h < NH; ++h) acc[r][h] = _mm256_dpbusd_avx_epi32(acc[r][h], av, bv[h]);
+    }
+  }
+  #pragma GCC unroll 2
+  for (int h = 0; h < NH; ++h) {
+    const int64_t col0 = p * kP + 8 * h;
+    const int cols = static_cast<int>(std::min<int64_t>(8, b.n - col0));
+    const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.col_sums.data() + col0));
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m256i zp = _mm256_set1_epi32(RowZeroPoint(args, m0 + r));
+      const __m256i out = _mm256_sub_epi32(acc[r][h], _mm256_mullo_epi32(zp, sums));
+      int32_t* c = args.c + (m0 + r) * args.ldc + col0;
+      if (cols == 8) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), out);
+      } else {  // vpmaskmovd stores are slow on AMD cores: only for the last columns
+        _mm256_maskstore_epi32(c, mask, out);
+      }
+    }
+  }
+}
+
+// `rows` (1..R) rows from m across every panel, the second half of a panel only when it has
+// columns below N.
+template <int R>
+void AvxVnniRowTiles(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m, int rows) {
+  if (rows == R) {
+    for (int64_t p = 0; p < b.panels; ++p) {
+      if (b.n - p * kP > 8) {
+        AvxVnniTile<R, 2>(args, b, m, p);
+      } else {
+        AvxVnniTile<R, 1>(args, b, m, p);
+      }
+    }
+  } else if constexpr (R > 1) {
+    AvxVnniRowTiles<R - 1>(args, b, m, rows);
+  }
+}
+
+void AvxVnniRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t m1) {
+  for (int64_t m = m0; m < m1; m += kAvxVnniRows) {
+    AvxVnniRowTiles<kAvxVnniRows>(args, b, m, static_cast<int>(std::min<int64_t>(kAvxVnniRows, m1 - m)));
+  }
+}
+
 void RunRows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, int64_t m1) {
   switch (args.isa) {
     case Int8GemmIsa::kAvx512Vnni: VnniRows(args, b, m0, m1); break;
+    case Int8GemmIsa::kAvxVnni: AvxVnniRows(args, b, m0, m1); break;
     case Int8GemmIsa::kAvx2:
       if (b.fits_maddubs) {
         Avx2MaddubsRows(args, b, m0, m1);
@@ -478,6 +563,8 @@ bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
   switch (isa) {
     case Int8GemmIsa::kAvx512Vnni:
       return IsaAllowed(Isa::kAvx512Vnni);
+    case Int8GemmIsa::kAvxVnni:
+      return IsaAllowed(Isa::kAvx2Vnni) && CpuHasAvxVnni();
     case Int8GemmIsa::kAvx2:
       return IsaAllowed(Isa::kAvx2);
     case Int8GemmIsa::kScalar:
@@ -487,15 +574,17 @@ bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
 }
 
 Int8GemmIsa BestInt8GemmIsa() {
-  const Int8GemmIsa best = Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni) ? Int8GemmIsa::kAvx512Vnni
-                                  : Int8GemmIsaAvailable(Int8GemmIsa::kAvx2)     ? Int8GemmIsa::kAvx2
-                                                                                 : Int8GemmIsa::kScalar;
-  return best;
+  if (Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni)) return Int8GemmIsa::kAvx512Vnni;
+  // Not at the avx512 cap, which stands for AVX-512 CPUs without any VNNI (Skylake-SP).
+  if (Int8GemmIsaAvailable(Int8GemmIsa::kAvxVnni) && !IsaAllowed(Isa::kAvx512)) return Int8GemmIsa::kAvxVnni;
+  if (Int8GemmIsaAvailable(Int8GemmIsa::kAvx2)) return Int8GemmIsa::kAvx2;
+  return Int8GemmIsa::kScalar;
 }
 
 const char* Int8GemmIsaName(Int8GemmIsa isa) {
   switch (isa) {
     case Int8GemmIsa::kAvx512Vnni: return "avx512vnni";
+    case Int8GemmIsa::kAvxVnni: return "avxvnni";
     case Int8GemmIsa::kAvx2: return "avx2";
     case Int8GemmIsa::kScalar: return "scalar";
   }

@@ -118,7 +118,8 @@ PreparedWeights PrepareTyped(const T* w, const WeightsView& v) {
   centred.stride_n = v.stride_n;
   centred.zero_points = v.zero_points.data();
   centred.zero_point_per_column = v.zero_points.size() > 1;
-  centred.with_wide = v.scope == PackingScope::kAnyIsa || !Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni);
+  // The int16 copy for the AVX2 madd path, its only reader.
+  centred.with_wide = v.scope == PackingScope::kAnyIsa || BestInt8GemmIsa() == Int8GemmIsa::kAvx2;
   std::optional<PackedInt8Weights> packed = PackCenteredInt8Weights(centred, &p.max_abs);
   if (packed.has_value()) {
     p.fits_int8 = true;

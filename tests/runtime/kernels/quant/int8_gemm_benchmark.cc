@@ -70,8 +70,8 @@ int Main() {
   std::uniform_int_distribution<int> u8(0, 255), s8(-128, 127), s7(-64, 64);
   std::vector<std::vector<uint8_t>> as;
   std::printf("8-bit weights [-128, 127]\n");
-  std::printf("%-20s %6s %4s %4s | %-22s %-22s %-22s | %-16s\n", "layer", "M", "N", "K", "int8 vnni 1t / 2t",
-              "int8 avx2 1t / 2t", "int8 scalar 1t", "float 1t / 2t");
+  std::printf("%-20s %6s %4s %4s | %-22s %-22s %-22s %-22s | %-16s\n", "layer", "M", "N", "K", "int8 vnni 1t / 2t",
+              "int8 avx-vnni 1t / 2t", "int8 avx2 1t / 2t", "int8 scalar 1t", "float 1t / 2t");
   for (const Size& s : sizes) {
     std::vector<uint8_t>& a = as.emplace_back(s.m * s.k);
     std::vector<int8_t> b(s.k * s.n);
@@ -86,10 +86,13 @@ int Main() {
                                     cf.data(), s.n);
       }, 15);
     };
-    std::printf("%-20s %6lld %4lld %4lld | %8.1f / %-11.1f %8.1f / %-11.1f %8.1f %13s | %6.1f / %-6.1f\n", s.name,
-                static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+    std::printf("%-20s %6lld %4lld %4lld | %8.1f / %-11.1f %8.1f / %-11.1f %8.1f / %-11.1f %8.1f %13s | "
+                "%6.1f / %-6.1f\n",
+                s.name, static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
                 Int8Gops(s, a, packed, Int8GemmIsa::kAvx512Vnni, nullptr),
                 Int8Gops(s, a, packed, Int8GemmIsa::kAvx512Vnni, &pool),
+                Int8Gops(s, a, packed, Int8GemmIsa::kAvxVnni, nullptr),
+                Int8Gops(s, a, packed, Int8GemmIsa::kAvxVnni, &pool),
                 Int8Gops(s, a, packed, Int8GemmIsa::kAvx2, nullptr), Int8Gops(s, a, packed, Int8GemmIsa::kAvx2, &pool),
                 Int8Gops(s, a, packed, Int8GemmIsa::kScalar, nullptr), "", fl(nullptr), fl(&pool));
   }

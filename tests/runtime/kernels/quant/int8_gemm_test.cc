@@ -39,7 +39,7 @@ std::vector<int32_t> Naive(const std::vector<A>& a, int64_t m, int64_t k, const 
 
 std::vector<Int8GemmIsa> AvailableIsas() {
   std::vector<Int8GemmIsa> isas;
-  for (Int8GemmIsa isa : {Int8GemmIsa::kScalar, Int8GemmIsa::kAvx2, Int8GemmIsa::kAvx512Vnni}) {
+  for (Int8GemmIsa isa : {Int8GemmIsa::kScalar, Int8GemmIsa::kAvx2, Int8GemmIsa::kAvxVnni, Int8GemmIsa::kAvx512Vnni}) {
     if (Int8GemmIsaAvailable(isa)) isas.push_back(isa);
   }
   return isas;
