@@ -75,6 +75,11 @@ bool CpuHasAvxVnni() {
   return has;
 }
 
+bool VnniAllowed() {
+  const Isa isa = MaxIsa();
+  return isa == Isa::kAvx2Vnni || isa >= Isa::kAvx512Vnni;
+}
+
 Isa MaxIsa() {
   return static_cast<Isa>(std::min(static_cast<int>(DetectedIsa()), Cap().load(std::memory_order_relaxed)));
 }

@@ -13,11 +13,12 @@ namespace qfuse::runtime {
 //   kScalar      portable C++ only
 //   kAvx2        AVX2 + FMA
 //   kAvx2Vnni    AVX2 + FMA + AVX-VNNI (the VEX-encoded 256-bit int8 dot products of Intel's
-//                Alder Lake and later cores and AMD's Zen 5, often without AVX-512). qfuse's own
-//                kernels run their AVX2 code at this level; it lets oneDNN use its avx2_vnni
-//                int8 kernels, whose vpdpbusd sums are exact like AVX-512 VNNI's. A CPU detected
-//                at kAvx512 or above need not have AVX-VNNI: oneDNN's own detection decides
-//                whether it runs them (onednn/int8_conv_engine.h's OneDnnHasVnni).
+//                Alder Lake and later cores and AMD's Zen 5, often without AVX-512). oneDNN's
+//                avx2_vnni int8 kernels and qfuse's int8 GEMM (kernels/quant/int8_gemm.h) use
+//                them; qfuse's other kernels run their AVX2 code. AVX-VNNI is not implied by
+//                the levels above: the kAvx512 cap stands for AVX-512 CPUs without any VNNI
+//                (Skylake-SP), and a kAvx512Vnni CPU need not have AVX-VNNI (VnniAllowed,
+//                CpuHasAvxVnni).
 //   kAvx512      AVX-512 F/VL/BW/DQ
 //   kAvx512Vnni  the above plus AVX512_VNNI (int8 dot products)
 //   kAmx         accepted as a cap meaning "no cap"; qfuse has no AMX path of its own
@@ -36,9 +37,12 @@ Isa MaxIsa();
 // The cap alone (kAmx when none is set), for libraries whose own levels go past qfuse's
 // detection (oneDNN's AMX kernels).
 Isa IsaCap();
-// Whether the CPU has AVX-VNNI (VEX-encoded vpdpbusd), which no level implies: kernels that
-// use it check this and IsaAllowed(Isa::kAvx2Vnni).
+// Whether the CPU has AVX-VNNI (VEX-encoded vpdpbusd), which no level implies.
 bool CpuHasAvxVnni();
+// Whether int8 dot-product instructions (AVX-512 VNNI or AVX-VNNI) may be used under the cap:
+// at kAvx2Vnni and from kAvx512Vnni up, not at kAvx512 (whatever the CPU has). Kernels that
+// use AVX-VNNI check this and CpuHasAvxVnni.
+bool VnniAllowed();
 // True when kernels may use `isa`.
 inline bool IsaAllowed(Isa isa) { return static_cast<int>(isa) <= static_cast<int>(MaxIsa()); }
 // Sets the cap (tests, tools' --max_isa); kernels pick it up on their next call.

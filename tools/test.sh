@@ -47,7 +47,7 @@ bazel_stage bazel //...
 # VNNI also the AVX-512 paths without VNNI (what a Skylake-SP runs: oneDNN's int8 convolutions
 # through the split source, onnxruntime's AVX-512 Softmax and NCHWc block); on a CPU with
 # AVX-VNNI also AVX2 with it (what an Alder Lake or later laptop runs: oneDNN's avx2_vnni int8
-# convolutions, qfuse's own AVX2 kernels).
+# convolutions, qfuse's int8 GEMM on AVX-VNNI, its other kernels' AVX2 code).
 caps=(avx2 scalar)
 if grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null; then caps=(avx512 "${caps[@]}"); fi
 if grep -qw avx_vnni /proc/cpuinfo 2>/dev/null; then caps=(avx2_vnni "${caps[@]}"); fi

@@ -1,5 +1,6 @@
 #include "runtime/onednn/int8_conv_engine.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
@@ -32,7 +33,7 @@ Int8ConvEngine& EngineChoice() {
 }  // namespace
 
 bool OneDnnHasVnni() {
-  if (!IsaAllowed(Isa::kAvx2Vnni)) return false;
+  if (!VnniAllowed()) return false;
   // oneDNN's ISA values are bit sets, not an order: avx2_vnni (0x407) is numerically above
   // every AVX-512 level without being one.
   switch (EffectiveIsa()) {
@@ -76,6 +77,31 @@ bool OneDnnInt8IsExact(ir::DataType x_type, const ir::Tensor& weights, int64_t g
     if (std::abs(int{w}) > numerics::kMaxAbsInt16PairWeight) return false;
   }
   return true;
+}
+
+int64_t MaxChannelSignedWeightSum(const ir::Tensor& weights) {
+  if (weights.dtype() != ir::DataType::kInt8 || weights.rank() < 1 || weights.dims()[0] == 0) return 0;
+  const int64_t channels = weights.dims()[0], per_channel = weights.num_elements() / channels;
+  const absl::Span<const int8_t> w = weights.values<int8_t>();
+  int64_t most = 0;
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t positive = 0, negative = 0;
+    for (int64_t k = 0; k < per_channel; ++k) {
+      const int v = w[c * per_channel + k];
+      (v > 0 ? positive : negative) += std::abs(v);
+    }
+    most = std::max({most, positive, negative});
+  }
+  return most;
+}
+
+bool OneDnnInt32SumsAreExact(const std::string& implementation, int64_t signed_weight_sum, bool int8_source,
+                             bool source_zero_point) {
+  const auto starts_with = [&](const char* prefix) { return implementation.rfind(prefix, 0) == 0; };
+  if (starts_with("brgconv_1x1:") && !(int8_source && source_zero_point)) return true;
+  if (starts_with("brgconv:") && !source_zero_point) return true;
+  constexpr int64_t kFloatExactIntegers = int64_t{1} << 24;
+  return (int8_source ? 383 : 255) * signed_weight_sum <= kFloatExactIntegers;
 }
 
 bool OneDnnSplitSourceIsExact(ir::DataType x_type) {

@@ -42,6 +42,26 @@ bool OneDnnSplitSourceIsExact(ir::DataType x_type);
 // int8 weights, and it reads int8 sources itself (a +128 shift with its own compensation).
 bool OneDnnHasVnni();
 
+// The largest one-signed weight sum of int8 weights [O, I/group, KH, KW]: over the output
+// channels c, the larger of sum_k max(w[c][k], 0) and sum_k max(-w[c][k], 0). A channel's sum
+// of (x - zp) * w, with x - zp anywhere in an interval of width 255 around 0, is at most 255
+// times it in magnitude.
+int64_t MaxChannelSignedWeightSum(const ir::Tensor& weights);
+// Whether oneDNN's int32 output of an int8 convolution made by `implementation` (its
+// impl_info_str) equals the exact sums, for weights whose MaxChannelSignedWeightSum is
+// `signed_weight_sum`, a source that reaches oneDNN as int8 (`int8_source`, which oneDNN
+// shifts by +128) or uint8, with or without a source zero point. oneDNN 2.6's jit_uni_int8 /
+// jit_int8 convolutions and their 1x1 forms (every int8 kernel below AVX-512 VNNI, and at it
+// with a source zero point), its GEMM-based and reference ones take the int32 sums (their
+// compensations added) through float32 (a scale of 1) before they store them, exact only up to
+// 2^24: S * signed_weight_sum must stay within it (S = 255 for a uint8 source; 383 for an int8
+// one, a margin for oneDNN's +128 shift). brgconv without a source zero point, and
+// brgconv_1x1 but with an int8 source and a zero point, store the int32 sums as they are
+// (measured with sums up to 3e8; int8_conv_exact_test's large-sum units check the kernels this
+// CPU runs under each cap).
+bool OneDnnInt32SumsAreExact(const std::string& implementation, int64_t signed_weight_sum, bool int8_source,
+                             bool source_zero_point);
+
 // Where the accumulators come from: kAuto picks per unit (UseTiles); a unit that can run on
 // both oneDNN and the tiles then times both on its first calls at each input shape and keeps
 // the faster (runtime/engine_tuner.h), and on oneDNN it gives a split source dense in outliers

@@ -121,7 +121,8 @@ class OneDnnQLinearConvKernel : public Kernel {
         source_zero_point_(ZeroPointU8(u_.x.zero_point, shift_source) - split_offset_),
         native_(std::move(native)),
         out_channels_(weights_.dims()[0]),
-        in_channels_(weights_.dims()[1] * attrs_.group) {
+        in_channels_(weights_.dims()[1] * attrs_.group),
+        signed_weight_sum_(MaxChannelSignedWeightSum(weights_)) {
     const int32_t zp = ZeroPointU8(u_.x.zero_point, shift_source_);
     if (split_.has_value() && FloatSumsAreExact(weights_, std::max(zp, 255 - zp))) {
       float_exact_ = std::make_unique<FloatExactConv>(attrs_, weights_);
@@ -182,8 +183,10 @@ class OneDnnQLinearConvKernel : public Kernel {
     // One image first: its accumulator size sets the slab (images per oneDNN call).
     std::vector<int64_t> image_dims = x_dims;
     image_dims[0] = 1;
+    // No exact primitive (Make), here or at another shape below: the hand-written kernel.
+    const auto native = [&] { return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelsLast, 0, outputs); };
     absl::StatusOr<const Primitive*> image_prim = Find(image_dims);
-    if (!image_prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelsLast, 0, outputs);
+    if (!image_prim.ok()) return native();
     const std::vector<int64_t>& io = (*image_prim)->out_dims;
     const int64_t image_acc_bytes = io[1] * io[2] * io[3] * static_cast<int64_t>(sizeof(int32_t));
     const int64_t batch = x_dims[0];
@@ -200,7 +203,9 @@ class OneDnnQLinearConvKernel : public Kernel {
     auto* y = static_cast<uint8_t*>(out.raw_data());
     const int64_t image_in = x_dims[1] * x_dims[2] * x_dims[3], image_out = o[1] * o[2] * o[3];
     if (!fused && (*image_prim)->geometry.IsPointwise() && attrs_.group == 1 && BandAccBytes().load() > 0) {
-      QFUSE_RETURN_IF_ERROR(PointwiseBands(ctx, (*image_prim)->geometry, src, batch, res, y));
+      const absl::Status banded = PointwiseBands(ctx, (*image_prim)->geometry, src, batch, res, y);
+      if (absl::IsUnimplemented(banded)) return native();
+      QFUSE_RETURN_IF_ERROR(banded);
       outputs[0] = std::move(out);
       return absl::OkStatus();
     }
@@ -215,8 +220,10 @@ class OneDnnQLinearConvKernel : public Kernel {
                                         y + n0 * image_out));
         continue;
       }
-      QFUSE_ASSIGN_OR_RETURN(const Primitive* p, Find(slab_dims));
-      QFUSE_RETURN_IF_ERROR(OneDnnSlab(*p, src + n0 * image_in, images * image_in, res_slab, y + n0 * image_out));
+      const absl::StatusOr<const Primitive*> p = Find(slab_dims);
+      if (absl::IsUnimplemented(p.status())) return native();
+      QFUSE_RETURN_IF_ERROR(p.status());
+      QFUSE_RETURN_IF_ERROR(OneDnnSlab(**p, src + n0 * image_in, images * image_in, res_slab, y + n0 * image_out));
     }
     outputs[0] = std::move(out);
     return absl::OkStatus();
@@ -513,6 +520,12 @@ class OneDnnQLinearConvKernel : public Kernel {
         !IsExactInt8DepthwiseImplementation(p->implementation)) {
       return absl::UnimplementedError(absl::StrCat("oneDNN's ", p->implementation, " is not exact for this depthwise unit"));
     }
+    // int32 sums rounded through float32 (int8_conv_engine.h; a fused stage has its own bound).
+    if (!p->fused && !OneDnnInt32SumsAreExact(p->implementation, signed_weight_sum_,
+                                              src_type == memory::data_type::s8, source_zero_point_ != 0)) {
+      return absl::UnimplementedError(
+          absl::StrCat("oneDNN's ", p->implementation, " rounds this unit's int32 sums above 2^24 through float32"));
+    }
     return p;
   }
 
@@ -533,6 +546,7 @@ class OneDnnQLinearConvKernel : public Kernel {
   std::unique_ptr<FloatExactConv> float_exact_;  // set where its sums are exact (split units)
   const int64_t out_channels_;
   const int64_t in_channels_;
+  const int64_t signed_weight_sum_;  // MaxChannelSignedWeightSum(weights_)
   std::mutex mu_;
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
   EngineTuner tuner_{name_, {"onednn", "tiles"}};

@@ -53,8 +53,10 @@ TEST(CpuIsaTest, CapReachesEveryDispatchPoint) {
     EXPECT_EQ(int8::CurrentRequantizeIsa(), int8::RequantizeIsa::kAvx2);
     // At avx2_vnni the int8 GEMM takes AVX-VNNI where the CPU has it; the other kernels keep
     // their AVX2 code.
+    EXPECT_FALSE(VnniAllowed());
     SetIsaCap(Isa::kAvx2Vnni);
     EXPECT_EQ(MaxIsa(), DetectedIsa() >= Isa::kAvx2Vnni ? Isa::kAvx2Vnni : Isa::kAvx2);
+    EXPECT_EQ(VnniAllowed(), DetectedIsa() >= Isa::kAvx2Vnni);
     EXPECT_FALSE(kernels::linalg::Avx512SgemmAvailable());
     EXPECT_TRUE(kernels::linalg::Avx2SgemmAvailable());
     EXPECT_EQ(kernels::quant::BestInt8GemmIsa(),
@@ -62,8 +64,10 @@ TEST(CpuIsaTest, CapReachesEveryDispatchPoint) {
     EXPECT_EQ(int8::CurrentRequantizeIsa(), int8::RequantizeIsa::kAvx2);
   }
   if (DetectedIsa() >= Isa::kAvx512Vnni) {
-    SetIsaCap(Isa::kAvx512);
+    SetIsaCap(Isa::kAvx512);  // AVX-512 without any VNNI (Skylake-SP), whatever this CPU has
     EXPECT_TRUE(kernels::linalg::Avx512SgemmAvailable());
+    EXPECT_FALSE(VnniAllowed());
+    EXPECT_FALSE(kernels::quant::Int8GemmIsaAvailable(kernels::quant::Int8GemmIsa::kAvxVnni));
     EXPECT_EQ(kernels::quant::BestInt8GemmIsa(), kernels::quant::Int8GemmIsa::kAvx2);
     SetIsaCap(Isa::kAvx512Vnni);
     EXPECT_EQ(kernels::quant::BestInt8GemmIsa(), kernels::quant::Int8GemmIsa::kAvx512Vnni);

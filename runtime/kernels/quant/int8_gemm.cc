@@ -564,7 +564,7 @@ bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
     case Int8GemmIsa::kAvx512Vnni:
       return IsaAllowed(Isa::kAvx512Vnni);
     case Int8GemmIsa::kAvxVnni:
-      return IsaAllowed(Isa::kAvx2Vnni) && CpuHasAvxVnni();
+      return VnniAllowed() && CpuHasAvxVnni();
     case Int8GemmIsa::kAvx2:
       return IsaAllowed(Isa::kAvx2);
     case Int8GemmIsa::kScalar:
@@ -574,10 +574,9 @@ bool Int8GemmIsaAvailable(Int8GemmIsa isa) {
 }
 
 Int8GemmIsa BestInt8GemmIsa() {
-  if (Int8GemmIsaAvailable(Int8GemmIsa::kAvx512Vnni)) return Int8GemmIsa::kAvx512Vnni;
-  // Not at the avx512 cap, which stands for AVX-512 CPUs without any VNNI (Skylake-SP).
-  if (Int8GemmIsaAvailable(Int8GemmIsa::kAvxVnni) && !IsaAllowed(Isa::kAvx512)) return Int8GemmIsa::kAvxVnni;
-  if (Int8GemmIsaAvailable(Int8GemmIsa::kAvx2)) return Int8GemmIsa::kAvx2;
+  for (Int8GemmIsa isa : {Int8GemmIsa::kAvx512Vnni, Int8GemmIsa::kAvxVnni, Int8GemmIsa::kAvx2}) {
+    if (Int8GemmIsaAvailable(isa)) return isa;
+  }
   return Int8GemmIsa::kScalar;
 }
 

@@ -10,8 +10,8 @@
 //  - kAvx512Vnni: _mm512_dpbusd_epi32 (u8 x s8, 4 products into an int32 lane, no
 //    intermediate saturation);
 //  - kAvxVnni: the same sums with the VEX-encoded 256-bit _mm256_dpbusd_avx_epi32 (AVX-VNNI:
-//    Alder Lake and later client cores, Zen 5; allowed from the avx2_vnni cap up where the CPU
-//    has it, since AVX-512 CPUs need not);
+//    Alder Lake and later client cores, Zen 5; where the CPU has it and cpu_isa.h's VnniAllowed,
+//    which the avx512 cap is not);
 //  - kAvx2 when PackedInt8Weights::fits_maddubs (every |b| <= 64, e.g. reduce_range
 //    weights): _mm256_maddubs_epi16 on the packed bytes as they are (A's 4 bytes of a
 //    k-group broadcast to every column) gives int16 pair sums a0*b0 + a1*b1, then

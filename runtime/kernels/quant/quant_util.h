@@ -60,7 +60,7 @@ struct PreparedWeights {
 
 // What prepared weights serve: GEMMs under any later ISA cap (constant weights, prepared
 // once), or only under the current one (an activation B packed in the Run that uses it: the
-// int16 copy the AVX2 path reads is left out where VNNI is allowed).
+// int16 copy the AVX2 madd path reads is left out unless that is the best path).
 enum class PackingScope { kAnyIsa, kCurrentIsa };
 
 struct WeightsView {

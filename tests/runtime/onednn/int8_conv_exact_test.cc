@@ -6,7 +6,9 @@
 // (sources of 255 against weights of 127 and -128, whose u8 x s8 pairs would saturate
 // vpmaddubsw's int16 at 64770), depthwise, 1x1 and 3x3, give the bytes of the hand-written
 // kernel at the scalar cap, with every engine, under whatever cap the test runs: tools/test.sh
-// runs it uncapped and under each lower cap the CPU has (avx2_vnni, avx512, avx2, scalar).
+// runs it uncapped and under each lower cap the CPU has (avx2_vnni, avx512, avx2, scalar). So do
+// units whose int32 sums pass 2^24, which some oneDNN kernels round through float32.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -55,7 +57,8 @@ TEST(Int8ConvExactTest, OneDnnPicksAnExactInt8DepthwiseKernelBelowVnni) {
   EXPECT_FALSE(IsExactInt8DepthwiseImplementation("brg:avx2"));
 }
 
-// The kernels' names under the cap: VNNI ones exactly when OneDnnHasVnni says so.
+// The kernels' names under the cap: VNNI (or AMX) ones exactly when OneDnnHasVnni says so, and
+// never at the avx512 cap (AVX-512 without VNNI, whatever this CPU has).
 TEST(Int8ConvExactTest, OneDnnRunsVnniKernelsExactlyWhenItSaysSo) {
   if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap";
   for (int64_t kernel : {1, 3}) {
@@ -69,10 +72,101 @@ TEST(Int8ConvExactTest, OneDnnRunsVnniKernelsExactlyWhenItSaysSo) {
         NhwcConvDesc({2, 32, 14, 14}, d, dnnl::memory::data_type::u8, dnnl::memory::data_type::s8,
                      dnnl::memory::data_type::s32, dnnl::primitive_attr(), dnnl::memory::data_type::undef)
             .impl_info_str();
-    EXPECT_EQ(impl.find("vnni") != std::string::npos, OneDnnHasVnni()) << impl << " at cap " << IsaName(MaxIsa());
+    const bool vnni_kernel = impl.find("vnni") != std::string::npos || impl.find("amx") != std::string::npos;
+    EXPECT_EQ(vnni_kernel, OneDnnHasVnni()) << impl << " at cap " << IsaName(MaxIsa());
     // With VNNI any int8 weights are exact, and below it only 7-bit ones.
     EXPECT_EQ(OneDnnInt8IsExact(ir::DataType::kUint8, weights), OneDnnHasVnni()) << impl;
+    if (MaxIsa() == Isa::kAvx512 || MaxIsa() <= Isa::kAvx2) EXPECT_FALSE(OneDnnHasVnni());
   }
+}
+
+// A unit whose int32 sums pass 2^24, where oneDNN's jit kernels would round them
+// through float32 (int8_conv_engine.h's OneDnnInt32SumsAreExact): every image byte at the top
+// of its range against weights of 64 (the first tap of channel o is 1 + o, so the sums are odd,
+// not float32 numbers), and a bias that brings the interior sums back to about 0, so that the
+// output (multiplier 1, zero point 128) shows every unit of the sums.
+void ExpectLargeSumsGiveTheScalarKernelsBytes(int64_t kernel, int64_t cin, ir::DataType type, int x_zp) {
+  const int64_t n = 2, c = 16, size = 6, taps = cin * kernel * kernel;
+  testing::QdqGraph b;
+  ir::Value* x = b.Input("x", {n, cin, size, size}, type, 0.02f, x_zp);
+  std::vector<int8_t> w(static_cast<size_t>(c * taps), 64);
+  for (int64_t o = 0; o < c; ++o) w[o * taps] = static_cast<int8_t>(1 + o);
+  const int top = type == ir::DataType::kUint8 ? 255 : 127;
+  std::vector<int32_t> bias(c);
+  for (int64_t o = 0; o < c; ++o) {
+    int64_t interior = 0;  // the sum at a pixel whose window lies inside the image
+    for (int64_t t = 0; t < taps; ++t) interior += int64_t{top - x_zp} * w[o * taps + t];
+    bias[o] = static_cast<int32_t>(-interior + 3 * o);
+  }
+  std::vector<float> w_scales(c, 0.001f), bias_scales(c, 0.02f * 0.001f);
+  std::vector<int64_t> out_dims;
+  ir::Value* y = AddSquareConv(b, x, {n, cin, c, size, kernel, 1, 1}, w, w_scales, bias, bias_scales, &out_dims);
+  b.Output(y, ir::DataType::kUint8, 0.02f * 0.001f, 128);
+  // Image 0: every byte at the top; image 1: the top but one byte in seven at the bottom.
+  ir::Tensor source(type, {n, cin, size, size});
+  auto bytes = source.mutable_values<uint8_t>();
+  const int64_t image = cin * size * size;
+  for (int64_t i = 0; i < static_cast<int64_t>(bytes.size()); ++i) {
+    const bool low = i >= image && i % 7 == 0;
+    bytes[i] = static_cast<uint8_t>(low ? (type == ir::DataType::kUint8 ? 0 : -128) : top);
+  }
+  const std::vector<NamedTensor> inputs = {{"x", source}};
+  std::map<std::string, ir::Tensor> want;
+  {
+    testing::IsaCapGuard guard;
+    SetIsaCap(Isa::kScalar);
+    QFUSE_ASSERT_OK_AND_ASSIGN(want, RunInt8Values(b.graph(), false, inputs));
+  }
+  // The interior sums do reach the output: some bytes strictly inside (0, 255).
+  const auto out = want.begin()->second.values<uint8_t>();
+  ASSERT_TRUE(std::any_of(out.begin(), out.end(), [](uint8_t v) { return v > 0 && v < 255; }));
+  for (Int8ConvEngine engine : {Int8ConvEngine::kAuto, Int8ConvEngine::kOneDnn, Int8ConvEngine::kTiles}) {
+    SetInt8ConvEngine(engine);
+    const int runs = engine == Int8ConvEngine::kAuto ? 7 : 1;
+    absl::StatusOr<std::map<std::string, ir::Tensor>> got =
+        RunInt8Values(b.graph(), true, inputs, numerics::RequantizeMode::kOnnx, runs);
+    SetInt8ConvEngine(Int8ConvEngine::kAuto);
+    ASSERT_TRUE(got.ok()) << got.status() << " engine " << static_cast<int>(engine) << " kernel " << kernel
+                          << " type " << ir::DataTypeName(type) << " zero point " << x_zp;
+    for (const auto& [name, t] : want) {
+      ASSERT_TRUE(got->count(name)) << name;
+      EXPECT_TRUE(got->at(name).BitwiseEqual(t))
+          << name << " engine " << static_cast<int>(engine) << " kernel " << kernel << " channels " << cin << " type "
+          << ir::DataTypeName(type) << " zero point " << x_zp << " at cap " << IsaName(MaxIsa());
+    }
+  }
+}
+
+TEST(Int8ConvExactTest, SumsAbove2To24GiveTheScalarKernelsBytes) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap";
+  // 3x3 with 512 input channels: up to 255 * 64 * 4608 = 7.5e7; 1x1 with 2048: 3.3e7.
+  for (const auto& [kernel, cin] : std::vector<std::pair<int64_t, int64_t>>{{3, 512}, {1, 2048}}) {
+    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, ir::DataType::kUint8, 0);
+    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, ir::DataType::kUint8, 1);  // a source zero point
+    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, ir::DataType::kInt8, -128);
+    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, ir::DataType::kInt8, 0);
+  }
+}
+
+TEST(Int8ConvExactTest, Int32SumsRuleByImplementation) {
+  const int64_t fits = (int64_t{1} << 24) / 255, fits_int8 = (int64_t{1} << 24) / 383;
+  EXPECT_TRUE(OneDnnInt32SumsAreExact("brgconv_1x1:avx512_core_vnni", 1 << 20, false, true));
+  EXPECT_TRUE(OneDnnInt32SumsAreExact("brgconv_1x1:avx512_core_vnni", 1 << 20, true, false));
+  EXPECT_FALSE(OneDnnInt32SumsAreExact("brgconv_1x1:avx512_core_vnni", fits_int8 + 1, true, true));
+  EXPECT_TRUE(OneDnnInt32SumsAreExact("brgconv:avx512_core_vnni", 1 << 20, false, false));
+  EXPECT_FALSE(OneDnnInt32SumsAreExact("brgconv:avx512_core_vnni", fits + 1, false, true));
+  for (const char* impl : {"jit_uni_int8:avx2_vnni", "jit_int8:avx512_core_vnni", "jit_uni_int8_1x1:avx2",
+                           "jit_int8_1x1:avx512_core", "gemm:jit", "ref:any"}) {
+    EXPECT_TRUE(OneDnnInt32SumsAreExact(impl, fits, false, true)) << impl;
+    EXPECT_FALSE(OneDnnInt32SumsAreExact(impl, fits + 1, false, false)) << impl;
+    EXPECT_TRUE(OneDnnInt32SumsAreExact(impl, fits_int8, true, false)) << impl;
+    EXPECT_FALSE(OneDnnInt32SumsAreExact(impl, fits_int8 + 1, true, false)) << impl;
+  }
+  ir::Tensor weights(ir::DataType::kInt8, {2, 1, 1, 3});
+  auto v = weights.mutable_values<int8_t>();
+  const int8_t values[] = {-128, 1, 2, 100, -100, 0};
+  std::copy(std::begin(values), std::end(values), v.begin());
+  EXPECT_EQ(MaxChannelSignedWeightSum(weights), 128);  // channel 0: 3 and 128; channel 1: 100 and 100
 }
 
 // A unit of geometry `conv` (cin = cout = group for a depthwise one) on worst-case sources and

@@ -199,7 +199,7 @@ int8_t DrawSevenBit(std::mt19937& rng) {
 // The SIMD paths this CPU allows, each to be compared with kScalar and an int64 reference.
 std::vector<Int8GemmIsa> SimdIsas() {
   std::vector<Int8GemmIsa> isas;
-  for (Int8GemmIsa isa : {Int8GemmIsa::kAvx2, Int8GemmIsa::kAvx512Vnni}) {
+  for (Int8GemmIsa isa : {Int8GemmIsa::kAvx2, Int8GemmIsa::kAvxVnni, Int8GemmIsa::kAvx512Vnni}) {
     if (Int8GemmIsaAvailable(isa)) isas.push_back(isa);
   }
   return isas;
