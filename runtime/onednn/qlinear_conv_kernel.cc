@@ -27,6 +27,7 @@
 #include "runtime/int8/unit_requantization.h"
 #include "runtime/kernels/linalg/conv_geometry.h"
 #include "runtime/kernels/quant/nhwc_conv.h"
+#include "runtime/onednn/channel_chunks.h"
 #include "runtime/onednn/conv_desc.h"
 #include "runtime/onednn/float_exact_conv.h"
 #include "runtime/onednn/fused_output_stage.h"
@@ -75,6 +76,7 @@ std::atomic<int64_t>& BandAccBytes() {
 // inside oneDNN, fused_output_stage.h).
 struct Primitive : NhwcConv {
   bool fused = false;
+  std::vector<ChannelChunk> chunks;  // where the whole conv's int32 sums would not be exact
   std::vector<std::pair<int, memory>> fused_args;  // FusedOutputStageArgs, when fused
   std::vector<int64_t> out_dims;  // plain [N, OC, OH, OW]
   kernels::linalg::ConvGeometry geometry;
@@ -335,6 +337,12 @@ class OneDnnQLinearConvKernel : public Kernel {
     const std::vector<int64_t>& o = p.out_dims;
     const int64_t pixels = o[0] * o[2] * o[3];
     if (!p.fused) GrowTo(acc, pixels * o[1]);
+    if (!p.chunks.empty()) {
+      QFUSE_RETURN_IF_ERROR(RunChannelChunks(p.chunks, conv_src, in_channels_, bytes / in_channels_,
+                                             source_zero_point_, acc.data(), pixels * o[1]));
+      Requantize(acc.data(), res, y, pixels, split_.has_value() ? &p.geometry : nullptr, outliers);
+      return absl::OkStatus();
+    }
     memory src_mem(p.src_desc, Engine(), const_cast<uint8_t*>(conv_src));
     memory dst(p.dst_desc, Engine(), p.fused ? static_cast<void*>(y) : static_cast<void*>(acc.data()));
     int32_t zp = source_zero_point_;
@@ -520,11 +528,12 @@ class OneDnnQLinearConvKernel : public Kernel {
         !IsExactInt8DepthwiseImplementation(p->implementation)) {
       return absl::UnimplementedError(absl::StrCat("oneDNN's ", p->implementation, " is not exact for this depthwise unit"));
     }
-    // int32 sums rounded through float32 (int8_conv_engine.h; a fused stage has its own bound).
+    // int32 sums rounded through float32 (int8_conv_engine.h; a fused stage has its own bound):
+    // input-channel ranges whose sums stay exact (channel_chunks.h), else no oneDNN.
     if (!p->fused && !OneDnnInt32SumsAreExact(p->implementation, signed_weight_sum_,
                                               src_type == memory::data_type::s8, source_zero_point_ != 0)) {
-      return absl::UnimplementedError(
-          absl::StrCat("oneDNN's ", p->implementation, " rounds this unit's int32 sums above 2^24 through float32"));
+      QFUSE_ASSIGN_OR_RETURN(p->chunks, MakeChannelChunks(attrs_, x_dims, weights_, src_type, source_zero_point_ != 0,
+                                                          base_attr));
     }
     return p;
   }
