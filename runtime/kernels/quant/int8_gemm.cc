@@ -245,6 +245,33 @@ void Avx2Rows(const Int8GemmArgs& args, const PackedInt8Weights& b, int64_t m0, 
   }
 }
 
+// The 8-column halves h < NH of panel p for rows m0..m0+MR-1: the int32 sums less each row's
+// zero point times the column sums, stored for the columns below N (whole halves with plain
+// stores: vpmaskmovd stores are slow on AMD cores).
+template <int MR, int NH>
+__attribute__((target("avx2"), always_inline)) inline void StoreAvx2Tile(const Int8GemmArgs& args,
+                                                                         const PackedInt8Weights& b, int64_t m0,
+                                                                         int64_t p, const __m256i (&acc)[MR][NH]) {
+  #pragma GCC unroll 8
+  for (int h = 0; h < NH; ++h) {
+    const int64_t col0 = p * kP + 8 * h;
+    const int cols = static_cast<int>(std::min<int64_t>(8, b.n - col0));
+    const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.col_sums.data() + col0));
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    #pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m256i zp = _mm256_set1_epi32(RowZeroPoint(args, m0 + r));
+      const __m256i out = _mm256_sub_epi32(acc[r][h], _mm256_mullo_epi32(zp, sums));
+      int32_t* c = args.c + (m0 + r) * args.ldc + col0;
+      if (cols == 8) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), out);
+      } else {
+        _mm256_maskstore_epi32(c, mask, out);
+      }
+    }
+  }
+}
+
 // ---- AVX2 with |B| <= 64 (fits_maddubs): MR rows x NH halves (8 columns each) of one panel
 // per register tile; u8 x s8 maddubs into int16 pair sums, widened to int32 every group.
 // Loops over r and h are unrolled so acc stays in registers (GCC -O2 leaves them rolled
@@ -299,24 +326,7 @@ __attribute__((target("avx2"))) void Avx2MaddubsTile(const Int8GemmArgs& args, c
     for (int r = 0; r < MR; ++r) a[r] = LoadGroup(rows[r], full, b.k, flip);
     MaddubsGroup<MR, NH>(acc, panel + full * kGroupBytes, a, ones);
   }
-  #pragma GCC unroll 8
-  for (int h = 0; h < NH; ++h) {
-    const int64_t col0 = p * kP + 8 * h;
-    const int cols = static_cast<int>(std::min<int64_t>(8, b.n - col0));
-    const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.col_sums.data() + col0));
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const __m256i zp = _mm256_set1_epi32(RowZeroPoint(args, m0 + r));
-      const __m256i out = _mm256_sub_epi32(acc[r][h], _mm256_mullo_epi32(zp, sums));
-      int32_t* c = args.c + (m0 + r) * args.ldc + col0;
-      if (cols == 8) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), out);
-      } else {
-        _mm256_maskstore_epi32(c, mask, out);
-      }
-    }
-  }
+  StoreAvx2Tile<MR, NH>(args, b, m0, p, acc);
 }
 
 // One panel of MR rows: the second half of the panel only when it has columns below N.
@@ -383,24 +393,7 @@ __attribute__((target("avx2,avxvnni"))) void AvxVnniTile(const Int8GemmArgs& arg
       for (int h = 0; h < NH; ++h) acc[r][h] = _mm256_dpbusd_avx_epi32(acc[r][h], av, bv[h]);
     }
   }
-  #pragma GCC unroll 2
-  for (int h = 0; h < NH; ++h) {
-    const int64_t col0 = p * kP + 8 * h;
-    const int cols = static_cast<int>(std::min<int64_t>(8, b.n - col0));
-    const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.col_sums.data() + col0));
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    #pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const __m256i zp = _mm256_set1_epi32(RowZeroPoint(args, m0 + r));
-      const __m256i out = _mm256_sub_epi32(acc[r][h], _mm256_mullo_epi32(zp, sums));
-      int32_t* c = args.c + (m0 + r) * args.ldc + col0;
-      if (cols == 8) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c), out);
-      } else {  // vpmaskmovd stores are slow on AMD cores: only for the last columns
-        _mm256_maskstore_epi32(c, mask, out);
-      }
-    }
-  }
+  StoreAvx2Tile<MR, NH>(args, b, m0, p, acc);
 }
 
 // `rows` (1..R) rows from m across every panel, the second half of a panel only when it has
