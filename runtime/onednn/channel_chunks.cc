@@ -1,5 +1,6 @@
 #include "runtime/onednn/channel_chunks.h"
 
+#include <atomic>
 #include <cstring>
 #include <unordered_map>
 
@@ -34,6 +35,11 @@ void GrowTo(std::vector<T>& buffer, int64_t n) {
 
 }  // namespace
 
+std::atomic<int64_t>& ChunkSetCount() {
+  static std::atomic<int64_t> count{0};
+  return count;
+}
+
 absl::StatusOr<std::vector<ChannelChunk>> MakeChannelChunks(const kernels::linalg::ConvAttrs& attrs,
                                                             const std::vector<int64_t>& x_dims,
                                                             const ir::Tensor& weights,
@@ -43,31 +49,40 @@ absl::StatusOr<std::vector<ChannelChunk>> MakeChannelChunks(const kernels::linal
     return absl::UnimplementedError("channel ranges need a group-1 int8 convolution");
   }
   const int64_t channels = weights.dims()[1];
+  const bool int8_source = src_type == memory::data_type::s8;
+  // The fewest ranges whose sums stay within the bound for any implementation: an empty
+  // implementation name is never one of the exempt ones.
   for (int64_t count = 2; count <= kMaxChannelChunks && count <= channels; ++count) {
-    std::vector<ChannelChunk> chunks;
-    bool exact = true;
-    for (int64_t i = 0; i < count && exact; ++i) {
-      ChannelChunk chunk;
+    std::vector<ir::Tensor> ranges;
+    bool within = true;
+    for (int64_t i = 0; i < count && within; ++i) {
+      ranges.push_back(ChannelRange(weights, channels * i / count, channels * (i + 1) / count));
+      within = OneDnnInt32SumsAreExact("", MaxChannelSignedWeightSum(ranges.back()), int8_source, source_zero_point);
+    }
+    if (!within) continue;
+    std::vector<ChannelChunk> chunks(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      ChannelChunk& chunk = chunks[i];
       chunk.begin = channels * i / count;
       chunk.end = channels * (i + 1) / count;
-      const ir::Tensor range = ChannelRange(weights, chunk.begin, chunk.end);
       std::vector<int64_t> dims = x_dims;
       dims[1] = chunk.end - chunk.begin;
-      QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs, dims, range.dims()));
+      QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs, dims, ranges[i].dims()));
       try {
-        chunk.conv = MakeNhwcConv(dims, d, range, src_type, memory::data_type::s8, memory::data_type::s32, base_attr());
+        chunk.conv =
+            MakeNhwcConv(dims, d, ranges[i], src_type, memory::data_type::s8, memory::data_type::s32, base_attr());
       } catch (const dnnl::error& e) {
         return absl::UnimplementedError(absl::StrCat("oneDNN refuses a channel range: ", e.what()));
       }
-      exact = OneDnnInt32SumsAreExact(chunk.conv.implementation, MaxChannelSignedWeightSum(range),
-                                      src_type == memory::data_type::s8, source_zero_point);
-      chunks.push_back(std::move(chunk));
     }
-    if (exact) return chunks;
+    ChunkSetCount().fetch_add(1);
+    return chunks;
   }
   return absl::UnimplementedError(absl::StrCat("no split into up to ", kMaxChannelChunks,
-                                               " channel ranges keeps oneDNN's int32 sums exact"));
+                                               " channel ranges keeps the int32 sums within 2^24"));
 }
+
+int64_t ChannelChunkSets() { return ChunkSetCount().load(); }
 
 absl::Status RunChannelChunks(const std::vector<ChannelChunk>& chunks, const uint8_t* src, int64_t channels,
                               int64_t pixels, int32_t zero_point, int32_t* acc, int64_t out_elements) {
@@ -79,15 +94,17 @@ absl::Status RunChannelChunks(const std::vector<ChannelChunk>& chunks, const uin
     const ChannelChunk& chunk = chunks[i];
     const int64_t width = chunk.end - chunk.begin;
     GrowTo(range_src, pixels * width);
+    uint8_t* gathered = range_src.data();  // the calling thread's buffer, also in the workers
+#pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < pixels; ++p) {
-      std::memcpy(range_src.data() + p * width, src + p * channels + chunk.begin, static_cast<size_t>(width));
+      std::memcpy(gathered + p * width, src + p * channels + chunk.begin, static_cast<size_t>(width));
     }
     int32_t* out = acc;
     if (i > 0) {
       GrowTo(range_acc, out_elements);
       out = range_acc.data();
     }
-    memory src_mem(chunk.conv.src_desc, Engine(), range_src.data());
+    memory src_mem(chunk.conv.src_desc, Engine(), gathered);
     memory dst_mem(chunk.conv.dst_desc, Engine(), out);
     std::unordered_map<int, memory> args = {
         {DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, chunk.conv.weights}, {DNNL_ARG_DST, dst_mem}};
@@ -100,6 +117,7 @@ absl::Status RunChannelChunks(const std::vector<ChannelChunk>& chunks, const uin
       return absl::InternalError(absl::StrCat("oneDNN convolution of a channel range failed: ", e.what()));
     }
     if (i > 0) {
+#pragma omp parallel for schedule(static)
       for (int64_t e = 0; e < out_elements; ++e) acc[e] += out[e];
     }
   }

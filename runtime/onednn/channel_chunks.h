@@ -26,10 +26,10 @@ struct ChannelChunk {
   NhwcConv conv;               // on a dense channels-last source of end - begin channels; int32 output
 };
 
-// The fewest equal ranges (2 to kMaxChannelChunks) of the input channels of int8 weights
-// [O, I, KH, KW] whose convolutions on x_dims [N, I, H, W] (each with its range's channels; a
-// source of src_type, attributes from base_attr()) oneDNN makes exactly by
-// OneDnnInt32SumsAreExact; Unimplemented when no count up to kMaxChannelChunks does.
+// The convolutions on x_dims [N, I, H, W] (each with its range's channels; a source of
+// src_type, attributes from base_attr()) of the fewest equal ranges (2 to kMaxChannelChunks) of
+// the input channels of int8 weights [O, I, KH, KW] whose int32 sums stay within 2^24 whatever
+// the implementation (OneDnnInt32SumsAreExact's bound); Unimplemented when no count does.
 absl::StatusOr<std::vector<ChannelChunk>> MakeChannelChunks(const kernels::linalg::ConvAttrs& attrs,
                                                             const std::vector<int64_t>& x_dims,
                                                             const ir::Tensor& weights,
@@ -39,7 +39,12 @@ absl::StatusOr<std::vector<ChannelChunk>> MakeChannelChunks(const kernels::linal
 // acc = the sum of the chunks' int32 outputs (`out_elements` of them, channels-last) on the
 // channels-last source `src` of `pixels` pixels of `channels` bytes (the chunks' x_dims), with
 // the source zero point `zero_point` (0: the chunks were made without one). Runs on the calling
-// thread's stream and scratch buffers.
+// thread's stream and scratch buffers; the gather and the additions on OpenMP's threads (serial
+// inside a parallel region).
+// How many sets of ranges MakeChannelChunks has made in this process (tests check that the
+// ranges ran).
+int64_t ChannelChunkSets();
+
 absl::Status RunChannelChunks(const std::vector<ChannelChunk>& chunks, const uint8_t* src, int64_t channels,
                               int64_t pixels, int32_t zero_point, int32_t* acc, int64_t out_elements);
 

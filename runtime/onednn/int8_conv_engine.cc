@@ -98,8 +98,7 @@ int64_t MaxChannelSignedWeightSum(const ir::Tensor& weights) {
 bool OneDnnInt32SumsAreExact(const std::string& implementation, int64_t signed_weight_sum, bool int8_source,
                              bool source_zero_point) {
   const auto starts_with = [&](const char* prefix) { return implementation.rfind(prefix, 0) == 0; };
-  if (starts_with("brgconv_1x1:") && !(int8_source && source_zero_point)) return true;
-  if (starts_with("brgconv:") && !source_zero_point) return true;
+  if ((starts_with("brgconv:") || starts_with("brgconv_1x1:")) && !int8_source && !source_zero_point) return true;
   constexpr int64_t kFloatExactIntegers = int64_t{1} << 24;
   return (int8_source ? 383 : 255) * signed_weight_sum <= kFloatExactIntegers;
 }

@@ -51,14 +51,14 @@ int64_t MaxChannelSignedWeightSum(const ir::Tensor& weights);
 // impl_info_str) equals the exact sums, for weights whose MaxChannelSignedWeightSum is
 // `signed_weight_sum`, a source that reaches oneDNN as int8 (`int8_source`, which oneDNN
 // shifts by +128) or uint8, with or without a source zero point. oneDNN 2.6's jit_uni_int8 /
-// jit_int8 convolutions and their 1x1 forms (every int8 kernel below AVX-512 VNNI, and at it
-// with a source zero point), its GEMM-based and reference ones take the int32 sums (their
-// compensations added) through float32 (a scale of 1) before they store them, exact only up to
+// jit_int8 convolutions and their 1x1 forms (every int8 kernel below AVX-512 VNNI), its
+// GEMM-based and reference ones take the int32 sums (or the sums and their compensations, then
+// added) through float32 (a scale of 1) before they store them, exact only up to
 // 2^24: S * signed_weight_sum must stay within it (S = 255 for a uint8 source; 383 for an int8
-// one, a margin for oneDNN's +128 shift). brgconv without a source zero point, and
-// brgconv_1x1 but with an int8 source and a zero point, store the int32 sums as they are
-// (measured with sums up to 3e8; int8_conv_exact_test's large-sum units check the kernels this
-// CPU runs under each cap).
+// one, a margin for oneDNN's +128 shift). brgconv and brgconv_1x1 on a uint8 source without a
+// zero point store the int32 sums as they are (measured with odd sums up to 1.5e8); with an
+// int8 source (its +128 compensation) or a zero point they take the same float32 step.
+// int8_conv_exact_test's large-sum units check the kernels this CPU runs under each cap.
 bool OneDnnInt32SumsAreExact(const std::string& implementation, int64_t signed_weight_sum, bool int8_source,
                              bool source_zero_point);
 

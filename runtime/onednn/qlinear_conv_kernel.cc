@@ -485,12 +485,16 @@ class OneDnnQLinearConvKernel : public Kernel {
     return p.ok() && (*p)->fused;
   }
 
+  // The primitive for x_dims, made once; a shape oneDNN cannot run exactly is remembered too.
   absl::StatusOr<const Primitive*> Find(const std::vector<int64_t>& x_dims) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(x_dims);
     if (it != cache_.end()) return it->second.get();
-    QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Primitive> made, Make(x_dims));
-    return cache_.emplace(x_dims, std::move(made)).first->second.get();
+    auto failed = failed_.find(x_dims);
+    if (failed != failed_.end()) return failed->second;
+    absl::StatusOr<std::unique_ptr<Primitive>> made = Make(x_dims);
+    if (!made.ok()) return failed_.emplace(x_dims, made.status()).first->second;
+    return cache_.emplace(x_dims, *std::move(made)).first->second.get();
   }
 
   absl::StatusOr<std::unique_ptr<Primitive>> Make(const std::vector<int64_t>& x_dims) const {
@@ -534,6 +538,7 @@ class OneDnnQLinearConvKernel : public Kernel {
                                               src_type == memory::data_type::s8, source_zero_point_ != 0)) {
       QFUSE_ASSIGN_OR_RETURN(p->chunks, MakeChannelChunks(attrs_, x_dims, weights_, src_type, source_zero_point_ != 0,
                                                           base_attr));
+      static_cast<NhwcConv&>(*p) = NhwcConv();  // the whole conv's primitive and weights: unused
     }
     return p;
   }
@@ -558,6 +563,7 @@ class OneDnnQLinearConvKernel : public Kernel {
   const int64_t signed_weight_sum_;  // MaxChannelSignedWeightSum(weights_)
   std::mutex mu_;
   std::map<std::vector<int64_t>, std::unique_ptr<Primitive>> cache_;
+  std::map<std::vector<int64_t>, absl::Status> failed_;
   EngineTuner tuner_{name_, {"onednn", "tiles"}};
 };
 

@@ -13,10 +13,12 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/onednn/channel_chunks.h"
 #include "runtime/onednn/conv_desc.h"
 #include "runtime/onednn/int8_conv_engine.h"
 #include "runtime/onednn/onednn_engine.h"
@@ -82,14 +84,17 @@ TEST(Int8ConvExactTest, OneDnnRunsVnniKernelsExactlyWhenItSaysSo) {
 
 // A unit whose int32 sums pass 2^24, where oneDNN's jit kernels would round them
 // through float32 (int8_conv_engine.h's OneDnnInt32SumsAreExact): every image byte at the top
-// of its range against weights of 64 (the first tap of channel o is 1 + o, so the sums are odd,
-// not float32 numbers), and a bias that brings the interior sums back to about 0, so that the
-// output (multiplier 1, zero point 128) shows every unit of the sums.
-void ExpectLargeSumsGiveTheScalarKernelsBytes(int64_t kernel, int64_t cin, ir::DataType type, int x_zp) {
+// of its range (top - zero point odd) against weights of `weight` (the first tap of channel o is
+// 1 + o, so half the channels' sums are odd, which float32 cannot hold above 2^24), and a bias
+// that brings the interior sums back to about 0, so that the output (multiplier 1, zero point
+// 128) shows every unit of the sums. Under the kOneDnn engine the channel ranges must run
+// (channel_chunks.h), except where brgconv's sums are exact (uint8, no zero point, AVX-512 VNNI).
+void ExpectLargeSumsGiveTheScalarKernelsBytes(int64_t kernel, int64_t cin, int8_t weight, ir::DataType type,
+                                              int x_zp) {
   const int64_t n = 2, c = 16, size = 6, taps = cin * kernel * kernel;
   testing::QdqGraph b;
   ir::Value* x = b.Input("x", {n, cin, size, size}, type, 0.02f, x_zp);
-  std::vector<int8_t> w(static_cast<size_t>(c * taps), 64);
+  std::vector<int8_t> w(static_cast<size_t>(c * taps), weight);
   for (int64_t o = 0; o < c; ++o) w[o * taps] = static_cast<int8_t>(1 + o);
   const int top = type == ir::DataType::kUint8 ? 255 : 127;
   std::vector<int32_t> bias(c);
@@ -120,12 +125,18 @@ void ExpectLargeSumsGiveTheScalarKernelsBytes(int64_t kernel, int64_t cin, ir::D
   // The interior sums do reach the output: some bytes strictly inside (0, 255).
   const auto out = want.begin()->second.values<uint8_t>();
   ASSERT_TRUE(std::any_of(out.begin(), out.end(), [](uint8_t v) { return v > 0 && v < 255; }));
+  const bool brgconv_exact = type == ir::DataType::kUint8 && x_zp == 0 && IsaAllowed(Isa::kAvx512Vnni);
   for (Int8ConvEngine engine : {Int8ConvEngine::kAuto, Int8ConvEngine::kOneDnn, Int8ConvEngine::kTiles}) {
     SetInt8ConvEngine(engine);
     const int runs = engine == Int8ConvEngine::kAuto ? 7 : 1;
+    const int64_t chunk_sets = ChannelChunkSets();
     absl::StatusOr<std::map<std::string, ir::Tensor>> got =
         RunInt8Values(b.graph(), true, inputs, numerics::RequantizeMode::kOnnx, runs);
     SetInt8ConvEngine(Int8ConvEngine::kAuto);
+    if (engine == Int8ConvEngine::kOneDnn) {
+      EXPECT_EQ(ChannelChunkSets() > chunk_sets, !brgconv_exact)
+          << "kernel " << kernel << " type " << ir::DataTypeName(type) << " zero point " << x_zp;
+    }
     ASSERT_TRUE(got.ok()) << got.status() << " engine " << static_cast<int>(engine) << " kernel " << kernel
                           << " type " << ir::DataTypeName(type) << " zero point " << x_zp;
     for (const auto& [name, t] : want) {
@@ -139,22 +150,26 @@ void ExpectLargeSumsGiveTheScalarKernelsBytes(int64_t kernel, int64_t cin, ir::D
 
 TEST(Int8ConvExactTest, SumsAbove2To24GiveTheScalarKernelsBytes) {
   if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap";
-  // 3x3 with 512 input channels: up to 255 * 64 * 4608 = 7.5e7; 1x1 with 2048: 3.3e7.
-  for (const auto& [kernel, cin] : std::vector<std::pair<int64_t, int64_t>>{{3, 512}, {1, 2048}}) {
-    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, ir::DataType::kUint8, 0);
-    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, ir::DataType::kUint8, 1);  // a source zero point
-    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, ir::DataType::kInt8, -128);
-    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, ir::DataType::kInt8, 0);
+  // 3x3 with 512 input channels and weights of 64: sums up to 255 * 64 * 4608 = 7.5e7 (5 ranges);
+  // 1x1 with 2048 and weights of 127: 6.6e7 (4 ranges; 127 * 127 * 2048 = 3.3e7 for an int8
+  // source without zero point).
+  for (const auto& [kernel, cin, weight] : std::vector<std::tuple<int64_t, int64_t, int8_t>>{{3, 512, 64},
+                                                                                             {1, 2048, 127}}) {
+    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, weight, ir::DataType::kUint8, 0);
+    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, weight, ir::DataType::kUint8, 2);  // a source zero point
+    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, weight, ir::DataType::kInt8, -128);
+    ExpectLargeSumsGiveTheScalarKernelsBytes(kernel, cin, weight, ir::DataType::kInt8, 0);
   }
 }
 
 TEST(Int8ConvExactTest, Int32SumsRuleByImplementation) {
   const int64_t fits = (int64_t{1} << 24) / 255, fits_int8 = (int64_t{1} << 24) / 383;
-  EXPECT_TRUE(OneDnnInt32SumsAreExact("brgconv_1x1:avx512_core_vnni", 1 << 20, false, true));
-  EXPECT_TRUE(OneDnnInt32SumsAreExact("brgconv_1x1:avx512_core_vnni", 1 << 20, true, false));
-  EXPECT_FALSE(OneDnnInt32SumsAreExact("brgconv_1x1:avx512_core_vnni", fits_int8 + 1, true, true));
-  EXPECT_TRUE(OneDnnInt32SumsAreExact("brgconv:avx512_core_vnni", 1 << 20, false, false));
-  EXPECT_FALSE(OneDnnInt32SumsAreExact("brgconv:avx512_core_vnni", fits + 1, false, true));
+  for (const char* impl : {"brgconv_1x1:avx512_core_vnni", "brgconv:avx512_core_vnni"}) {
+    EXPECT_TRUE(OneDnnInt32SumsAreExact(impl, 1 << 20, false, false)) << impl;  // uint8, no zero point
+    EXPECT_FALSE(OneDnnInt32SumsAreExact(impl, fits + 1, false, true)) << impl;
+    EXPECT_FALSE(OneDnnInt32SumsAreExact(impl, fits_int8 + 1, true, false)) << impl;
+    EXPECT_TRUE(OneDnnInt32SumsAreExact(impl, fits, false, true)) << impl;
+  }
   for (const char* impl : {"jit_uni_int8:avx2_vnni", "jit_int8:avx512_core_vnni", "jit_uni_int8_1x1:avx2",
                            "jit_int8_1x1:avx512_core", "gemm:jit", "ref:any"}) {
     EXPECT_TRUE(OneDnnInt32SumsAreExact(impl, fits, false, true)) << impl;
