@@ -56,7 +56,7 @@ int64_t MaxChannelSignedWeightSum(const ir::Tensor& weights);
 // added) through float32 (a scale of 1) before they store them, exact only up to
 // 2^24: S * signed_weight_sum must stay within it (S = 255 for a uint8 source; 383 for an int8
 // one, a margin for oneDNN's +128 shift). brgconv and brgconv_1x1 on a uint8 source without a
-// zero point store the int32 sums as they are (measured with odd sums up to 1.5e8); with an
+// zero point store the int32 sums as they are (int8_conv_exact_test: odd sums up to 7.5e7); with an
 // int8 source (its +128 compensation) or a zero point they take the same float32 step.
 // int8_conv_exact_test's large-sum units check the kernels this CPU runs under each cap.
 bool OneDnnInt32SumsAreExact(const std::string& implementation, int64_t signed_weight_sum, bool int8_source,
