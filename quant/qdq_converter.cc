@@ -18,6 +18,7 @@
 #include "numerics/threshold_scale.h"
 #include "quant/integer_heads.h"
 #include "quant/placement_check.h"
+#include "quant/shared_ranges.h"
 #include "quant/weight_quantizer.h"
 
 namespace qfuse::quant {
@@ -83,7 +84,15 @@ class Converter {
     }
     MarkFloatPassThroughs(order);
     if (options_.target == DeployTarget::kOnnxRuntime) MarkAbsorbedClamps(order);
-    PlanSharedConcatRanges(order);
+    RangeSharingContext sharing;
+    sharing.table = &table_;
+    sharing.lower_bounds = &lower_bounds_;
+    sharing.runs_int8 = [this](const Node* n) { return RunsInt8(n); };
+    sharing.is_activation = [this](const Value* v) { return !shape_derived_.contains(v); };
+    sharing.kept_float = [this](const Node* n) { return options_.keep_float.count(n->name()) > 0; };
+    sharing.observed_sign_grids = options_.activation_type == ActivationType::kUint8;
+    sharing.share_concat_ranges = options_.target != DeployTarget::kOnnxRuntime;
+    shared_range_ = PlanSharedRanges(order, sharing);
     for (Node* node : order) {
       if (options_.keep_float.count(node->name()) > 0) continue;
       if (node->outputs().size() == 1 && shape_derived_.contains(node->output(0))) continue;  // shape arithmetic
@@ -198,58 +207,10 @@ class Converter {
     }
   }
 
-  // Concat inputs that take the Concat output's quantization (shared_concat_range_), decided
-  // before any Q/DQ pair is placed. When every input of an int8 Concat is read by that Concat
-  // alone and has its own calibrated range (the output of a unit or another op that rounds, not
-  // a value that keeps its input's quantization), each input is quantized with the Concat
-  // output's range, calibrated on all of them: the Concat then only moves bytes, and each branch
-  // rounds once instead of twice (its own grid, then the Concat's) and is not clipped at a
-  // narrower range than the Concat's. PyTorch FX shares one observer between a cat's inputs and
-  // output, and TensorRT gives a concatenation's inputs its output's scale, for the same reason.
-  // (Inception's and SqueezeNet's Concats; not DenseNet's, whose feature maps feed many.)
-  // Only where every input has the Concat's kind of grid (the same lower bound by construction;
-  // for uint8 activations the same observed sign), so no input's zero point moves. Not for
-  // target onnxruntime: there a branch's Relu / Clip is dropped into its QuantizeLinear (and
-  // the Conv or Add before it runs as a QLinear op) only while its grid starts at zero and ends
-  // within the clip, which the Concat's range need not do; onnxruntime's QLinearConcat
-  // requantizes each input instead.
-  void PlanSharedConcatRanges(const std::vector<Node*>& order) {
-    if (options_.target == DeployTarget::kOnnxRuntime) return;
-    for (const Node* concat : order) {
-      if (!Is(*concat, "Concat") || !RunsInt8(concat) || concat->outputs().size() != 1 ||
-          concat->output(0) == nullptr || table_.Find(concat->output(0)->name()) == nullptr) {
-        continue;
-      }
-      const Value* out = concat->output(0);
-      const auto out_bound = lower_bounds_.find(out);
-      const bool out_non_negative = table_.Find(out->name())->min >= 0;
-      bool shares = !concat->inputs().empty();
-      for (const Value* in : concat->inputs()) {
-        if (in == nullptr || in->is_constant() || in->is_graph_output() || shape_derived_.contains(in) ||
-            table_.Find(in->name()) == nullptr) {
-          shares = false;
-          break;
-        }
-        for (const ir::Use& use : in->uses()) shares = shares && use.node == concat;
-        const Node* p = in->producer();
-        shares = shares && p != nullptr && options_.keep_float.count(p->name()) == 0 &&
-                 !ir::KeepsInputQuantization(*p) && !ir::IsAveragePool(*p) && !Is(*p, "Concat") && !Is(*p, "Softmax");
-        const auto bound = lower_bounds_.find(in);
-        shares = shares && (bound == lower_bounds_.end()) == (out_bound == lower_bounds_.end()) &&
-                 (bound == lower_bounds_.end() || bound->second == out_bound->second);
-        if (options_.activation_type == ActivationType::kUint8) {
-          shares = shares && (table_.Find(in->name())->min >= 0) == out_non_negative;
-        }
-        if (!shares) break;
-      }
-      if (!shares) continue;
-      for (const Value* in : concat->inputs()) shared_concat_range_[in] = concat->output(0);
-    }
-  }
-
-  // Scale and zero point of the activation `v`, from the table or shared with the input.
+  // Scale and zero point of the activation `v`: another value's (shared_ranges.h), the input's
+  // for ops that keep or average it, or from the table.
   absl::StatusOr<QuantParams> ActivationParams(const Value& v) {
-    if (auto shared = shared_concat_range_.find(&v); shared != shared_concat_range_.end()) {
+    if (auto shared = shared_range_.find(&v); shared != shared_range_.end()) {
       return ActivationParams(*shared->second);
     }
     const Node* producer = v.producer();
@@ -526,7 +487,7 @@ class Converter {
   ConversionStats stats_;
   absl::flat_hash_map<const Value*, QuantParams> params_;
   absl::flat_hash_map<const Value*, Value*> dequantized_;
-  absl::flat_hash_map<const Value*, const Value*> shared_concat_range_;  // Concat input -> its output
+  SharedRanges shared_range_;  // value -> the value whose range it takes (shared_ranges.h)
   absl::flat_hash_set<const Value*> shape_derived_;  // computed from shapes and constants only
   absl::flat_hash_set<const Node*> float_nodes_;  // kept float because their bias could not fit
   absl::flat_hash_set<const Node*> float_pass_throughs_;  // see MarkFloatPassThroughs

@@ -367,6 +367,62 @@ TEST(QdqConverterTest, ConcatInputsReadOnlyByItTakeItsRange) {
   }
 }
 
+// A MaxPool's input that only the MaxPool reads takes the MaxPool output's range (quantizing
+// commutes with taking the maximum, so only the pooled values matter): the unit's output is
+// rounded to the pooled threshold 6, not its own 4, and the MaxPool moves bytes. With another
+// reader the input keeps its own range. A Concat before the MaxPool passes the range on to its
+// branches when they share the Concat's; when one branch has another reader the Concat keeps
+// its own range (it requantizes). Symmetric int8 (threshold / 127) and target qfuse's uint8
+// grids (threshold / 255, zero point 0), hand-computed from the table.
+TEST(QdqConverterTest, MaxPoolInputReadOnlyByItTakesItsRange) {
+  for (bool target_defaults : {false, true}) {
+    for (bool other_reader : {false, true}) {
+      testing::GraphBuilder b;
+      ir::Value* x = b.Input("x", {1, 2, 4, 4});
+      ir::AttributeMap window;
+      window.Set("kernel_shape", std::vector<int64_t>{2, 2});
+      window.Set("strides", std::vector<int64_t>{2, 2});
+      ir::AttributeMap axis1;
+      axis1.Set("axis", int64_t{1});
+      ir::Value* r = b.Op("Relu", {b.Op("Conv", {x, b.Random("w", {2, 2, 1, 1})}, "c", {1, 2, 4, 4})}, "r", {1, 2, 4, 4});
+      ir::Value* p = b.Op("MaxPool", {r}, "p", {1, 2, 2, 2}, window);
+      b.Output(b.Op("Conv", {p, b.Random("wy", {2, 2, 1, 1})}, "y", {1, 2, 2, 2}));
+      ir::Value* ra = b.Op("Relu", {b.Op("Conv", {x, b.Random("wa", {2, 2, 1, 1})}, "a", {1, 2, 4, 4})}, "ra", {1, 2, 4, 4});
+      ir::Value* rb = b.Op("Relu", {b.Op("Conv", {x, b.Random("wb", {2, 2, 1, 1})}, "bb", {1, 2, 4, 4})}, "rb", {1, 2, 4, 4});
+      ir::Value* cat = b.Op("Concat", {ra, rb}, "cat", {1, 4, 4, 4}, axis1);
+      ir::Value* q = b.Op("MaxPool", {cat}, "q", {1, 4, 2, 2}, window);
+      b.Output(b.Op("Conv", {q, b.Random("wz", {2, 4, 1, 1})}, "z", {1, 2, 2, 2}));
+      if (other_reader) {
+        b.Output(b.Op("Conv", {r, b.Random("wr", {2, 2, 1, 1})}, "yr", {1, 2, 4, 4}));
+        b.Output(b.Op("Conv", {rb, b.Random("wrb", {2, 2, 1, 1})}, "zb", {1, 2, 4, 4}));
+      }
+      calib::CalibrationTable table;
+      table.tensors = {{"a", 1.f, 1.f / 127, -1.f, 1.f},  {"bb", 1.f, 1.f / 127, -1.f, 1.f},
+                       {"c", 4.f, 4.f / 127, -4.f, 5.f},  {"cat", 2.f, 2.f / 127, 0.f, 3.f},
+                       {"p", 6.f, 6.f / 127, 0.f, 7.f},   {"q", 3.f, 3.f / 127, 0.f, 3.f},
+                       {"r", 4.f, 4.f / 127, 0.f, 7.f},   {"ra", 1.f, 1.f / 127, 0.f, 1.f},
+                       {"rb", 1.5f, 1.5f / 127, 0.f, 3.f}, {"x", 2.f, 2.f / 127, -2.f, 2.f},
+                       {"y", 2.f, 2.f / 127, -2.f, 2.f},  {"yr", 2.f, 2.f / 127, -2.f, 2.f},
+                       {"z", 2.f, 2.f / 127, -2.f, 2.f},  {"zb", 2.f, 2.f / 127, -2.f, 2.f}};
+      ConvertOptions options;
+      if (target_defaults) {
+        options = WithTargetDefaults(options, UserChoices());
+        ASSERT_TRUE(options.int8_as_uint8 && options.unsigned_non_negative);
+      }
+      const float levels = target_defaults ? 255.f : 127.f;
+      QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, options).status());
+      const std::map<std::string, float> scale = QuantizedScales(b.graph());
+      for (const char* v : {"r", "p", "ra", "rb", "cat", "q"}) ASSERT_EQ(scale.count(v), 1u) << v;
+      EXPECT_EQ(scale.at("r"), (other_reader ? 4.f : 6.f) / levels) << other_reader;
+      EXPECT_EQ(scale.at("p"), scale.at("r"));  // the MaxPool moves bytes
+      EXPECT_EQ(scale.at("cat"), (other_reader ? 2.f : 3.f) / levels);
+      EXPECT_EQ(scale.at("ra"), (other_reader ? 1.f : 3.f) / levels);
+      EXPECT_EQ(scale.at("rb"), (other_reader ? 1.5f : 3.f) / levels);
+      EXPECT_EQ(scale.at("q"), scale.at("cat"));
+    }
+  }
+}
+
 // Under target qfuse's defaults (uint8 storage, grids from the lower bounds) the Concat's range
 // is shared only where every input has the Concat's kind of grid: two Relu branches take the
 // Concat's [0, T] grid; a Relu and a HardSwish branch (bounded below by 0 and -0.376) keep their
