@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/grow_buffer.h"
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
 #include "runtime/cpu_isa.h"
@@ -307,7 +308,7 @@ class QLinearUnitKernel : public Kernel {
       return;
     }
     thread_local std::vector<float> real;
-    if (!float_out && real.size() < static_cast<size_t>(n)) real.resize(static_cast<size_t>(n));
+    if (!float_out) GrowTo(real, n);
     float* v = float_out ? y->data<float>() + offset : real.data();
     if (res_signed) {
       stage_.DequantizePixels(acc, bias, reinterpret_cast<const int8_t*>(res), rzp, cout_, rows, v);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "base/grow_buffer.h"
 #include "base/status_macros.h"
 #include "runtime/onednn/int8_conv_engine.h"
 #include "runtime/onednn/onednn_engine.h"
@@ -26,11 +27,6 @@ ir::Tensor ChannelRange(const ir::Tensor& weights, int64_t begin, int64_t end) {
     std::memcpy(&to[o * channels * taps], &from[(o * d[1] + begin) * taps], static_cast<size_t>(channels * taps));
   }
   return range;
-}
-
-template <typename T>
-void GrowTo(std::vector<T>& buffer, int64_t n) {
-  if (buffer.size() < static_cast<size_t>(n)) buffer.resize(static_cast<size_t>(n));
 }
 
 }  // namespace

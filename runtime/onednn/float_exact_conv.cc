@@ -7,6 +7,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "base/grow_buffer.h"
 #include "base/status_macros.h"
 #include "runtime/onednn/conv_desc.h"
 #include "runtime/onednn/onednn_engine.h"
@@ -55,8 +56,8 @@ absl::Status FloatExactConv::Accumulate(const uint8_t* x, uint8_t flip, int32_t 
   QFUSE_ASSIGN_OR_RETURN(const Primitive* p, Find(x_dims));
   thread_local std::vector<float> source, sums;
   const int64_t n = x_dims[0] * x_dims[1] * x_dims[2] * x_dims[3];
-  if (source.size() < static_cast<size_t>(n)) source.resize(static_cast<size_t>(n));
-  if (sums.size() < static_cast<size_t>(p->out_elements)) sums.resize(static_cast<size_t>(p->out_elements));
+  GrowTo(source, n);
+  GrowTo(sums, p->out_elements);
   float* xf = source.data();
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) xf[i] = static_cast<float>(int32_t{static_cast<uint8_t>(x[i] ^ flip)} - zero_point);

@@ -19,6 +19,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "base/grow_buffer.h"
 #include "base/status_macros.h"
 #include "ir/fused_unit.h"
 #include "runtime/cpu_isa.h"
@@ -51,11 +52,6 @@ constexpr int64_t kSlabAccBytes = int64_t{4} << 20;
 constexpr int64_t kBandAccKiB = 256;
 // Fewest pixels per band.
 constexpr int64_t kMinBandPixels = 16;
-// The split source (source_split.h) gives way to the tiles when more than 1 in this many
-// source bytes lie outside its window (first layers, whose inputs span the whole range),
-// estimated on one run of 64 bytes in every kOutlierProbeStride.
-constexpr int64_t kMaxOutlierShareInverse = 8;
-constexpr int64_t kOutlierProbeStride = 16384;
 
 // QFUSE_SPLIT_STATS=1: every split-source call prints its unit and the share of source values
 // outside the window (stderr; for docs/performance.md).
@@ -81,13 +77,6 @@ struct Primitive : NhwcConv {
   std::vector<int64_t> out_dims;  // plain [N, OC, OH, OW]
   kernels::linalg::ConvGeometry geometry;
 };
-
-// Makes a reused scratch buffer hold at least n elements. Never shrinks it: resizing a
-// vector up again zero-fills the new elements (2.5% of MobileNetV2's int8 time in perf).
-template <typename T>
-void GrowTo(std::vector<T>& buffer, int64_t n) {
-  if (buffer.size() < static_cast<size_t>(n)) buffer.resize(static_cast<size_t>(n));
-}
 
 // The source zero point as oneDNN sees it: + 128 when int8 activations are flipped to uint8.
 int32_t ZeroPointU8(int32_t zero_point, bool shift_source) { return zero_point + (shift_source ? 128 : 0); }
@@ -362,20 +351,8 @@ class OneDnnQLinearConvKernel : public Kernel {
     return absl::OkStatus();
   }
 
-  // Whether so many source bytes lie outside the split window that the tiles are faster
-  // than the split source: estimated on every kOutlierProbeStride-th run of 64 bytes.
   bool DenseOutliers(const uint8_t* src, int64_t bytes) const {
-    const uint8_t flip = shift_source_ ? 0x80 : 0;
-    int64_t seen = 0, outside = 0;
-    for (int64_t i = 0; i < bytes; i += kOutlierProbeStride) {
-      const int64_t end = std::min(bytes, i + 64);
-      for (int64_t j = i; j < end; ++j) {
-        const int32_t v = (src[j] ^ flip) - split_offset_;
-        outside += v < 0 || v > 127;
-      }
-      seen += end - i;
-    }
-    return outside * kMaxOutlierShareInverse > seen;
+    return DenseSplitOutliers(src, bytes, shift_source_ ? 0x80 : 0, split_offset_);
   }
 
   // Images x_dims of geometry g whose source is dense in values outside the split window:

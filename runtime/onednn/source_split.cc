@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/grow_buffer.h"
 #include "runtime/cpu_isa.h"
 
 namespace qfuse::runtime::onednn {
@@ -112,13 +113,27 @@ SplitSourceWeights PrepareSplitSourceWeights(const ir::Tensor& weights, int64_t 
   return out;
 }
 
+bool DenseSplitOutliers(const uint8_t* x, int64_t bytes, uint8_t flip, int32_t offset) {
+  constexpr int64_t kMaxOutlierShareInverse = 8, kProbeStride = 16384, kProbeRun = 64;
+  int64_t seen = 0, outside = 0;
+  for (int64_t i = 0; i < bytes; i += kProbeStride) {
+    const int64_t end = std::min(bytes, i + kProbeRun);
+    for (int64_t j = i; j < end; ++j) {
+      const int32_t v = (x[j] ^ flip) - offset;
+      outside += v < 0 || v > 127;
+    }
+    seen += end - i;
+  }
+  return outside * kMaxOutlierShareInverse > seen;
+}
+
 void SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64_t pixels, int64_t channels, uint8_t* lo,
                  SourceOutliers* outliers) {
   SourceOutliers& out = *outliers;
   const int64_t chunks = (pixels + kChunkPixels - 1) / kChunkPixels;
   // Reused: clearing keeps every vector's storage.
-  if (out.chunks.size() < static_cast<size_t>(chunks)) out.chunks.resize(static_cast<size_t>(chunks));
-  if (out.chunk_pixels.size() < static_cast<size_t>(chunks)) out.chunk_pixels.resize(static_cast<size_t>(chunks));
+  GrowTo(out.chunks, chunks);
+  GrowTo(out.chunk_pixels, chunks);
   out.pixels.clear();
   out.total = 0;
   const bool avx2 = IsaAllowed(Isa::kAvx2);

@@ -52,6 +52,11 @@ struct SourceOutliers {
 void SplitSource(const uint8_t* x, uint8_t flip, int32_t offset, int64_t pixels, int64_t channels, uint8_t* lo,
                  SourceOutliers* outliers);
 
+// Whether so many of `bytes` source bytes lie outside the window [offset, offset + 127] (after
+// ^ flip) that qfuse's tiles are faster than the split source: more than 1 in 8 (first layers,
+// whose inputs span the whole range), estimated on one run of 64 bytes in every 16384.
+bool DenseSplitOutliers(const uint8_t* x, int64_t bytes, uint8_t flip, int32_t offset);
+
 // Adds sum over taps and outliers of d * w to acc for output pixels [p0, p1) (over [N, OH, OW],
 // channels-last, Cout int32 per pixel; acc points at pixel p0), modulo 2^32. g is 2-D.
 void AddSourceOutliers(const kernels::linalg::ConvGeometry& g, const SourceOutliers& outliers,

@@ -144,5 +144,27 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{1, 300, 5, 5, 300, 3, 3, 300, 2, 1, 1, 1}  // depthwise, stride 2, 300 channels
                       ));
 
+// The probe reads the first 64 bytes of every 16384 and calls the source dense when more than
+// 1 in 8 of them lie outside the window: 8 of 64 is not, 9 is; bytes between the probes are
+// not read; the flip and the offset move the window. Hand-counted.
+TEST(DenseSplitOutliersTest, CountsProbedBytesOutsideTheWindow) {
+  std::vector<uint8_t> x(20000, 10);
+  for (int i = 0; i < 8; ++i) x[i] = 200;
+  EXPECT_FALSE(DenseSplitOutliers(x.data(), 64, 0, 0));
+  x[8] = 128;
+  EXPECT_TRUE(DenseSplitOutliers(x.data(), 64, 0, 0));
+  // Probes at 0 and 16384 (64 bytes each): 9 of 128 outside.
+  EXPECT_FALSE(DenseSplitOutliers(x.data(), static_cast<int64_t>(x.size()), 0, 0));
+  for (int i = 64; i < 16384; ++i) x[i] = 255;  // between the probes: unseen
+  EXPECT_FALSE(DenseSplitOutliers(x.data(), static_cast<int64_t>(x.size()), 0, 0));
+  for (int i = 16384; i < 16384 + 8; ++i) x[i] = 255;
+  EXPECT_TRUE(DenseSplitOutliers(x.data(), static_cast<int64_t>(x.size()), 0, 0));  // 17 of 128
+  // 10 ^ 0x80 = 138: every byte outside [0, 127] but inside [64, 191].
+  const std::vector<uint8_t> tens(64, 10);
+  EXPECT_TRUE(DenseSplitOutliers(tens.data(), 64, 0x80, 0));
+  EXPECT_FALSE(DenseSplitOutliers(tens.data(), 64, 0x80, 64));
+  EXPECT_TRUE(DenseSplitOutliers(tens.data(), 64, 0, 64));  // 10 < 64
+}
+
 }  // namespace
 }  // namespace qfuse::runtime::onednn
