@@ -15,9 +15,8 @@
 // op output is. Ops that keep their input's scale (ir::KeepsInputQuantization: MaxPool,
 // Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Identity; Concat when its inputs' scales
 // agree) reuse it; the inputs of an int8 Concat that only it reads take the Concat output's
-// range, and the input of an int8 MaxPool that only it reads the MaxPool output's, so such ops
-// move bytes (quant/shared_ranges.h; the Concat rule not for target onnxruntime); the average
-// pools take it times (1 + 2^-8) (their means never leave the
+// range, so such a Concat moves bytes (quant/shared_ranges.h; not for target onnxruntime); the
+// average pools take it times (1 + 2^-8) (their means never leave the
 // input's range; the margin keeps them off rounding ties). Graph outputs stay float (the last
 // op dequantizes). Nodes named in `keep_float` read float values and are not quantized
 // themselves.

@@ -33,32 +33,12 @@ class Planner {
     for (const Value* in : concat.inputs()) shared_[in] = out;
   }
 
-  // A MaxPool's input takes the MaxPool output's range when the MaxPool alone reads it and it
-  // has its own calibrated range (as above; a Concat producer only when its inputs already
-  // share its range, so it keeps moving bytes): only the values the pool keeps reach the next op.
-  void PlanMaxPool(const Node& pool) {
-    if (!Is(pool, "MaxPool") || !HasOnlyOutput(pool) || !context_.runs_int8(&pool)) return;
-    const Value* in = pool.input(0);
-    const Value* out = pool.output(0);
-    if (out->is_graph_output() || !OwnRangeReadOnlyBy(in, pool) || !SameKindOfGrid(in, out)) return;
-    if (const Node* p = in->producer(); p != nullptr && Is(*p, "Concat")) {
-      for (const Value* branch : p->inputs()) {
-        auto it = shared_.find(branch);
-        if (it == shared_.end() || it->second != in) return;
-      }
-    }
-    shared_[in] = out;
-  }
-
   SharedRanges Take() { return std::move(shared_); }
 
  private:
   // One output, a calibrated activation.
   bool HasOnlyOutput(const Node& n) const {
-    if (n.outputs().empty() || n.output(0) == nullptr) return false;
-    for (size_t i = 1; i < n.outputs().size(); ++i) {
-      if (n.output(static_cast<int>(i)) != nullptr) return false;  // MaxPool's Indices
-    }
+    if (n.outputs().size() != 1 || n.output(0) == nullptr) return false;
     const Value* out = n.output(0);
     return context_.is_activation(out) && context_.table->Find(out->name()) != nullptr;
   }
@@ -79,8 +59,7 @@ class Planner {
     if (context_.kept_float(p) || ir::KeepsInputQuantization(*p) || ir::IsAveragePool(*p) || Is(*p, "Softmax")) {
       return false;
     }
-    // A Concat's input only under the Concat rule; a MaxPool's input may be a Concat (checked there).
-    return !Is(*p, "Concat") || Is(reader, "MaxPool");
+    return !Is(*p, "Concat");
   }
 
   // The same lower bound by construction and, for observed-sign grids, the same observed sign.
@@ -107,7 +86,6 @@ class Planner {
 SharedRanges PlanSharedRanges(const std::vector<Node*>& order, const RangeSharingContext& context) {
   Planner planner(context);
   for (const Node* node : order) planner.PlanConcat(*node);
-  for (const Node* node : order) planner.PlanMaxPool(*node);
   return planner.Take();
 }
 

@@ -1,13 +1,12 @@
 // Which activations the QDQ converter quantizes with another value's calibrated range instead
 // of their own, so that the int8 op between them only moves bytes and each value rounds once:
-//  - the inputs of an int8 Concat that only it reads take the Concat output's range (PyTorch FX
-//    shares one observer across a cat, TensorRT gives a concatenation's inputs its scale);
-//  - the input of an int8 MaxPool that only it reads takes the MaxPool output's range. Rounding
-//    and clipping are monotonic, so quantizing and then taking the maximum gives the same bytes
-//    as the maximum of the float values quantized: only the values the pool keeps matter, and
-//    their distribution is the output's, shifted up from the input's. A threshold fitted to the
-//    input clips exactly the values the pool selects (SqueezeNet's fire module before a
-//    MaxPool: calibrated at 5.9 on the input, 6.8 on the pooled values).
+// the inputs of an int8 Concat that only it reads take the Concat output's range (PyTorch FX
+// shares one observer across a cat, TensorRT gives a concatenation's inputs its scale).
+//
+// Not a MaxPool's input, though quantizing commutes with the maximum (only the pooled values
+// reach the next op): the MaxPool output's own threshold, fitted to the pooled values, was
+// tried and lost 0.8 dB on the trained Fashion-MNIST ResNet-18 (2000 images; docs/zoo.md),
+// gaining only where one image exceeds the calibration range (SqueezeNet), as headroom does.
 #ifndef QFUSE_QUANT_SHARED_RANGES_H_
 #define QFUSE_QUANT_SHARED_RANGES_H_
 
@@ -41,8 +40,7 @@ struct RangeSharingContext {
   bool share_concat_ranges = true;
 };
 
-// value -> the value whose calibrated range it takes. Chains resolve by following the map
-// (a fire module's branches -> its Concat -> the MaxPool after it).
+// value -> the value whose calibrated range it takes.
 using SharedRanges = absl::flat_hash_map<const ir::Value*, const ir::Value*>;
 
 // `order`: the graph's nodes in topological order.
