@@ -181,6 +181,58 @@ __attribute__((target("avx2"))) int64_t DepthwiseBlocksAvx2(const uint8_t* const
   return 16 * blocks;
 }
 
+// The blocks of 16 channels of four output pixels of one row of a 3x3, undilated depthwise
+// convolution with stride kStride, all taps inside the image: DepthwiseBlocksAvx2's sums, with
+// the 3 * kStride + 3 input columns the four pixels read each loaded once. A column's rows 0
+// and 1 are interleaved into 16-bit pairs (x_0, x_1), one vpmaddwd against (w_0kx, w_1kx) for
+// each pixel that reads the column at kx; row 2 is widened to int32 lanes (x * w + 0 * 0).
+// top: pixel 0's tap (0, 0); row_bytes: the bytes of one input row.
+template <bool kSigned, int kStride>
+__attribute__((target("avx2"))) void Depthwise3x3RowAvx2(const uint8_t* top, int64_t row_bytes,
+                                                         const NhwcConvWeights& w, const int32_t* offset,
+                                                         int64_t channels, int32_t* acc) {
+  constexpr int kColumns = 3 * kStride + 3;
+  const int32_t* columns = w.dw_columns.data();
+  const int32_t* row2 = w.dw.data() + 6 * channels;  // taps (2, kx), zero-extended 16-bit
+  for (int64_t c = 0; c + 16 <= channels; c += 16) {
+    __m256i lo[4], hi[4];  // channels c..c+7, c+8..c+15
+    const __m256i off0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
+    const __m256i off1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c + 8));
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      lo[k] = off0;
+      hi[k] = off1;
+    }
+#pragma GCC unroll 12
+    for (int j = 0; j < kColumns; ++j) {
+      const uint8_t* p = top + j * channels + c;
+      const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + row_bytes));
+      const __m128i pairs_lo = _mm_unpacklo_epi8(r0, r1), pairs_hi = _mm_unpackhi_epi8(r0, r1);
+      const __m256i x01_lo = kSigned ? _mm256_cvtepi8_epi16(pairs_lo) : _mm256_cvtepu8_epi16(pairs_lo);
+      const __m256i x01_hi = kSigned ? _mm256_cvtepi8_epi16(pairs_hi) : _mm256_cvtepu8_epi16(pairs_hi);
+      const __m256i x2_lo = WidenBytes<kSigned>(p + 2 * row_bytes);
+      const __m256i x2_hi = WidenBytes<kSigned>(p + 2 * row_bytes + 8);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const int kx = j - kStride * k;
+        if (kx < 0 || kx > 2) continue;
+        const int32_t* wc = columns + kx * channels + c;
+        const int32_t* w2 = row2 + kx * channels + c;
+        lo[k] = _mm256_add_epi32(lo[k], _mm256_madd_epi16(x01_lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wc))));
+        hi[k] = _mm256_add_epi32(hi[k], _mm256_madd_epi16(x01_hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wc + 8))));
+        lo[k] = _mm256_add_epi32(lo[k], _mm256_madd_epi16(x2_lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w2))));
+        hi[k] = _mm256_add_epi32(hi[k], _mm256_madd_epi16(x2_hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w2 + 8))));
+      }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + k * channels + c), lo[k]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + k * channels + c + 8), hi[k]);
+    }
+  }
+}
+
 // DepthwiseScalar's sums with AVX2 for one pixel: the blocks of 16 (above), then a block of 8
 // with one tap per lane (x widened to int32 lanes, its value in the low 16 bits, against w
 // zero-extended from 16 bits: x * w + hi(x) * 0). Returns the channels done.
@@ -221,6 +273,9 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
   // taps are pixel 0's moved by k strides.
   const int64_t step = g.stride[2] * plan.cin;
   const bool quads = avx2 && channels % 16 == 0;
+  // 3x3, undilated, stride 1 or 2 along W: each input column's rows 0 and 1 paired once.
+  const bool rows3x3 = !w.dw_columns.empty() && g.dilation[1] == 1 && g.dilation[2] == 1 &&
+                       (g.stride[2] == 1 || g.stride[2] == 2);
   int64_t n = p0 / plan.out_plane, oy = (p0 % plan.out_plane) / ow, ox = p0 % ow;
   for (int64_t p = p0; p < p1;) {
     const int64_t iy = oy * g.stride[1] - g.pad_begin[1], ix = ox * g.stride[2] - g.pad_begin[2];
@@ -229,7 +284,15 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
       const uint8_t* first = plan.args->x + ((n * g.image[1] + iy) * g.image[2] + ix) * plan.cin;
       for (int64_t t = 0; t < w.taps; ++t) src[t] = first + tap_offset[t];
       if (quads && p + 4 <= p1 && ox + 4 <= ow && ix + 3 * g.stride[2] + span_x < g.image[2]) {
-        if (plan.args->x_signed) {
+        if (rows3x3) {
+          const int64_t row_bytes = g.image[2] * plan.cin;
+          const bool s = plan.args->x_signed;
+          if (g.stride[2] == 1) {
+            (s ? Depthwise3x3RowAvx2<true, 1> : Depthwise3x3RowAvx2<false, 1>)(first, row_bytes, w, offset, channels, acc);
+          } else {
+            (s ? Depthwise3x3RowAvx2<true, 2> : Depthwise3x3RowAvx2<false, 2>)(first, row_bytes, w, offset, channels, acc);
+          }
+        } else if (plan.args->x_signed) {
           DepthwiseBlocksAvx2<true, 4>(src.data(), step, w.dw_pairs.data(), offset, w.taps, channels, acc);
         } else {
           DepthwiseBlocksAvx2<false, 4>(src.data(), step, w.dw_pairs.data(), offset, w.taps, channels, acc);
@@ -310,6 +373,16 @@ NhwcConvWeights PrepareNhwcConvWeights(const ir::Tensor& w, int64_t group, absl:
             const uint32_t w1 = 2 * pp + 1 < out.taps ? static_cast<uint32_t>(out.dw[(2 * pp + 1) * out.cout + c]) & 0xFFFF : 0;
             out.dw_pairs[(pp * blocks + b) * 16 + h * 8 + l] = static_cast<int32_t>(w0 | (w1 << 16));
           }
+        }
+      }
+    }
+    if (w.dims()[2] == 3 && w.dims()[3] == 3) {
+      out.dw_columns.resize(static_cast<size_t>(3 * out.cout));
+      for (int64_t kx = 0; kx < 3; ++kx) {
+        for (int64_t c = 0; c < out.cout; ++c) {
+          const uint32_t w0 = static_cast<uint32_t>(out.dw[kx * out.cout + c]) & 0xFFFF;
+          const uint32_t w1 = static_cast<uint32_t>(out.dw[(3 + kx) * out.cout + c]) & 0xFFFF;
+          out.dw_columns[kx * out.cout + c] = static_cast<int32_t>(w0 | (w1 << 16));
         }
       }
     }

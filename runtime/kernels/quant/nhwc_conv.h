@@ -12,7 +12,8 @@
 //   modulo 2^32, with x_t = zp_x for taps in the padding (w_t centred on its zero point, in
 //   [-255, 255]); AVX2 multiplies 16-bit halves with vpmaddwd, two taps per lane for blocks
 //   of 16 channels (x_t * w_t + x_t+1 * w_t+1, at most 2 * 255 * 255: no saturation), one
-//   tap per lane otherwise (x * w + 0 * 0).
+//   tap per lane otherwise (x * w + 0 * 0). 3x3 kernels pair each input column's rows 0 and 1
+//   once for the four output pixels of a row that read it.
 #ifndef QFUSE_RUNTIME_KERNELS_QUANT_NHWC_CONV_H_
 #define QFUSE_RUNTIME_KERNELS_QUANT_NHWC_CONV_H_
 
@@ -50,6 +51,10 @@ struct NhwcConvWeights {
   // tap), so one vpmaddwd adds x_t * w_t + x_t+1 * w_t+1. Per pair and block, two runs of 8
   // lanes in the order vpunpck{l,h}wd leaves the channels: c0-3, c8-11, then c4-7, c12-15.
   std::vector<int32_t> dw_pairs;
+  // Depthwise 3x3 only: [kx][c] the weights of taps (0, kx) and (1, kx) of channel c as one
+  // int32 lane (w_0kx low, w_1kx high), in channel order, for Depthwise3x3RowAvx2's vertical
+  // pairs. Empty otherwise.
+  std::vector<int32_t> dw_columns;
 };
 
 // w: INT8 or UINT8 of rank 4; w_zps: one value or one per output channel. Cout must be a
