@@ -45,7 +45,7 @@ class Planner {
 
   // `in` is an activation with its own calibrated range, read by `reader` alone, made by an op
   // that rounds to it (not one that keeps its input's quantization, averages it, or a Softmax,
-  // whose scale has its own rule) or a graph input.
+  // whose scale has its own rule; not a graph input).
   bool OwnRangeReadOnlyBy(const Value* in, const Node& reader) const {
     if (in == nullptr || in->is_constant() || in->is_graph_output() || !context_.is_activation(in) ||
         context_.table->Find(in->name()) == nullptr) {
@@ -55,7 +55,7 @@ class Planner {
       if (use.node != &reader) return false;
     }
     const Node* p = in->producer();
-    if (p == nullptr) return true;
+    if (p == nullptr) return false;  // a graph input keeps the range calibrated on it
     if (context_.kept_float(p) || ir::KeepsInputQuantization(*p) || ir::IsAveragePool(*p) || Is(*p, "Softmax")) {
       return false;
     }

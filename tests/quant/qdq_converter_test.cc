@@ -367,6 +367,29 @@ TEST(QdqConverterTest, ConcatInputsReadOnlyByItTakeItsRange) {
   }
 }
 
+// A graph input keeps the range calibrated on it: a Concat of a graph input and a unit's output
+// shares nothing, each input keeps its own range (hand-computed, threshold / 127).
+TEST(QdqConverterTest, ConcatOfAGraphInputSharesNoRange) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("x", {1, 2, 4, 4});
+  ir::Value* side = b.Input("side", {1, 2, 4, 4});
+  ir::Value* ra = b.Op("Relu", {b.Op("Conv", {x, b.Random("wa", {2, 2, 1, 1})}, "a", {1, 2, 4, 4})}, "ra", {1, 2, 4, 4});
+  ir::AttributeMap axis1;
+  axis1.Set("axis", int64_t{1});
+  ir::Value* cat = b.Op("Concat", {ra, side}, "cat", {1, 4, 4, 4}, axis1);
+  b.Output(b.Op("Conv", {cat, b.Random("wy", {2, 4, 1, 1})}, "y", {1, 2, 4, 4}));
+  calib::CalibrationTable table;
+  table.tensors = {{"a", 3.f, 3.f / 127, -3.f, 3.f},   {"cat", 2.f, 2.f / 127, -1.f, 3.f},
+                   {"ra", 3.f, 3.f / 127, 0.f, 3.f},   {"side", 1.f, 1.f / 127, -1.f, 1.f},
+                   {"x", 2.f, 2.f / 127, -2.f, 2.f},   {"y", 2.f, 2.f / 127, -2.f, 2.f}};
+  QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, {}).status());
+  const std::map<std::string, float> scale = QuantizedScales(b.graph());
+  for (const char* v : {"ra", "side", "cat"}) ASSERT_EQ(scale.count(v), 1u) << v;
+  EXPECT_EQ(scale.at("side"), 1.f / 127);
+  EXPECT_EQ(scale.at("ra"), 3.f / 127);
+  EXPECT_EQ(scale.at("cat"), 2.f / 127);
+}
+
 // A MaxPool's input keeps its own range and the MaxPool moves bytes (the pooled values' own
 // threshold was measured and lost on a trained ResNet-18: quant/shared_ranges.h); a Concat
 // before a MaxPool still gives its branches its range when it alone reads them. Symmetric int8
