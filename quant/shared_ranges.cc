@@ -1,5 +1,7 @@
 #include "quant/shared_ranges.h"
 
+#include <utility>
+
 #include "ir/int8_forms.h"
 
 namespace qfuse::quant {
