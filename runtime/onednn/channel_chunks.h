@@ -41,12 +41,12 @@ absl::StatusOr<std::vector<ChannelChunk>> MakeChannelChunks(const kernels::linal
 // the source zero point `zero_point` (0: the chunks were made without one). Runs on the calling
 // thread's stream and scratch buffers; the gather and the additions on OpenMP's threads (serial
 // inside a parallel region).
+absl::Status RunChannelChunks(const std::vector<ChannelChunk>& chunks, const uint8_t* src, int64_t channels,
+                              int64_t pixels, int32_t zero_point, int32_t* acc, int64_t out_elements);
+
 // How many sets of ranges MakeChannelChunks has made in this process (tests check that the
 // ranges ran).
 int64_t ChannelChunkSets();
-
-absl::Status RunChannelChunks(const std::vector<ChannelChunk>& chunks, const uint8_t* src, int64_t channels,
-                              int64_t pixels, int32_t zero_point, int32_t* acc, int64_t out_elements);
 
 }  // namespace qfuse::runtime::onednn
 

@@ -49,7 +49,14 @@ void Check(const Case& c, ir::DataType x_type, ir::DataType w_type, bool per_cha
   std::vector<int32_t> w_zps = {w_type == ir::DataType::kInt8 ? 0 : 128};
   if (per_channel_zp) {
     w_zps.clear();
-    for (int64_t oc = 0; oc < c.cout; ++oc) w_zps.push_back(w_type == ir::DataType::kInt8 ? int32_t(oc % 5) - 2 : 120 + int32_t(oc % 7));
+    // Depthwise with uint8 weights: zero points 0 and 255 too, so centred weights reach +-255.
+    const bool depthwise = c.group == c.cin && c.cout == c.cin;
+    for (int64_t oc = 0; oc < c.cout; ++oc) {
+      const int32_t extreme = oc % 3 == 0 ? 0 : 255;
+      w_zps.push_back(w_type == ir::DataType::kInt8 ? int32_t(oc % 5) - 2
+                      : depthwise && oc % 3 != 2 ? extreme
+                                                 : 120 + int32_t(oc % 7));
+    }
   }
   reference::ConvParams params;
   params.group = c.group;
@@ -122,6 +129,8 @@ const Case kCases[] = {
     {2, 24, 11, 10, 24, 3, 3, 1, 2, 2, 24},  // depthwise dilated: interior taps by offsets
     {2, 48, 7, 12, 48, 3, 3, 1, 1, 1, 48},   // depthwise, blocks of 16: four pixels at once, then singles
     {1, 32, 9, 21, 32, 3, 3, 2, 1, 1, 32},   // the same with stride 2 (pixels a stride apart)
+    {1, 16, 5, 6, 16, 3, 3, 1, 0, 1, 16},    // 3x3 quads reading the image's last column, stride 1
+    {1, 32, 5, 9, 32, 3, 3, 2, 0, 1, 32},    // ... and stride 2
     {3, 64, 14, 14, 96, 1, 1, 1, 0, 1, 1},   // several tiles per image
 };
 
