@@ -141,6 +141,11 @@ __attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes16(const
   return kSigned ? _mm256_cvtepi8_epi16(xb) : _mm256_cvtepu8_epi16(xb);
 }
 
+// acc + vpmaddwd(x, the eight int32 lanes at w): four int16 pairs' products summed per lane.
+__attribute__((target("avx2"), always_inline)) inline __m256i AddMadd(__m256i acc, __m256i x, const int32_t* w) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
+}
+
 // DepthwiseScalar's sums with AVX2 for the blocks of 16 channels [0, 16 * (channels / 16)) of
 // kPixels pixels, pixel k reading tap t at src[t] + k * step: two taps per vpmaddwd (x_t,
 // x_t+1 interleaved against NhwcConvWeights::dw_pairs), each pair's weights loaded once for
@@ -219,10 +224,8 @@ __attribute__((target("avx2"))) void Depthwise3x3RowAvx2(const uint8_t* top, int
         if (kx < 0 || kx > 2) continue;
         const int32_t* wc = columns + kx * channels + c;
         const int32_t* w2 = row2 + kx * channels + c;
-        lo[k] = _mm256_add_epi32(lo[k], _mm256_madd_epi16(x01_lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wc))));
-        hi[k] = _mm256_add_epi32(hi[k], _mm256_madd_epi16(x01_hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wc + 8))));
-        lo[k] = _mm256_add_epi32(lo[k], _mm256_madd_epi16(x2_lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w2))));
-        hi[k] = _mm256_add_epi32(hi[k], _mm256_madd_epi16(x2_hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w2 + 8))));
+        lo[k] = AddMadd(AddMadd(lo[k], x01_lo, wc), x2_lo, w2);
+        hi[k] = AddMadd(AddMadd(hi[k], x01_hi, wc + 8), x2_hi, w2 + 8);
       }
     }
 #pragma GCC unroll 4
@@ -244,8 +247,7 @@ __attribute__((target("avx2"))) int64_t DepthwiseAvx2(const uint8_t* const* src,
   for (; c + 8 <= channels; c += 8) {
     __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
     for (int64_t t = 0; t < taps; ++t) {
-      a = _mm256_add_epi32(a, _mm256_madd_epi16(WidenBytes<kSigned>(src[t] + c),
-                                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + t * channels + c))));
+      a = AddMadd(a, WidenBytes<kSigned>(src[t] + c), w + t * channels + c);
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), a);
   }
@@ -282,23 +284,21 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
     int64_t count = 1;
     if (iy >= 0 && iy + span_y < g.image[1] && ix >= 0 && ix + span_x < g.image[2]) {
       const uint8_t* first = plan.args->x + ((n * g.image[1] + iy) * g.image[2] + ix) * plan.cin;
-      for (int64_t t = 0; t < w.taps; ++t) src[t] = first + tap_offset[t];
-      if (quads && p + 4 <= p1 && ox + 4 <= ow && ix + 3 * g.stride[2] + span_x < g.image[2]) {
-        if (rows3x3) {
-          const int64_t row_bytes = g.image[2] * plan.cin;
-          const bool s = plan.args->x_signed;
-          if (g.stride[2] == 1) {
-            (s ? Depthwise3x3RowAvx2<true, 1> : Depthwise3x3RowAvx2<false, 1>)(first, row_bytes, w, offset, channels, acc);
-          } else {
-            (s ? Depthwise3x3RowAvx2<true, 2> : Depthwise3x3RowAvx2<false, 2>)(first, row_bytes, w, offset, channels, acc);
-          }
-        } else if (plan.args->x_signed) {
-          DepthwiseBlocksAvx2<true, 4>(src.data(), step, w.dw_pairs.data(), offset, w.taps, channels, acc);
-        } else {
-          DepthwiseBlocksAvx2<false, 4>(src.data(), step, w.dw_pairs.data(), offset, w.taps, channels, acc);
+      const bool quad = quads && p + 4 <= p1 && ox + 4 <= ow && ix + 3 * g.stride[2] + span_x < g.image[2];
+      const bool s = plan.args->x_signed;
+      if (quad && rows3x3) {
+        const int64_t row_bytes = g.image[2] * plan.cin;
+        const auto row = g.stride[2] == 1 ? (s ? Depthwise3x3RowAvx2<true, 1> : Depthwise3x3RowAvx2<false, 1>)
+                                          : (s ? Depthwise3x3RowAvx2<true, 2> : Depthwise3x3RowAvx2<false, 2>);
+        row(first, row_bytes, w, offset, channels, acc);
+      } else {
+        for (int64_t t = 0; t < w.taps; ++t) src[t] = first + tap_offset[t];
+        if (quad) {
+          const auto blocks = s ? DepthwiseBlocksAvx2<true, 4> : DepthwiseBlocksAvx2<false, 4>;
+          blocks(src.data(), step, w.dw_pairs.data(), offset, w.taps, channels, acc);
         }
-        count = 4;
       }
+      if (quad) count = 4;
     } else {
       for (int64_t ky = 0, t = 0; ky < g.kernel[1]; ++ky) {
         for (int64_t kx = 0; kx < g.kernel[2]; ++kx, ++t) {

@@ -20,6 +20,8 @@ namespace {
 
 struct Case {
   int64_t batch, cin, h, w, cout, kh, kw, stride, pad, dilation, group;
+  int64_t stride_w = 0;  // 0: `stride` along W too
+  int64_t StrideW() const { return stride_w == 0 ? stride : stride_w; }
 };
 
 // Mostly the type's extremes, otherwise uniform.
@@ -60,7 +62,7 @@ void Check(const Case& c, ir::DataType x_type, ir::DataType w_type, bool per_cha
   }
   reference::ConvParams params;
   params.group = c.group;
-  params.strides = {c.stride, c.stride};
+  params.strides = {c.stride, c.StrideW()};
   params.dilations = {c.dilation, c.dilation};
   params.pads = {c.pad, c.pad, c.pad, c.pad};
   const ir::Tensor want = reference::ConvIntegerAccumulators(x, x_zp, w, w_zps, params).value();
@@ -76,7 +78,7 @@ void Check(const Case& c, ir::DataType x_type, ir::DataType w_type, bool per_cha
   const NhwcConvWeights prepared = PrepareNhwcConvWeights(w, c.group, w_zps);
   linalg::ConvAttrs attrs;
   attrs.group = c.group;
-  attrs.strides = {c.stride, c.stride};
+  attrs.strides = {c.stride, c.StrideW()};
   attrs.dilations = {c.dilation, c.dilation};
   attrs.pads = {c.pad, c.pad, c.pad, c.pad};
   const linalg::ConvGeometry g = linalg::ResolveConv(attrs, {c.h, c.w}, {c.kh, c.kw}).value();
@@ -115,23 +117,26 @@ void Check(const Case& c, ir::DataType x_type, ir::DataType w_type, bool per_cha
 }
 
 const Case kCases[] = {
-    {2, 16, 9, 9, 24, 1, 1, 1, 0, 1, 1},     // pointwise: rows read in place
-    {1, 13, 7, 6, 19, 1, 1, 2, 0, 1, 1},     // strided 1x1, odd channel counts
-    {2, 8, 10, 11, 33, 3, 3, 1, 1, 1, 1},    // 3x3 padded
-    {1, 3, 15, 15, 16, 3, 3, 2, 1, 1, 1},    // stem: 3 input channels, stride 2
-    {1, 12, 9, 9, 12, 3, 3, 1, 2, 2, 1},     // dilation
-    {2, 12, 8, 8, 18, 3, 3, 1, 1, 1, 3},     // groups
-    {2, 40, 9, 9, 40, 3, 3, 1, 1, 1, 40},    // depthwise (8-channel blocks + tail)
-    {1, 19, 12, 12, 19, 3, 3, 2, 1, 1, 19},  // depthwise, stride 2, tail only partly vector
-    {1, 8, 7, 7, 8, 5, 5, 1, 2, 1, 8},       // depthwise 5x5
-    {2, 56, 8, 8, 56, 2, 2, 1, 0, 1, 56},    // depthwise 2x2 (even taps), 3 blocks of 16 + 8
-    {1, 32, 9, 9, 32, 3, 3, 2, 1, 1, 32},    // depthwise 3x3 stride 2, blocks of 16 only
-    {2, 24, 11, 10, 24, 3, 3, 1, 2, 2, 24},  // depthwise dilated: interior taps by offsets
-    {2, 48, 7, 12, 48, 3, 3, 1, 1, 1, 48},   // depthwise, blocks of 16: four pixels at once, then singles
-    {1, 32, 9, 21, 32, 3, 3, 2, 1, 1, 32},   // the same with stride 2 (pixels a stride apart)
-    {1, 16, 5, 6, 16, 3, 3, 1, 0, 1, 16},    // 3x3 quads reading the image's last column, stride 1
-    {1, 32, 5, 9, 32, 3, 3, 2, 0, 1, 32},    // ... and stride 2
-    {3, 64, 14, 14, 96, 1, 1, 1, 0, 1, 1},   // several tiles per image
+    {2, 16, 9, 9, 24, 1, 1, 1, 0, 1, 1},       // pointwise: rows read in place
+    {1, 13, 7, 6, 19, 1, 1, 2, 0, 1, 1},       // strided 1x1, odd channel counts
+    {2, 8, 10, 11, 33, 3, 3, 1, 1, 1, 1},      // 3x3 padded
+    {1, 3, 15, 15, 16, 3, 3, 2, 1, 1, 1},      // stem: 3 input channels, stride 2
+    {1, 12, 9, 9, 12, 3, 3, 1, 2, 2, 1},       // dilation
+    {2, 12, 8, 8, 18, 3, 3, 1, 1, 1, 3},       // groups
+    {2, 40, 9, 9, 40, 3, 3, 1, 1, 1, 40},      // depthwise (8-channel blocks + tail)
+    {1, 19, 12, 12, 19, 3, 3, 2, 1, 1, 19},    // depthwise, stride 2, tail only partly vector
+    {1, 8, 7, 7, 8, 5, 5, 1, 2, 1, 8},         // depthwise 5x5
+    {2, 56, 8, 8, 56, 2, 2, 1, 0, 1, 56},      // depthwise 2x2 (even taps), 3 blocks of 16 + 8
+    {1, 32, 9, 9, 32, 3, 3, 2, 1, 1, 32},      // depthwise 3x3 stride 2, blocks of 16 only
+    {2, 24, 11, 10, 24, 3, 3, 1, 2, 2, 24},    // depthwise dilated: interior taps by offsets
+    {2, 48, 7, 12, 48, 3, 3, 1, 1, 1, 48},     // depthwise, blocks of 16: four pixels at once, then singles
+    {1, 32, 9, 21, 32, 3, 3, 2, 1, 1, 32},     // the same with stride 2 (pixels a stride apart)
+    {1, 16, 5, 6, 16, 3, 3, 1, 0, 1, 16},      // 3x3 quads reading the image's last column, stride 1
+    {1, 32, 5, 9, 32, 3, 3, 2, 0, 1, 32},      // ... and stride 2
+    {1, 32, 9, 13, 32, 3, 3, 2, 1, 1, 32, 1},  // 3x3 quads, stride 2 along H and 1 along W
+    {1, 16, 8, 17, 16, 3, 3, 1, 1, 1, 16, 2},  // ... 1 along H and 2 along W
+    {1, 16, 7, 20, 16, 3, 3, 1, 1, 1, 16, 3},  // W stride 3: pixel quads with tap pairs
+    {3, 64, 14, 14, 96, 1, 1, 1, 0, 1, 1},     // several tiles per image
 };
 
 TEST(NhwcConvTest, EqualsReferenceAccumulatorsUnderEveryCap) {
