@@ -141,16 +141,33 @@ __attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes16(const
   return kSigned ? _mm256_cvtepi8_epi16(xb) : _mm256_cvtepu8_epi16(xb);
 }
 
-// acc + vpmaddwd(x, the eight int32 lanes at w): four int16 pairs' products summed per lane.
-__attribute__((target("avx2"), always_inline)) inline __m256i AddMadd(__m256i acc, __m256i x, const int32_t* w) {
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
+// acc + the products of x's and w's int16 pairs, summed per int32 lane (the eight lanes at w),
+// modulo 2^32: vpmaddwd then vpaddd, or with kVnni AVX-VNNI's vpdpwssd, which does both in
+// one instruction with the same wrapping sum. The VNNI form is inline assembly so that its
+// callers keep AVX2 as their target: no other instruction of theirs can be AVX-VNNI, and they
+// take kVnni only where PairDotVnni() allowed it.
+template <bool kVnni>
+__attribute__((target("avx2"), always_inline)) inline __m256i AddMadd(__m256i acc, __m256i x, __m256i w) {
+  if constexpr (kVnni) {
+    asm("%{vex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(x), "xm"(w));
+    return acc;
+  } else {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(x, w));
+  }
 }
+template <bool kVnni>
+__attribute__((target("avx2"), always_inline)) inline __m256i AddMadd(__m256i acc, __m256i x, const int32_t* w) {
+  return AddMadd<kVnni>(acc, x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+}
+
+// Whether AddMadd<true> may run: the CPU has AVX-VNNI and the ISA cap allows int8 dot products.
+bool PairDotVnni() { return VnniAllowed() && CpuHasAvxVnni(); }
 
 // DepthwiseScalar's sums with AVX2 for the blocks of 16 channels [0, 16 * (channels / 16)) of
 // kPixels pixels, pixel k reading tap t at src[t] + k * step: two taps per vpmaddwd (x_t,
 // x_t+1 interleaved against NhwcConvWeights::dw_pairs), each pair's weights loaded once for
 // all kPixels pixels. Returns the channels done.
-template <bool kSigned, int kPixels>
+template <bool kSigned, int kPixels, bool kVnni>
 __attribute__((target("avx2"))) int64_t DepthwiseBlocksAvx2(const uint8_t* const* src, int64_t step,
                                                             const int32_t* pairs, const int32_t* offset, int64_t taps,
                                                             int64_t channels, int32_t* acc) {
@@ -169,8 +186,8 @@ __attribute__((target("avx2"))) int64_t DepthwiseBlocksAvx2(const uint8_t* const
       const __m256i w_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 8));
       for (int k = 0; k < kPixels; ++k) {
         const __m256i x0 = WidenBytes16<kSigned>(s0 + k * step), x1 = WidenBytes16<kSigned>(s1 + k * step);
-        lo[k] = _mm256_add_epi32(lo[k], _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), w_lo));
-        hi[k] = _mm256_add_epi32(hi[k], _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), w_hi));
+        lo[k] = AddMadd<kVnni>(lo[k], _mm256_unpacklo_epi16(x0, x1), w_lo);
+        hi[k] = AddMadd<kVnni>(hi[k], _mm256_unpackhi_epi16(x0, x1), w_hi);
       }
     }
     const __m256i off0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
@@ -192,7 +209,7 @@ __attribute__((target("avx2"))) int64_t DepthwiseBlocksAvx2(const uint8_t* const
 // and 1 are interleaved into 16-bit pairs (x_0, x_1), one vpmaddwd against (w_0kx, w_1kx) for
 // each pixel that reads the column at kx; row 2 is widened to int32 lanes (x * w + 0 * 0).
 // top: pixel 0's tap (0, 0); row_bytes: the bytes of one input row.
-template <bool kSigned, int kStride>
+template <bool kSigned, int kStride, bool kVnni>
 __attribute__((target("avx2"))) void Depthwise3x3RowAvx2(const uint8_t* top, int64_t row_bytes,
                                                          const NhwcConvWeights& w, const int32_t* offset,
                                                          int64_t channels, int32_t* acc) {
@@ -224,8 +241,8 @@ __attribute__((target("avx2"))) void Depthwise3x3RowAvx2(const uint8_t* top, int
         if (kx < 0 || kx > 2) continue;
         const int32_t* wc = columns + kx * channels + c;
         const int32_t* w2 = row2 + kx * channels + c;
-        lo[k] = AddMadd(AddMadd(lo[k], x01_lo, wc), x2_lo, w2);
-        hi[k] = AddMadd(AddMadd(hi[k], x01_hi, wc + 8), x2_hi, w2 + 8);
+        lo[k] = AddMadd<kVnni>(AddMadd<kVnni>(lo[k], x01_lo, wc), x2_lo, w2);
+        hi[k] = AddMadd<kVnni>(AddMadd<kVnni>(hi[k], x01_hi, wc + 8), x2_hi, w2 + 8);
       }
     }
 #pragma GCC unroll 4
@@ -236,18 +253,30 @@ __attribute__((target("avx2"))) void Depthwise3x3RowAvx2(const uint8_t* top, int
   }
 }
 
+// The Depthwise3x3RowAvx2 instance for a source's signedness, a W stride of 1 or 2 and
+// whether vpdpwssd may run.
+using Depthwise3x3RowFn = void (*)(const uint8_t*, int64_t, const NhwcConvWeights&, const int32_t*, int64_t, int32_t*);
+Depthwise3x3RowFn Depthwise3x3Row(bool x_signed, int64_t stride, bool vnni) {
+  static constexpr Depthwise3x3RowFn kRows[2][2][2] = {
+      {{Depthwise3x3RowAvx2<false, 1, false>, Depthwise3x3RowAvx2<false, 1, true>},
+       {Depthwise3x3RowAvx2<false, 2, false>, Depthwise3x3RowAvx2<false, 2, true>}},
+      {{Depthwise3x3RowAvx2<true, 1, false>, Depthwise3x3RowAvx2<true, 1, true>},
+       {Depthwise3x3RowAvx2<true, 2, false>, Depthwise3x3RowAvx2<true, 2, true>}}};
+  return kRows[x_signed][stride == 2][vnni];
+}
+
 // DepthwiseScalar's sums with AVX2 for one pixel: the blocks of 16 (above), then a block of 8
 // with one tap per lane (x widened to int32 lanes, its value in the low 16 bits, against w
 // zero-extended from 16 bits: x * w + hi(x) * 0). Returns the channels done.
-template <bool kSigned>
+template <bool kSigned, bool kVnni>
 __attribute__((target("avx2"))) int64_t DepthwiseAvx2(const uint8_t* const* src, const int32_t* w,
                                                       const int32_t* pairs, const int32_t* offset, int64_t taps,
                                                       int64_t channels, int32_t* acc) {
-  int64_t c = DepthwiseBlocksAvx2<kSigned, 1>(src, 0, pairs, offset, taps, channels, acc);
+  int64_t c = DepthwiseBlocksAvx2<kSigned, 1, kVnni>(src, 0, pairs, offset, taps, channels, acc);
   for (; c + 8 <= channels; c += 8) {
     __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
     for (int64_t t = 0; t < taps; ++t) {
-      a = AddMadd(a, WidenBytes<kSigned>(src[t] + c), w + t * channels + c);
+      a = AddMadd<kVnni>(a, WidenBytes<kSigned>(src[t] + c), w + t * channels + c);
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), a);
   }
@@ -260,7 +289,11 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
   const int64_t channels = w.cout, ow = g.col[2], oh = g.col[1];
   thread_local std::vector<const uint8_t*> src;
   src.resize(static_cast<size_t>(w.taps));
-  const bool avx2 = IsaAllowed(Isa::kAvx2);
+  const bool avx2 = IsaAllowed(Isa::kAvx2), vnni = PairDotVnni(), s = plan.args->x_signed;
+  const auto quad_blocks = s ? (vnni ? DepthwiseBlocksAvx2<true, 4, true> : DepthwiseBlocksAvx2<true, 4, false>)
+                             : (vnni ? DepthwiseBlocksAvx2<false, 4, true> : DepthwiseBlocksAvx2<false, 4, false>);
+  const auto pixel = s ? (vnni ? DepthwiseAvx2<true, true> : DepthwiseAvx2<true, false>)
+                       : (vnni ? DepthwiseAvx2<false, true> : DepthwiseAvx2<false, false>);
   // Taps of a pixel whose window lies inside the image: its first tap's source plus these
   // byte offsets (no bounds checks).
   thread_local std::vector<int64_t> tap_offset;
@@ -285,17 +318,13 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
     if (iy >= 0 && iy + span_y < g.image[1] && ix >= 0 && ix + span_x < g.image[2]) {
       const uint8_t* first = plan.args->x + ((n * g.image[1] + iy) * g.image[2] + ix) * plan.cin;
       const bool quad = quads && p + 4 <= p1 && ox + 4 <= ow && ix + 3 * g.stride[2] + span_x < g.image[2];
-      const bool s = plan.args->x_signed;
       if (quad && rows3x3) {
         const int64_t row_bytes = g.image[2] * plan.cin;
-        const auto row = g.stride[2] == 1 ? (s ? Depthwise3x3RowAvx2<true, 1> : Depthwise3x3RowAvx2<false, 1>)
-                                          : (s ? Depthwise3x3RowAvx2<true, 2> : Depthwise3x3RowAvx2<false, 2>);
-        row(first, row_bytes, w, offset, channels, acc);
+        Depthwise3x3Row(s, g.stride[2], vnni)(first, row_bytes, w, offset, channels, acc);
       } else {
         for (int64_t t = 0; t < w.taps; ++t) src[t] = first + tap_offset[t];
         if (quad) {
-          const auto blocks = s ? DepthwiseBlocksAvx2<true, 4> : DepthwiseBlocksAvx2<false, 4>;
-          blocks(src.data(), step, w.dw_pairs.data(), offset, w.taps, channels, acc);
+          quad_blocks(src.data(), step, w.dw_pairs.data(), offset, w.taps, channels, acc);
         }
       }
       if (quad) count = 4;
@@ -310,9 +339,7 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
     if (count == 1) {
       int64_t done = 0;
       if (avx2) {
-        done = plan.args->x_signed
-                   ? DepthwiseAvx2<true>(src.data(), w.dw.data(), w.dw_pairs.data(), offset, w.taps, channels, acc)
-                   : DepthwiseAvx2<false>(src.data(), w.dw.data(), w.dw_pairs.data(), offset, w.taps, channels, acc);
+        done = pixel(src.data(), w.dw.data(), w.dw_pairs.data(), offset, w.taps, channels, acc);
       }
       if (plan.args->x_signed) {
         DepthwiseScalar<int8_t>(src.data(), w.dw.data(), offset, w.taps, channels, done, channels, acc);

@@ -86,7 +86,7 @@ void Check(const Case& c, ir::DataType x_type, ir::DataType w_type, bool per_cha
   ASSERT_EQ(g.col[2], ow);
   ThreadPool pool(2);
   testing::IsaCapGuard guard;
-  for (Isa cap : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512Vnni}) {
+  for (Isa cap : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512Vnni}) {
     if (cap > DetectedIsa()) continue;
     SetIsaCap(cap);
     NhwcConvArgs args;
