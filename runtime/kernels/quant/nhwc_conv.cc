@@ -253,6 +253,50 @@ __attribute__((target("avx2"))) void Depthwise3x3RowAvx2(const uint8_t* top, int
   }
 }
 
+// Depthwise3x3RowAvx2's sums with AVX-512 VNNI, 16 channels per 512-bit register: a
+// column's rows 0 and 1 interleaved bytewise (channels 0-7, then 8-15) and widened to 16
+// int16 pairs in channel order, one vpdpwssd per pixel that reads the column against
+// NhwcConvWeights::dw_columns; row 2 widened to 16 int32 lanes against `dw` (x * w + 0 * 0).
+// GCC 12 warns that the _mm512_undefined_* pass-through operands of the unmasked intrinsics may
+// be uninitialized (a known false positive).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <bool kSigned, int kStride>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void Depthwise3x3RowAvx512(
+    const uint8_t* top, int64_t row_bytes, const NhwcConvWeights& w, const int32_t* offset, int64_t channels,
+    int32_t* acc) {
+  constexpr int kColumns = 3 * kStride + 3;
+  const int32_t* columns = w.dw_columns.data();
+  const int32_t* row2 = w.dw.data() + 6 * channels;
+  for (int64_t c = 0; c + 16 <= channels; c += 16) {
+    __m512i sums[4];
+    const __m512i off = _mm512_loadu_si512(offset + c);
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) sums[k] = off;
+#pragma GCC unroll 12
+    for (int j = 0; j < kColumns; ++j) {
+      const uint8_t* p = top + j * channels + c;
+      const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + row_bytes));
+      const __m256i pairs = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(r0, r1)),
+                                                    _mm_unpackhi_epi8(r0, r1), 1);
+      const __m512i x01 = kSigned ? _mm512_cvtepi8_epi16(pairs) : _mm512_cvtepu8_epi16(pairs);
+      const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * row_bytes));
+      const __m512i x2 = kSigned ? _mm512_cvtepi8_epi32(r2) : _mm512_cvtepu8_epi32(r2);
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const int kx = j - kStride * k;
+        if (kx < 0 || kx > 2) continue;
+        sums[k] = _mm512_dpwssd_epi32(sums[k], x01, _mm512_loadu_si512(columns + kx * channels + c));
+        sums[k] = _mm512_dpwssd_epi32(sums[k], x2, _mm512_loadu_si512(row2 + kx * channels + c));
+      }
+    }
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) _mm512_storeu_si512(acc + k * channels + c, sums[k]);
+  }
+}
+#pragma GCC diagnostic pop
+
 // The Depthwise3x3RowAvx2 instance for a source's signedness, a W stride of 1 or 2 and
 // whether vpdpwssd may run.
 using Depthwise3x3RowFn = void (*)(const uint8_t*, int64_t, const NhwcConvWeights&, const int32_t*, int64_t, int32_t*);
@@ -290,6 +334,7 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
   thread_local std::vector<const uint8_t*> src;
   src.resize(static_cast<size_t>(w.taps));
   const bool avx2 = IsaAllowed(Isa::kAvx2), vnni = PairDotVnni(), s = plan.args->x_signed;
+  const bool avx512_vnni = IsaAllowed(Isa::kAvx512Vnni);
   const auto quad_blocks = s ? (vnni ? DepthwiseBlocksAvx2<true, 4, true> : DepthwiseBlocksAvx2<true, 4, false>)
                              : (vnni ? DepthwiseBlocksAvx2<false, 4, true> : DepthwiseBlocksAvx2<false, 4, false>);
   const auto pixel = s ? (vnni ? DepthwiseAvx2<true, true> : DepthwiseAvx2<true, false>)
@@ -320,7 +365,13 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
       const bool quad = quads && p + 4 <= p1 && ox + 4 <= ow && ix + 3 * g.stride[2] + span_x < g.image[2];
       if (quad && rows3x3) {
         const int64_t row_bytes = g.image[2] * plan.cin;
-        Depthwise3x3Row(s, g.stride[2], vnni)(first, row_bytes, w, offset, channels, acc);
+        if (avx512_vnni) {
+          (s ? (g.stride[2] == 1 ? Depthwise3x3RowAvx512<true, 1> : Depthwise3x3RowAvx512<true, 2>)
+             : (g.stride[2] == 1 ? Depthwise3x3RowAvx512<false, 1> : Depthwise3x3RowAvx512<false, 2>))(
+              first, row_bytes, w, offset, channels, acc);
+        } else {
+          Depthwise3x3Row(s, g.stride[2], vnni)(first, row_bytes, w, offset, channels, acc);
+        }
       } else {
         for (int64_t t = 0; t < w.taps; ++t) src[t] = first + tap_offset[t];
         if (quad) {
