@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "runtime/cpu_isa.h"
 #include "runtime/kernels/quant/conv_tiles.h"
@@ -141,33 +142,55 @@ __attribute__((target("avx2"), always_inline)) inline __m256i WidenBytes16(const
   return kSigned ? _mm256_cvtepi8_epi16(xb) : _mm256_cvtepu8_epi16(xb);
 }
 
-// acc + the products of x's and w's int16 pairs, summed per int32 lane (the eight lanes at w),
-// modulo 2^32: vpmaddwd then vpaddd, or with kVnni AVX-VNNI's vpdpwssd, which does both in
-// one instruction with the same wrapping sum. The VNNI form is inline assembly so that its
-// callers keep AVX2 as their target: no other instruction of theirs can be AVX-VNNI, and they
-// take kVnni only where PairDotVnni() allowed it.
-template <bool kVnni>
+// How AddMadd sums int16 pair products into int32 lanes: vpmaddwd then vpaddd, or vpdpwssd,
+// which does both in one instruction with the same wrapping sum, in AVX-512 VNNI's EVEX
+// encoding (with AVX512VL on 256-bit registers) or AVX-VNNI's VEX one.
+enum class PairDot { kMadd, kVex, kEvex };
+
+// The fastest form the CPU and the ISA cap allow. EVEX first: AVX-512 VNNI CPUs without
+// AVX-VNNI (Ice Lake, Zen 4) get it too, and on a CPU with both, the uncapped run takes EVEX
+// and the avx2_vnni cap VEX, so tests on one machine run both.
+PairDot CurrentPairDot() {
+  if (IsaAllowed(Isa::kAvx512Vnni)) return PairDot::kEvex;
+  if (VnniAllowed() && CpuHasAvxVnni()) return PairDot::kVex;
+  return PairDot::kMadd;
+}
+
+// Calls pick(std::integral_constant<PairDot, dot>) and returns its result.
+template <typename Pick>
+auto ForPairDot(PairDot dot, Pick pick) {
+  switch (dot) {
+    case PairDot::kEvex: return pick(std::integral_constant<PairDot, PairDot::kEvex>{});
+    case PairDot::kVex: return pick(std::integral_constant<PairDot, PairDot::kVex>{});
+    default: return pick(std::integral_constant<PairDot, PairDot::kMadd>{});
+  }
+}
+
+// acc + the products of x's and w's int16 pairs, summed per int32 lane, modulo 2^32. The
+// vpdpwssd forms are inline assembly so that the callers keep AVX2 as their target: no other
+// instruction of theirs can be AVX-512 or AVX-VNNI, and they take kDot from CurrentPairDot().
+template <PairDot kDot>
 __attribute__((target("avx2"), always_inline)) inline __m256i AddMadd(__m256i acc, __m256i x, __m256i w) {
-  if constexpr (kVnni) {
+  if constexpr (kDot == PairDot::kVex) {
     asm("%{vex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(x), "xm"(w));
+    return acc;
+  } else if constexpr (kDot == PairDot::kEvex) {
+    asm("%{evex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(x), "xm"(w));
     return acc;
   } else {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(x, w));
   }
 }
-template <bool kVnni>
+template <PairDot kDot>
 __attribute__((target("avx2"), always_inline)) inline __m256i AddMadd(__m256i acc, __m256i x, const int32_t* w) {
-  return AddMadd<kVnni>(acc, x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+  return AddMadd<kDot>(acc, x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
 }
-
-// Whether AddMadd<true> may run: the CPU has AVX-VNNI and the ISA cap allows int8 dot products.
-bool PairDotVnni() { return VnniAllowed() && CpuHasAvxVnni(); }
 
 // DepthwiseScalar's sums with AVX2 for the blocks of 16 channels [0, 16 * (channels / 16)) of
 // kPixels pixels, pixel k reading tap t at src[t] + k * step: two taps per vpmaddwd (x_t,
 // x_t+1 interleaved against NhwcConvWeights::dw_pairs), each pair's weights loaded once for
 // all kPixels pixels. Returns the channels done.
-template <bool kSigned, int kPixels, bool kVnni>
+template <bool kSigned, int kPixels, PairDot kDot>
 __attribute__((target("avx2"))) int64_t DepthwiseBlocksAvx2(const uint8_t* const* src, int64_t step,
                                                             const int32_t* pairs, const int32_t* offset, int64_t taps,
                                                             int64_t channels, int32_t* acc) {
@@ -186,8 +209,8 @@ __attribute__((target("avx2"))) int64_t DepthwiseBlocksAvx2(const uint8_t* const
       const __m256i w_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 8));
       for (int k = 0; k < kPixels; ++k) {
         const __m256i x0 = WidenBytes16<kSigned>(s0 + k * step), x1 = WidenBytes16<kSigned>(s1 + k * step);
-        lo[k] = AddMadd<kVnni>(lo[k], _mm256_unpacklo_epi16(x0, x1), w_lo);
-        hi[k] = AddMadd<kVnni>(hi[k], _mm256_unpackhi_epi16(x0, x1), w_hi);
+        lo[k] = AddMadd<kDot>(lo[k], _mm256_unpacklo_epi16(x0, x1), w_lo);
+        hi[k] = AddMadd<kDot>(hi[k], _mm256_unpackhi_epi16(x0, x1), w_hi);
       }
     }
     const __m256i off0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
@@ -209,7 +232,7 @@ __attribute__((target("avx2"))) int64_t DepthwiseBlocksAvx2(const uint8_t* const
 // and 1 are interleaved into 16-bit pairs (x_0, x_1), one vpmaddwd against (w_0kx, w_1kx) for
 // each pixel that reads the column at kx; row 2 is widened to int32 lanes (x * w + 0 * 0).
 // top: pixel 0's tap (0, 0); row_bytes: the bytes of one input row.
-template <bool kSigned, int kStride, bool kVnni>
+template <bool kSigned, int kStride, PairDot kDot>
 __attribute__((target("avx2"))) void Depthwise3x3RowAvx2(const uint8_t* top, int64_t row_bytes,
                                                          const NhwcConvWeights& w, const int32_t* offset,
                                                          int64_t channels, int32_t* acc) {
@@ -241,8 +264,8 @@ __attribute__((target("avx2"))) void Depthwise3x3RowAvx2(const uint8_t* top, int
         if (kx < 0 || kx > 2) continue;
         const int32_t* wc = columns + kx * channels + c;
         const int32_t* w2 = row2 + kx * channels + c;
-        lo[k] = AddMadd<kVnni>(AddMadd<kVnni>(lo[k], x01_lo, wc), x2_lo, w2);
-        hi[k] = AddMadd<kVnni>(AddMadd<kVnni>(hi[k], x01_hi, wc + 8), x2_hi, w2 + 8);
+        lo[k] = AddMadd<kDot>(AddMadd<kDot>(lo[k], x01_lo, wc), x2_lo, w2);
+        hi[k] = AddMadd<kDot>(AddMadd<kDot>(hi[k], x01_hi, wc + 8), x2_hi, w2 + 8);
       }
     }
 #pragma GCC unroll 4
@@ -297,30 +320,33 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void Depthwise3x3RowAvx51
 }
 #pragma GCC diagnostic pop
 
-// The Depthwise3x3RowAvx2 instance for a source's signedness, a W stride of 1 or 2 and
-// whether vpdpwssd may run.
+// The 3x3 row kernel for a source's signedness, a W stride of 1 or 2 and a pair-dot form:
+// 512-bit with AVX-512 VNNI, else 256-bit.
 using Depthwise3x3RowFn = void (*)(const uint8_t*, int64_t, const NhwcConvWeights&, const int32_t*, int64_t, int32_t*);
-Depthwise3x3RowFn Depthwise3x3Row(bool x_signed, int64_t stride, bool vnni) {
-  static constexpr Depthwise3x3RowFn kRows[2][2][2] = {
-      {{Depthwise3x3RowAvx2<false, 1, false>, Depthwise3x3RowAvx2<false, 1, true>},
-       {Depthwise3x3RowAvx2<false, 2, false>, Depthwise3x3RowAvx2<false, 2, true>}},
-      {{Depthwise3x3RowAvx2<true, 1, false>, Depthwise3x3RowAvx2<true, 1, true>},
-       {Depthwise3x3RowAvx2<true, 2, false>, Depthwise3x3RowAvx2<true, 2, true>}}};
-  return kRows[x_signed][stride == 2][vnni];
+Depthwise3x3RowFn Depthwise3x3Row(bool x_signed, int64_t stride, PairDot dot) {
+  if (dot == PairDot::kEvex) {
+    return x_signed ? (stride == 1 ? Depthwise3x3RowAvx512<true, 1> : Depthwise3x3RowAvx512<true, 2>)
+                    : (stride == 1 ? Depthwise3x3RowAvx512<false, 1> : Depthwise3x3RowAvx512<false, 2>);
+  }
+  return ForPairDot(dot, [&](auto d) -> Depthwise3x3RowFn {
+    constexpr PairDot kDot = decltype(d)::value;
+    return x_signed ? (stride == 1 ? Depthwise3x3RowAvx2<true, 1, kDot> : Depthwise3x3RowAvx2<true, 2, kDot>)
+                    : (stride == 1 ? Depthwise3x3RowAvx2<false, 1, kDot> : Depthwise3x3RowAvx2<false, 2, kDot>);
+  });
 }
 
 // DepthwiseScalar's sums with AVX2 for one pixel: the blocks of 16 (above), then a block of 8
 // with one tap per lane (x widened to int32 lanes, its value in the low 16 bits, against w
 // zero-extended from 16 bits: x * w + hi(x) * 0). Returns the channels done.
-template <bool kSigned, bool kVnni>
+template <bool kSigned, PairDot kDot>
 __attribute__((target("avx2"))) int64_t DepthwiseAvx2(const uint8_t* const* src, const int32_t* w,
                                                       const int32_t* pairs, const int32_t* offset, int64_t taps,
                                                       int64_t channels, int32_t* acc) {
-  int64_t c = DepthwiseBlocksAvx2<kSigned, 1, kVnni>(src, 0, pairs, offset, taps, channels, acc);
+  int64_t c = DepthwiseBlocksAvx2<kSigned, 1, kDot>(src, 0, pairs, offset, taps, channels, acc);
   for (; c + 8 <= channels; c += 8) {
     __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
     for (int64_t t = 0; t < taps; ++t) {
-      a = AddMadd<kVnni>(a, WidenBytes<kSigned>(src[t] + c), w + t * channels + c);
+      a = AddMadd<kDot>(a, WidenBytes<kSigned>(src[t] + c), w + t * channels + c);
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), a);
   }
@@ -333,12 +359,14 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
   const int64_t channels = w.cout, ow = g.col[2], oh = g.col[1];
   thread_local std::vector<const uint8_t*> src;
   src.resize(static_cast<size_t>(w.taps));
-  const bool avx2 = IsaAllowed(Isa::kAvx2), vnni = PairDotVnni(), s = plan.args->x_signed;
-  const bool avx512_vnni = IsaAllowed(Isa::kAvx512Vnni);
-  const auto quad_blocks = s ? (vnni ? DepthwiseBlocksAvx2<true, 4, true> : DepthwiseBlocksAvx2<true, 4, false>)
-                             : (vnni ? DepthwiseBlocksAvx2<false, 4, true> : DepthwiseBlocksAvx2<false, 4, false>);
-  const auto pixel = s ? (vnni ? DepthwiseAvx2<true, true> : DepthwiseAvx2<true, false>)
-                       : (vnni ? DepthwiseAvx2<false, true> : DepthwiseAvx2<false, false>);
+  const bool avx2 = IsaAllowed(Isa::kAvx2), s = plan.args->x_signed;
+  const PairDot dot = CurrentPairDot();
+  const auto quad_blocks = ForPairDot(dot, [s](auto d) {
+    return s ? DepthwiseBlocksAvx2<true, 4, decltype(d)::value> : DepthwiseBlocksAvx2<false, 4, decltype(d)::value>;
+  });
+  const auto pixel = ForPairDot(dot, [s](auto d) {
+    return s ? DepthwiseAvx2<true, decltype(d)::value> : DepthwiseAvx2<false, decltype(d)::value>;
+  });
   // Taps of a pixel whose window lies inside the image: its first tap's source plus these
   // byte offsets (no bounds checks).
   thread_local std::vector<int64_t> tap_offset;
@@ -356,6 +384,7 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
   // 3x3, undilated, stride 1 or 2 along W: each input column's rows 0 and 1 paired once.
   const bool rows3x3 = !w.dw_columns.empty() && g.dilation[1] == 1 && g.dilation[2] == 1 &&
                        (g.stride[2] == 1 || g.stride[2] == 2);
+  const Depthwise3x3RowFn row3x3 = Depthwise3x3Row(s, g.stride[2], dot);
   int64_t n = p0 / plan.out_plane, oy = (p0 % plan.out_plane) / ow, ox = p0 % ow;
   for (int64_t p = p0; p < p1;) {
     const int64_t iy = oy * g.stride[1] - g.pad_begin[1], ix = ox * g.stride[2] - g.pad_begin[2];
@@ -365,13 +394,7 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
       const bool quad = quads && p + 4 <= p1 && ox + 4 <= ow && ix + 3 * g.stride[2] + span_x < g.image[2];
       if (quad && rows3x3) {
         const int64_t row_bytes = g.image[2] * plan.cin;
-        if (avx512_vnni) {
-          (s ? (g.stride[2] == 1 ? Depthwise3x3RowAvx512<true, 1> : Depthwise3x3RowAvx512<true, 2>)
-             : (g.stride[2] == 1 ? Depthwise3x3RowAvx512<false, 1> : Depthwise3x3RowAvx512<false, 2>))(
-              first, row_bytes, w, offset, channels, acc);
-        } else {
-          Depthwise3x3Row(s, g.stride[2], vnni)(first, row_bytes, w, offset, channels, acc);
-        }
+        row3x3(first, row_bytes, w, offset, channels, acc);
       } else {
         for (int64_t t = 0; t < w.taps; ++t) src[t] = first + tap_offset[t];
         if (quad) {
