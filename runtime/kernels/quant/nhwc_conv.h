@@ -13,7 +13,9 @@
 //   [-255, 255]); AVX2 multiplies 16-bit halves with vpmaddwd, two taps per lane for blocks
 //   of 16 channels (x_t * w_t + x_t+1 * w_t+1, at most 2 * 255 * 255: no saturation), one
 //   tap per lane otherwise (x * w + 0 * 0). 3x3 kernels pair each input column's rows 0 and 1
-//   once for the four output pixels of a row that read it.
+//   once for the four output pixels of a row that read it. With AVX-VNNI or AVX-512 VNNI,
+//   vpdpwssd replaces vpmaddwd + vpaddd (the same wrapping sum); AVX-512 VNNI also runs the
+//   3x3 rows on 512-bit registers.
 #ifndef QFUSE_RUNTIME_KERNELS_QUANT_NHWC_CONV_H_
 #define QFUSE_RUNTIME_KERNELS_QUANT_NHWC_CONV_H_
 
