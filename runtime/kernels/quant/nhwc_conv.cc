@@ -162,8 +162,9 @@ auto ForPairDot(PairDot dot, Pick pick) {
   switch (dot) {
     case PairDot::kEvex: return pick(std::integral_constant<PairDot, PairDot::kEvex>{});
     case PairDot::kVex: return pick(std::integral_constant<PairDot, PairDot::kVex>{});
-    default: return pick(std::integral_constant<PairDot, PairDot::kMadd>{});
+    case PairDot::kMadd: break;
   }
+  return pick(std::integral_constant<PairDot, PairDot::kMadd>{});
 }
 
 // acc + the products of x's and w's int16 pairs, summed per int32 lane, modulo 2^32. The
@@ -320,19 +321,21 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void Depthwise3x3RowAvx51
 }
 #pragma GCC diagnostic pop
 
-// The 3x3 row kernel for a source's signedness, a W stride of 1 or 2 and a pair-dot form:
-// 512-bit with AVX-512 VNNI, else 256-bit.
+// The 3x3 row kernel for a source's signedness, a W stride (1, else 2) and a pair-dot form:
+// 512-bit with AVX-512 VNNI (kEvex), else 256-bit.
 using Depthwise3x3RowFn = void (*)(const uint8_t*, int64_t, const NhwcConvWeights&, const int32_t*, int64_t, int32_t*);
 Depthwise3x3RowFn Depthwise3x3Row(bool x_signed, int64_t stride, PairDot dot) {
   if (dot == PairDot::kEvex) {
     return x_signed ? (stride == 1 ? Depthwise3x3RowAvx512<true, 1> : Depthwise3x3RowAvx512<true, 2>)
                     : (stride == 1 ? Depthwise3x3RowAvx512<false, 1> : Depthwise3x3RowAvx512<false, 2>);
   }
-  return ForPairDot(dot, [&](auto d) -> Depthwise3x3RowFn {
+  const auto rows = [&](auto d) -> Depthwise3x3RowFn {
     constexpr PairDot kDot = decltype(d)::value;
     return x_signed ? (stride == 1 ? Depthwise3x3RowAvx2<true, 1, kDot> : Depthwise3x3RowAvx2<true, 2, kDot>)
                     : (stride == 1 ? Depthwise3x3RowAvx2<false, 1, kDot> : Depthwise3x3RowAvx2<false, 2, kDot>);
-  });
+  };
+  return dot == PairDot::kVex ? rows(std::integral_constant<PairDot, PairDot::kVex>{})
+                              : rows(std::integral_constant<PairDot, PairDot::kMadd>{});
 }
 
 // DepthwiseScalar's sums with AVX2 for one pixel: the blocks of 16 (above), then a block of 8
@@ -353,19 +356,34 @@ __attribute__((target("avx2"))) int64_t DepthwiseAvx2(const uint8_t* const* src,
   return c;
 }
 
+}  // namespace
+
+const char* DepthwisePairDotName() {
+  switch (CurrentPairDot()) {
+    case PairDot::kEvex: return "vpdpwssd (EVEX)";
+    case PairDot::kVex: return "vpdpwssd (VEX)";
+    case PairDot::kMadd: break;
+  }
+  return "vpmaddwd";
+}
+
+namespace {
+
 void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t p1, int32_t* acc) {
   const ConvGeometry& g = *plan.args->geometry;
   const NhwcConvWeights& w = *plan.w;
   const int64_t channels = w.cout, ow = g.col[2], oh = g.col[1];
   thread_local std::vector<const uint8_t*> src;
   src.resize(static_cast<size_t>(w.taps));
-  const bool avx2 = IsaAllowed(Isa::kAvx2), s = plan.args->x_signed;
+  const bool avx2 = IsaAllowed(Isa::kAvx2), x_signed = plan.args->x_signed;
   const PairDot dot = CurrentPairDot();
-  const auto quad_blocks = ForPairDot(dot, [s](auto d) {
-    return s ? DepthwiseBlocksAvx2<true, 4, decltype(d)::value> : DepthwiseBlocksAvx2<false, 4, decltype(d)::value>;
+  const auto quad_blocks = ForPairDot(dot, [x_signed](auto d) {
+    constexpr PairDot kDot = decltype(d)::value;
+    return x_signed ? DepthwiseBlocksAvx2<true, 4, kDot> : DepthwiseBlocksAvx2<false, 4, kDot>;
   });
-  const auto pixel = ForPairDot(dot, [s](auto d) {
-    return s ? DepthwiseAvx2<true, decltype(d)::value> : DepthwiseAvx2<false, decltype(d)::value>;
+  const auto pixel = ForPairDot(dot, [x_signed](auto d) {
+    constexpr PairDot kDot = decltype(d)::value;
+    return x_signed ? DepthwiseAvx2<true, kDot> : DepthwiseAvx2<false, kDot>;
   });
   // Taps of a pixel whose window lies inside the image: its first tap's source plus these
   // byte offsets (no bounds checks).
@@ -384,7 +402,7 @@ void DepthwiseTile(const Plan& plan, const int32_t* offset, int64_t p0, int64_t 
   // 3x3, undilated, stride 1 or 2 along W: each input column's rows 0 and 1 paired once.
   const bool rows3x3 = !w.dw_columns.empty() && g.dilation[1] == 1 && g.dilation[2] == 1 &&
                        (g.stride[2] == 1 || g.stride[2] == 2);
-  const Depthwise3x3RowFn row3x3 = Depthwise3x3Row(s, g.stride[2], dot);
+  const Depthwise3x3RowFn row3x3 = rows3x3 ? Depthwise3x3Row(x_signed, g.stride[2], dot) : nullptr;
   int64_t n = p0 / plan.out_plane, oy = (p0 % plan.out_plane) / ow, ox = p0 % ow;
   for (int64_t p = p0; p < p1;) {
     const int64_t iy = oy * g.stride[1] - g.pad_begin[1], ix = ox * g.stride[2] - g.pad_begin[2];
@@ -471,7 +489,8 @@ NhwcConvWeights PrepareNhwcConvWeights(const ir::Tensor& w, int64_t group, absl:
           for (int64_t l = 0; l < 8; ++l) {
             const int64_t c = 16 * b + 8 * (l / 4) + 4 * h + l % 4;
             const uint32_t w0 = static_cast<uint32_t>(out.dw[2 * pp * out.cout + c]) & 0xFFFF;
-            const uint32_t w1 = 2 * pp + 1 < out.taps ? static_cast<uint32_t>(out.dw[(2 * pp + 1) * out.cout + c]) & 0xFFFF : 0;
+            const uint32_t w1 =
+                2 * pp + 1 < out.taps ? static_cast<uint32_t>(out.dw[(2 * pp + 1) * out.cout + c]) & 0xFFFF : 0;
             out.dw_pairs[(pp * blocks + b) * 16 + h * 8 + l] = static_cast<int32_t>(w0 | (w1 << 16));
           }
         }
@@ -494,7 +513,8 @@ NhwcConvWeights PrepareNhwcConvWeights(const ir::Tensor& w, int64_t group, absl:
   auto* dst = static_cast<uint8_t*>(ohwi.raw_data());
   for (int64_t oc = 0; oc < out.cout; ++oc) {
     for (int64_t ic = 0; ic < out.cin_g; ++ic) {
-      for (int64_t t = 0; t < out.taps; ++t) dst[oc * k + t * out.cin_g + ic] = bytes[(oc * out.cin_g + ic) * out.taps + t];
+      for (int64_t t = 0; t < out.taps; ++t)
+        dst[oc * k + t * out.cin_g + ic] = bytes[(oc * out.cin_g + ic) * out.taps + t];
     }
   }
   out.gemm = PrepareConvGroups(ohwi, group, w_zps);  // ohwi is [Cout, k]: the same groups
@@ -525,7 +545,8 @@ void ForEachNhwcConvTile(const NhwcConvArgs& args, const NhwcConvWeights& w, Nhw
   if (w.depthwise) {  // -zp_x * sum_t w_t[c], modulo 2^32
     dw_offset.resize(static_cast<size_t>(w.cout));
     for (int64_t c = 0; c < w.cout; ++c) {
-      dw_offset[c] = static_cast<int32_t>(0u - static_cast<uint32_t>(args.x_zero_point) * static_cast<uint32_t>(w.dw_sums[c]));
+      dw_offset[c] =
+          static_cast<int32_t>(0u - static_cast<uint32_t>(args.x_zero_point) * static_cast<uint32_t>(w.dw_sums[c]));
     }
   }
   auto run = [&](int64_t begin, int64_t end) {

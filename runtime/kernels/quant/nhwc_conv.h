@@ -78,6 +78,10 @@ struct NhwcConvArgs {
 using NhwcTileFn = absl::FunctionRef<void(int64_t p0, int64_t p1, const int32_t* acc)>;
 void ForEachNhwcConvTile(const NhwcConvArgs& args, const NhwcConvWeights& w, NhwcTileFn tile);
 
+// How the depthwise tiles multiply 16-bit pairs under the current ISA cap: "vpmaddwd",
+// "vpdpwssd (VEX)" (AVX-VNNI) or "vpdpwssd (EVEX)" (AVX-512 VNNI), for tests and logs.
+const char* DepthwisePairDotName();
+
 }  // namespace qfuse::runtime::kernels::quant
 
 #endif  // QFUSE_RUNTIME_KERNELS_QUANT_NHWC_CONV_H_

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -73,7 +74,8 @@ void Check(const Case& c, ir::DataType x_type, ir::DataType w_type, bool per_cha
   const auto* xd = static_cast<const uint8_t*>(x.raw_data());
   for (int64_t n = 0; n < c.batch; ++n)
     for (int64_t ch = 0; ch < c.cin; ++ch)
-      for (int64_t i = 0; i < c.h * c.w; ++i) x_nhwc[(n * c.h * c.w + i) * c.cin + ch] = xd[(n * c.cin + ch) * c.h * c.w + i];
+      for (int64_t i = 0; i < c.h * c.w; ++i)
+        x_nhwc[(n * c.h * c.w + i) * c.cin + ch] = xd[(n * c.cin + ch) * c.h * c.w + i];
 
   const NhwcConvWeights prepared = PrepareNhwcConvWeights(w, c.group, w_zps);
   linalg::ConvAttrs attrs;
@@ -86,7 +88,7 @@ void Check(const Case& c, ir::DataType x_type, ir::DataType w_type, bool per_cha
   ASSERT_EQ(g.col[2], ow);
   ThreadPool pool(2);
   testing::IsaCapGuard guard;
-  for (Isa cap : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512Vnni}) {
+  for (Isa cap : {Isa::kScalar, Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAvx512Vnni}) {
     if (cap > DetectedIsa()) continue;
     SetIsaCap(cap);
     NhwcConvArgs args;
@@ -136,8 +138,25 @@ const Case kCases[] = {
     {1, 32, 9, 13, 32, 3, 3, 2, 1, 1, 32, 1},  // 3x3 quads, stride 2 along H and 1 along W
     {1, 16, 8, 17, 16, 3, 3, 1, 1, 1, 16, 2},  // ... 1 along H and 2 along W
     {1, 16, 7, 20, 16, 3, 3, 1, 1, 1, 16, 3},  // W stride 3: pixel quads with tap pairs
+    {1, 64, 9, 14, 64, 3, 3, 2, 1, 1, 64},     // 3x3 quads, four blocks of 16 channels, stride 2
     {3, 64, 14, 14, 96, 1, 1, 1, 0, 1, 1},     // several tiles per image
 };
+
+// The pair-dot form each cap gives the depthwise tiles (the sums above are the same for all,
+// so this is what shows that each form ran): vpdpwssd's EVEX form wherever AVX-512 VNNI is
+// allowed, its VEX form at avx2_vnni on a CPU with AVX-VNNI, vpmaddwd otherwise (avx512 stands
+// for Skylake-SP, without VNNI).
+TEST(NhwcConvTest, EachCapTakesItsPairDotForm) {
+  testing::IsaCapGuard guard;
+  for (Isa cap : {Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAvx512Vnni}) {
+    if (cap > DetectedIsa()) continue;
+    SetIsaCap(cap);
+    const std::string want = cap == Isa::kAvx512Vnni                      ? "vpdpwssd (EVEX)"
+                             : cap == Isa::kAvx2Vnni && CpuHasAvxVnni() ? "vpdpwssd (VEX)"
+                                                                         : "vpmaddwd";
+    EXPECT_EQ(DepthwisePairDotName(), want) << "cap " << IsaName(cap);
+  }
+}
 
 TEST(NhwcConvTest, EqualsReferenceAccumulatorsUnderEveryCap) {
   uint32_t seed = 1;
