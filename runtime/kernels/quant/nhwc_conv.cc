@@ -188,7 +188,7 @@ __attribute__((target("avx2"), always_inline)) inline __m256i AddMadd(__m256i ac
 }
 
 // DepthwiseScalar's sums with AVX2 for the blocks of 16 channels [0, 16 * (channels / 16)) of
-// kPixels pixels, pixel k reading tap t at src[t] + k * step: two taps per vpmaddwd (x_t,
+// kPixels pixels, pixel k reading tap t at src[t] + k * step: two taps per AddMadd (x_t,
 // x_t+1 interleaved against NhwcConvWeights::dw_pairs), each pair's weights loaded once for
 // all kPixels pixels. Returns the channels done.
 template <bool kSigned, int kPixels, PairDot kDot>
@@ -230,7 +230,7 @@ __attribute__((target("avx2"))) int64_t DepthwiseBlocksAvx2(const uint8_t* const
 // The blocks of 16 channels of four output pixels of one row of a 3x3, undilated depthwise
 // convolution with stride kStride, all taps inside the image: DepthwiseBlocksAvx2's sums, with
 // the 3 * kStride + 3 input columns the four pixels read each loaded once. A column's rows 0
-// and 1 are interleaved into 16-bit pairs (x_0, x_1), one vpmaddwd against (w_0kx, w_1kx) for
+// and 1 are interleaved into 16-bit pairs (x_0, x_1), one AddMadd against (w_0kx, w_1kx) for
 // each pixel that reads the column at kx; row 2 is widened to int32 lanes (x * w + 0 * 0).
 // top: pixel 0's tap (0, 0); row_bytes: the bytes of one input row.
 template <bool kSigned, int kStride, PairDot kDot>

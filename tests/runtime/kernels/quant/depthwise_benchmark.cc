@@ -3,7 +3,8 @@
 // (the output stage is not run). Prints ms per call and GMAC/s (9 multiply-adds per output
 // value), with one and two threads. Run by hand:
 //   bazel run -c opt //tests/runtime/kernels/quant:depthwise_benchmark
-// (QFUSE_MAX_ISA=scalar in the environment times the scalar loop.)
+// (QFUSE_MAX_ISA in the environment picks the path: avx2 times vpmaddwd, avx2_vnni the VEX
+// vpdpwssd, scalar the scalar loop; the first line names the pair-dot form that ran.)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -65,6 +66,7 @@ int Main() {
                           {192, 28, 2},  {384, 14, 1}, {576, 14, 1}, {576, 14, 2}, {960, 7, 1}};
   const int64_t batch = 16;
   ThreadPool one(1), two(2);
+  std::printf("pair dot: %s\n", DepthwisePairDotName());
   std::printf("| channels | input | stride | ms (1 thread) | GMAC/s | ms (2 threads) | GMAC/s |\n|---:|---:|---:|---:|---:|---:|---:|\n");
   double total1 = 0, total2 = 0;
   for (const Layer& l : layers) {
