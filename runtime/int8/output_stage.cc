@@ -140,7 +140,8 @@ __attribute__((target("avx2"))) void OnnxPixelsAvx2Loop(const float* ma, float m
   const __m256 vmb = _mm256_set1_ps(mb), lo = _mm256_set1_ps(flo), hi = _mm256_set1_ps(fhi);
   const __m256 div = _mm256_set1_ps(divisor), ma0 = _mm256_set1_ps(ma[0]);
   const __m256 ratio = _mm256_set1_ps(map.ratio), map_lo = _mm256_set1_ps(map.lo), map_hi = _mm256_set1_ps(map.hi);
-  const auto quantize8 = [&](int64_t base, int64_t j) __attribute__((always_inline, target("avx2"))) {
+  // f before the clamp (bias, multiplier, residual, division).
+  const auto real8 = [&](int64_t base, int64_t j) __attribute__((always_inline, target("avx2"))) {
     __m256i va = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + base + j));
     if (kBias) va = _mm256_add_epi32(va, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + j)));
     __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(va), kPerTensor ? ma0 : _mm256_loadu_ps(ma + j));
@@ -148,27 +149,46 @@ __attribute__((target("avx2"))) void OnnxPixelsAvx2Loop(const float* ma, float m
       f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(LoadB8(b + base + j, kSignedResidual, vbzp)), vmb));
     }
     if (kDivide) f = _mm256_div_ps(f, div);
-    f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+    return f;
+  };
+  const auto quantize8 = [&](int64_t base, int64_t j) __attribute__((always_inline, target("avx2"))) {
+    __m256 f = _mm256_min_ps(_mm256_max_ps(real8(base, j), lo), hi);
     if (kLinearMap) {
       f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtps_epi32(f)), ratio);
       f = _mm256_min_ps(_mm256_max_ps(f, map_lo), map_hi);
     }
     return _mm256_add_epi32(_mm256_cvtps_epi32(f), vzp);
   };
-  // 32 channels per store. The results lie in [-128, 255]: packing them to int16 saturates
-  // nothing, and the int16 lanes' low bytes (masked, then packed unsigned) are the bytes. The
-  // two packs work within 128-bit halves, leaving 4-byte groups in the order
-  // c0-3 c8-11 c16-19 c24-27 c4-7 c12-15 c20-23 c28-31; one vpermd restores channel order.
-  const __m256i low_byte = _mm256_set1_epi16(0xff);
-  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  // 32 channels per store. Without a map, the lower bound and the zero point come after the
+  // rounding, in int16 with saturation: max(rne(min(f, hi - zp)) + zp, lo) = rne(clamp(f, lo -
+  // zp, hi - zp)) + zp (whole-number bounds, monotonic rounding). The upper bound stays in
+  // float32, so cvtps2dq never meets f >= 2^31 (INT_MIN); below lo - zp, a saturated value still
+  // ends at lo. For lo 0 or -128 the final pack's saturation is that max. With a map, results in
+  // [-128, 255] pack to int16 exactly and their low bytes (masked, packed unsigned) are the bytes.
+  // The packs work within 128-bit halves (4-byte groups c0-3 c8-11 c16-19 c24-27 c4-7 c12-15
+  // c20-23 c28-31); one vpermd restores channel order.
+  const int32_t lo_q = static_cast<int32_t>(flo) + zp;
+  const bool max_lo = lo_q != 0 && lo_q != -128, signed_pack = lo_q < 0;
+  const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(zp)),
+                lo16 = _mm256_set1_epi16(static_cast<int16_t>(lo_q));
+  const __m256i low_byte = _mm256_set1_epi16(0xff), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const auto int16_lanes = [&](int64_t base, int64_t j) __attribute__((always_inline, target("avx2"))) {
+    if constexpr (kLinearMap) {
+      return _mm256_and_si256(_mm256_packs_epi32(quantize8(base, j), quantize8(base, j + 8)), low_byte);
+    } else {
+      const __m256i r0 = _mm256_cvtps_epi32(_mm256_min_ps(real8(base, j), hi));
+      const __m256i r1 = _mm256_cvtps_epi32(_mm256_min_ps(real8(base, j + 8), hi));
+      const __m256i q = _mm256_adds_epi16(_mm256_packs_epi32(r0, r1), zp16);
+      return max_lo ? _mm256_max_epi16(q, lo16) : q;
+    }
+  };
   const int64_t whole32 = whole & ~int64_t{31};
   for (int64_t p = 0; p < pixels; ++p) {
     const int64_t base = p * channels;
     int64_t j = 0;
     for (; j < whole32; j += 32) {
-      const __m256i q01 = _mm256_packs_epi32(quantize8(base, j), quantize8(base, j + 8));
-      const __m256i q23 = _mm256_packs_epi32(quantize8(base, j + 16), quantize8(base, j + 24));
-      const __m256i bytes = _mm256_packus_epi16(_mm256_and_si256(q01, low_byte), _mm256_and_si256(q23, low_byte));
+      const __m256i q01 = int16_lanes(base, j), q23 = int16_lanes(base, j + 16);
+      const __m256i bytes = !kLinearMap && signed_pack ? _mm256_packs_epi16(q01, q23) : _mm256_packus_epi16(q01, q23);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + base + j), _mm256_permutevar8x32_epi32(bytes, order));
     }
     for (; j < whole; j += 8) StoreLowBytes8(quantize8(base, j), out + base + j);
