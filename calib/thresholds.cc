@@ -70,33 +70,54 @@ int PercentileEdge(absl::Span<const int64_t> c, int64_t total, double percentile
   return n;  // Not reached: the full sum equals total >= target.
 }
 
-// KL(P || Q) for the entropy candidate keeping bins [0, i); see the header. prefix[j] is the
-// count of bins [0, j) and nonempty[j] the number of non-empty bins among them.
-double EntropyCandidateKl(absl::Span<const int64_t> c, const std::vector<int64_t>& prefix,
-                          const std::vector<int64_t>& nonempty, int i, int num_levels) {
-  const int64_t total = prefix.back();
-  const int64_t kept = prefix[i];
+// The per-bin sums an entropy search reads: prefix[j] the count of bins [0, j), nonempty[j]
+// the non-empty bins among them, and p_log_p[j] the sum of p_k * ln(p_k) over the non-empty
+// bins k < j, p_k = c[k] / total.
+struct EntropySums {
+  std::vector<int64_t> prefix, nonempty;
+  std::vector<double> p_log_p;
+};
+
+EntropySums SumsOf(const std::vector<int64_t>& c) {
+  const int n = static_cast<int>(c.size());
+  EntropySums s;
+  s.prefix.assign(n + 1, 0);
+  s.nonempty.assign(n + 1, 0);
+  s.p_log_p.assign(n + 1, 0.0);
+  int64_t total = 0;
+  for (const int64_t v : c) total += v;
+  for (int j = 0; j < n; ++j) {
+    s.prefix[j + 1] = s.prefix[j] + c[j];
+    s.nonempty[j + 1] = s.nonempty[j] + (c[j] > 0 ? 1 : 0);
+    const double p = static_cast<double>(c[j]) / static_cast<double>(total);
+    s.p_log_p[j + 1] = s.p_log_p[j] + (c[j] > 0 ? p * std::log(p) : 0.0);
+  }
+  return s;
+}
+
+// KL(P || Q) for the entropy candidate keeping bins [0, i); see the header. Split as
+//   sum_j p_j ln(p_j / q_j) = sum_j p_j ln(p_j) - sum_groups ln(q_g) * (sum of p_j in the group),
+// (j over the bins with P > 0; q_j = q_g for every non-empty bin of group g): the first sum is
+// a prefix sum with bin i-1 taking the clipped tail, so each candidate costs one logarithm per
+// group instead of one per bin.
+double EntropyCandidateKl(const std::vector<int64_t>& c, const EntropySums& s, int i, int num_levels) {
+  const int64_t total = s.prefix.back();
+  const int64_t kept = s.prefix[i];
   const int64_t tail = total - kept;
   if (kept == 0) return kInf;
-  double kl = 0;
+  if (tail > 0 && c[i - 1] == 0) return kInf;  // P[i-1] = tail > 0 but Q[i-1] = 0.
+  const double last = static_cast<double>(c[i - 1] + tail) / static_cast<double>(total);
+  double kl = s.p_log_p[i - 1] + (last > 0 ? last * std::log(last) : 0.0);
   for (int64_t g = 0; g < num_levels; ++g) {
     // Bins j with floor(j * M / i) == g.
     const int64_t lo = (g * i + num_levels - 1) / num_levels;
     const int64_t hi = ((g + 1) * i + num_levels - 1) / num_levels;
-    const int64_t group_nonempty = nonempty[hi] - nonempty[lo];
-    if (group_nonempty == 0) {
-      if (hi == i && tail > 0) return kInf;  // P[i-1] = tail > 0 but Q[i-1] = 0.
-      continue;
-    }
-    const double q_value = static_cast<double>(prefix[hi] - prefix[lo]) / static_cast<double>(group_nonempty);
-    const double q = q_value / static_cast<double>(kept);
-    for (int64_t j = lo; j < hi; ++j) {
-      const int64_t p_count = c[j] + (j == i - 1 ? tail : 0);
-      if (p_count == 0) continue;
-      if (c[j] == 0) return kInf;  // Only bin i-1 with a clipped tail.
-      const double p = static_cast<double>(p_count) / static_cast<double>(total);
-      kl += p * std::log(p / q);
-    }
+    const int64_t group_nonempty = s.nonempty[hi] - s.nonempty[lo];
+    if (group_nonempty == 0) continue;
+    const int64_t group_count = s.prefix[hi] - s.prefix[lo];
+    const double q = static_cast<double>(group_count) / static_cast<double>(group_nonempty) / static_cast<double>(kept);
+    const int64_t p_count = group_count + (hi == i ? tail : 0);
+    kl -= std::log(q) * (static_cast<double>(p_count) / static_cast<double>(total));
   }
   return kl;
 }
@@ -105,16 +126,11 @@ int EntropyEdge(absl::Span<const int64_t> bins, int num_levels, bool skip_zero_s
   std::vector<int64_t> c(bins.begin(), bins.end());
   if (skip_zero_spike && c.size() > 1) c[0] = c[1];
   const int n = static_cast<int>(c.size());
-  std::vector<int64_t> prefix(n + 1, 0);
-  std::vector<int64_t> nonempty(n + 1, 0);
-  for (int j = 0; j < n; ++j) {
-    prefix[j + 1] = prefix[j] + c[j];
-    nonempty[j + 1] = nonempty[j] + (c[j] > 0 ? 1 : 0);
-  }
+  const EntropySums sums = SumsOf(c);
   double best_kl = kInf;
   int best_edge = n;
   for (int i = num_levels; i <= n; ++i) {
-    const double kl = EntropyCandidateKl(c, prefix, nonempty, i, num_levels);
+    const double kl = EntropyCandidateKl(c, sums, i, num_levels);
     if (kl <= best_kl && kl < kInf) {
       best_kl = kl;
       best_edge = i;
