@@ -1,11 +1,13 @@
 #include "calib/thresholds.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -141,6 +143,85 @@ TEST(ThresholdsTest, EntropyOnTinyHistogram) {
   QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice, ChooseThreshold(h, options));
   EXPECT_EQ(choice.edge, 2);
   EXPECT_EQ(choice.threshold, 2.0f);
+}
+
+// The header's KL, term by term: sum over P[j] > 0 of p_j * ln(p_j / q_j), +inf where Q is 0
+// under P > 0 (written from the definition, one logarithm per bin).
+double DefinitionKl(const std::vector<int64_t>& c, int i, int levels) {
+  int64_t total = 0, kept = 0;
+  for (size_t j = 0; j < c.size(); ++j) total += c[j];
+  for (int j = 0; j < i; ++j) kept += c[j];
+  if (kept == 0) return std::numeric_limits<double>::infinity();
+  std::vector<int64_t> group_count(levels, 0), group_nonempty(levels, 0);  // group g(j) = floor(j * M / i)
+  for (int j = 0; j < i; ++j) {
+    group_count[static_cast<int64_t>(j) * levels / i] += c[j];
+    group_nonempty[static_cast<int64_t>(j) * levels / i] += c[j] > 0 ? 1 : 0;
+  }
+  double kl = 0;
+  for (int j = 0; j < i; ++j) {
+    const int64_t p_count = c[j] + (j == i - 1 ? total - kept : 0);
+    if (p_count == 0) continue;
+    if (c[j] == 0) return std::numeric_limits<double>::infinity();
+    const int64_t g = static_cast<int64_t>(j) * levels / i;
+    const double p = static_cast<double>(p_count) / static_cast<double>(total);
+    const double q =
+        static_cast<double>(group_count[g]) / static_cast<double>(group_nonempty[g]) / static_cast<double>(kept);
+    kl += p * std::log(p / q);
+  }
+  return kl;
+}
+
+// The search evaluates KL by groups (one logarithm per group); on random activation-like
+// histograms (2048 bins, sparse and dense, zero and non-zero spikes, far outliers, both level
+// counts, with and without the zero-spike rule) it picks the edge whose KL by the definition is
+// the least (ties to the larger edge): the same edge as a per-bin search.
+TEST(ThresholdsTest, EntropyPicksTheLeastKlByTheDefinition) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal(0, 1);
+  std::exponential_distribution<double> exponential(1);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int iteration = 0; iteration < 24; ++iteration) {
+    const int n = 2048;
+    std::vector<int64_t> c(n, 0);
+    const int64_t values = int64_t{1} << (8 + iteration % 13);
+    const double scale = 0.05 + 0.5 * u(rng);
+    for (int64_t v = 0; v < values; ++v) {
+      double x = 0;
+      switch (iteration % 6) {
+        case 0: x = std::fabs(normal(rng)) * scale; break;
+        case 1: x = exponential(rng) * scale; break;
+        case 2: x = u(rng) < 0.5 ? 0 : std::fabs(normal(rng)) * scale; break;          // a ReLU's zeros
+        case 3: x = u(rng) < 0.3 ? 0.4 : std::fabs(normal(rng)) * scale * 0.5; break;  // a non-zero spike
+        case 4: x = std::pow(u(rng), 4.0); break;
+        default: x = u(rng) < 0.999 ? std::fabs(normal(rng)) * scale * 0.2 : u(rng); break;  // far outliers
+      }
+      ++c[std::min(n - 1, static_cast<int>(x * n))];
+    }
+    int top = n - 1;
+    while (top > 0 && c[top] == 0) --top;
+    std::swap(c[top], c[n - 1]);  // the largest value in the last bin, as a histogram of max|x| has
+    QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins(c, 1.0f / n, 0.0f, 1.0f));
+    for (const int levels : {128, 256}) {
+      for (const bool skip : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "iteration " << iteration << " levels " << levels << " skip " << skip);
+        std::vector<int64_t> p = c;
+        if (skip) p[0] = p[1];
+        double best = std::numeric_limits<double>::infinity();
+        int want = n;
+        for (int i = levels; i <= n; ++i) {
+          const double kl = DefinitionKl(p, i, levels);
+          if (kl <= best && kl < std::numeric_limits<double>::infinity()) {
+            best = kl;
+            want = i;
+          }
+        }
+        ThresholdOptions o = Options(CalibrationMethod::kEntropy, levels);
+        o.entropy_skip_zero_spike = skip;
+        QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice, ChooseThreshold(h, o));
+        EXPECT_EQ(choice.edge, want);
+      }
+    }
+  }
 }
 
 TEST(ThresholdsTest, EntropyRejectsEmptyLastBinAndFallsBackToNoClipping) {
