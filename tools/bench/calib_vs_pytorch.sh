@@ -9,16 +9,17 @@
 # For each sample model it alternates qfuse and PyTorch runs, RUNS times each, every
 # run a fresh process:
 #   qfuse:   bazel-bin/tools/calibrate --model=models/<m>/model.onnx --calib_samples=512
-#              --method=entropy --threads=2 --batch_size=32
-#            (its own timer: executor setup + forward passes + histograms + entropy
-#            thresholds; loading and fusing the model is outside it)
+#              --method=$METHOD --threads=2 --batch_size=32
+#            (its own timer: executor setup + forward passes + histograms + thresholds;
+#            loading and fusing the model is outside it)
 #   PyTorch: tools/bench/pytorch_calibration.py --model=<m> --samples=512 --batch=32
 #              --threads=2
 #            (prepare_fx, the calibration loop and convert_fx timed separately; the
 #            table's "PyTorch" columns are the calibration loop, "+convert" adds
 #            convert_fx, where HistogramObserver computes its qparams)
 #
-# Environment: RUNS (3), MODELS ("resnet_small mobilenetv2_small"), SAMPLES (512),
+# Environment: RUNS (3), METHOD (auto, the tool's default; entropy is TensorRT's KL search
+# alone), MODELS ("resnet_small mobilenetv2_small"), SAMPLES (512),
 # BATCH (32), THREADS (2), PYTHON (/usr/bin/python3), LOG_DIR (a new temp dir; the
 # full output of every run is kept there), PT_OMP_WAIT_POLICY (PASSIVE; "default"
 # leaves OMP_WAIT_POLICY as it is: see pytorch_calibration.py for why).
@@ -27,6 +28,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 RUNS="${RUNS:-3}"
+METHOD="${METHOD:-auto}"
 MODELS="${MODELS:-resnet_small mobilenetv2_small}"
 SAMPLES="${SAMPLES:-512}"
 BATCH="${BATCH:-32}"
@@ -70,7 +72,7 @@ for model in $MODELS; do
   q_tensors="?"; q_rss="?"; p_obs="?"; p_rss="?"
   for run in $(seq 1 "$RUNS"); do
     qlog="$LOG_DIR/${model}.qfuse.$run.log"
-    "$CALIBRATE" --model="models/$model/model.onnx" --calib_samples="$SAMPLES" --method=entropy \
+    "$CALIBRATE" --model="models/$model/model.onnx" --calib_samples="$SAMPLES" --method="$METHOD" \
       --threads="$THREADS" --batch_size="$BATCH" >"$qlog" 2>&1
     line=$(grep '^calibrated ' "$qlog")
     q_times+=("$(sed -n 's/.* in \([0-9.]*\) s (.*/\1/p' <<<"$line")")
@@ -100,7 +102,7 @@ for model in $MODELS; do
 done
 echo "== load after:  $(uptime)"
 echo
-echo "calibration of $SAMPLES samples, batch $BATCH, $THREADS threads: seconds, best and median of $RUNS runs"
+echo "calibration of $SAMPLES samples (qfuse --method=$METHOD), batch $BATCH, $THREADS threads: seconds, best and median of $RUNS runs"
 echo "  q.*: qfuse (obs = observed tensors); pt.*: PyTorch FX calibration loop (obs = HistogramObservers),"
 echo "  pt.+conv: median of loop + convert_fx; pt.fp32: fused float forward of the same batches, no observers"
 echo "  ratio = pt.med / q.med, ratio+c = pt.+conv / q.med (> 1: qfuse faster); RSS: process peak MiB"
