@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -96,7 +97,13 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
     auto it = histograms.find(&value);
     if (it == histograms.end() || !observer_error.ok() || tensor.dtype() != ir::DataType::kFloat32) return;
     const int64_t nonfinite_before = it->second.nonfinite_count();
-    it->second.Add(tensor.values<float>());
+    // Both passes over a large tensor on the executor's threads (the same histogram as Add).
+    it->second.AddInParts(tensor.values<float>(), exec->pool().num_threads(),
+                          [&](int parts, const std::function<void(int)>& part) {
+                            exec->pool().ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+                              for (int64_t k = begin; k < end; ++k) part(static_cast<int>(k));
+                            });
+                          });
     if (it->second.nonfinite_count() != nonfinite_before) {
       observer_error = absl::InvalidArgumentError(absl::StrCat(
           "tensor '", value.name(), "' has NaN or Inf ", NonFiniteSamples(tensor, batch_start, batch_count, data)));

@@ -76,37 +76,50 @@ AbsHistogram AbsHistogram::EmptyLike() const {
 
 float AbsHistogram::max_abs() const { return count_ == 0 ? 0.0f : std::max(-min_, max_); }
 
-void AbsHistogram::Add(absl::Span<const float> values) {
-  // Pass 1: signed extremes of the finite values and the non-finite count.
-  float lo = std::numeric_limits<float>::max();
-  float hi = std::numeric_limits<float>::lowest();
-  int64_t nonfinite = 0;
+AbsHistogram::BatchScan AbsHistogram::Scan(absl::Span<const float> values) {
+  BatchScan scan;
   for (const float x : values) {
     if (IsFinite(x)) {
-      lo = std::min(lo, x);
-      hi = std::max(hi, x);
+      scan.lo = std::min(scan.lo, x);
+      scan.hi = std::max(scan.hi, x);
     } else {
-      ++nonfinite;
+      ++scan.nonfinite;
     }
   }
-  nonfinite_count_ += nonfinite;
-  const int64_t finite = static_cast<int64_t>(values.size()) - nonfinite;
-  if (finite == 0) return;
-  count_ += finite;
-  min_ = std::min(min_, lo);
-  max_ = std::max(max_, hi);
-  const float batch_max_abs = std::max(-lo, hi);
+  scan.finite = static_cast<int64_t>(values.size()) - scan.nonfinite;
+  return scan;
+}
+
+AbsHistogram::BatchScan AbsHistogram::Join(const BatchScan& first, const BatchScan& second) {
+  // std::min / std::max keep the first of equal values, as one scan over both parts would.
+  BatchScan scan;
+  scan.lo = std::min(first.lo, second.lo);
+  scan.hi = std::max(first.hi, second.hi);
+  scan.nonfinite = first.nonfinite + second.nonfinite;
+  scan.finite = first.finite + second.finite;
+  return scan;
+}
+
+bool AbsHistogram::Apply(const BatchScan& scan) {
+  nonfinite_count_ += scan.nonfinite;
+  if (scan.finite == 0) return false;
+  count_ += scan.finite;
+  min_ = std::min(min_, scan.lo);
+  max_ = std::max(max_, scan.hi);
+  const float batch_max_abs = std::max(-scan.lo, scan.hi);
   if (batch_max_abs > 0) CoverRange(batch_max_abs);
   if (bin_width_ == 0) {  // Only zeros so far.
-    bins_[0] += finite;
-    return;
+    bins_[0] += scan.finite;
+    return false;
   }
+  return true;
+}
 
-  // Pass 2: binning. |x| <= range() here, so the product stays below num_bins * (1 + 2^-22).
+void AbsHistogram::BinInto(absl::Span<const float> values, bool all_finite, int64_t* bins) const {
+  // |x| <= range() here, so the product stays below num_bins * (1 + 2^-22).
   const float inv_width = 1.0f / bin_width_;
   const int last = num_bins() - 1;
-  int64_t* const bins = bins_.data();
-  if (nonfinite == 0) {
+  if (all_finite) {
     for (const float x : values) {
       const int b = static_cast<int>(std::fabs(x) * inv_width);
       ++bins[b < last ? b : last];
@@ -117,6 +130,33 @@ void AbsHistogram::Add(absl::Span<const float> values) {
       const int b = static_cast<int>(std::fabs(x) * inv_width);
       ++bins[b < last ? b : last];
     }
+  }
+}
+
+void AbsHistogram::Add(absl::Span<const float> values) {
+  const BatchScan scan = Scan(values);
+  if (Apply(scan)) BinInto(values, scan.nonfinite == 0, bins_.data());
+}
+
+void AbsHistogram::AddInParts(absl::Span<const float> values, int parts, const PartRunner& run) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  parts = static_cast<int>(std::min<int64_t>(parts, n / kMinPartValues));
+  if (parts <= 1) {
+    Add(values);
+    return;
+  }
+  const int64_t step = (n + parts - 1) / parts;
+  auto part = [&](int k) { return values.subspan(std::min(n, k * step), step); };
+  std::vector<BatchScan> scans(parts);
+  run(parts, [&](int k) { scans[k] = Scan(part(k)); });
+  BatchScan scan = scans[0];
+  for (int k = 1; k < parts; ++k) scan = Join(scan, scans[k]);
+  if (!Apply(scan)) return;
+  part_bins_.assign(static_cast<size_t>(parts) * num_bins(), 0);
+  run(parts, [&](int k) { BinInto(part(k), scan.nonfinite == 0, part_bins_.data() + k * num_bins()); });
+  for (int k = 0; k < parts; ++k) {
+    const int64_t* counts = part_bins_.data() + k * num_bins();
+    for (int b = 0; b < num_bins(); ++b) bins_[b] += counts[b];
   }
 }
 

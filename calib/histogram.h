@@ -4,6 +4,7 @@
 #define QFUSE_CALIB_HISTOGRAM_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -59,6 +60,15 @@ class AbsHistogram {
   // allocation.
   void Add(absl::Span<const float> values);
 
+  // Add with each pass split over `parts` contiguous parts of `values`, which run(parts, fn)
+  // calls fn(0) .. fn(parts - 1) on, possibly at once (e.g. on a thread pool); the parts' bins
+  // are counted apart and summed. The same histogram as Add, bit for bit: the parts' extremes
+  // are joined in order and every value gets the bin Add gives it. Batches below
+  // 2 * kMinPartValues values take Add.
+  using PartRunner = std::function<void(int parts, const std::function<void(int part)>& fn)>;
+  static constexpr int64_t kMinPartValues = 1 << 15;
+  void AddInParts(absl::Span<const float> values, int parts, const PartRunner& run);
+
   // Adds `other`'s values as if they had been Added here. Exact: the finer histogram's bins are
   // merged 2^e at a time onto the coarser width, growing this one if `other` is coarser.
   // InvalidArgument if the bin counts differ; FailedPrecondition if both widths are set and
@@ -84,6 +94,21 @@ class AbsHistogram {
  private:
   explicit AbsHistogram(int num_bins);
 
+  // Add's first pass over a part of a batch: the signed extremes of its finite values (the
+  // first of equal values kept) and its finite / non-finite counts.
+  struct BatchScan {
+    float lo = std::numeric_limits<float>::max();
+    float hi = std::numeric_limits<float>::lowest();
+    int64_t finite = 0, nonfinite = 0;
+  };
+  static BatchScan Scan(absl::Span<const float> values);
+  // The scan of `first` followed by `second`.
+  static BatchScan Join(const BatchScan& first, const BatchScan& second);
+  // Counts the batch and covers its range; false when nothing is left to bin (no finite
+  // value, or only zeros so far: bin 0 counted here).
+  bool Apply(const BatchScan& scan);
+  // Add's second pass: each finite value's bin at the current width, counted into `bins`.
+  void BinInto(absl::Span<const float> values, bool all_finite, int64_t* bins) const;
   // Sets the width from the first non-zero max|x|, or grows the range to cover `max_abs`.
   void CoverRange(float max_abs);
   // Multiplies the width by 2^exponent (exponent >= 1), merging bins 2^exponent at a time.
@@ -95,6 +120,7 @@ class AbsHistogram {
   int64_t nonfinite_count_ = 0;
   float min_ = std::numeric_limits<float>::max();
   float max_ = std::numeric_limits<float>::lowest();
+  std::vector<int64_t> part_bins_;  // AddInParts' per-part counts, reused from batch to batch
 };
 
 }  // namespace qfuse::calib

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -163,6 +165,65 @@ TEST(AbsHistogramTest, MergeOnSharedGridEqualsSequentialAdds) {
   EXPECT_EQ(main.nonfinite_count(), 1);
   EXPECT_EQ(main.min(), -30.0f);
   EXPECT_EQ(main.max(), 8.0f);
+}
+
+// Bits of a float: tells -0 from +0.
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+void ExpectSameHistogram(const AbsHistogram& got, const AbsHistogram& want) {
+  EXPECT_EQ(got.bin_width(), want.bin_width());
+  EXPECT_THAT(got.bins(), ElementsAreArray(want.bins()));
+  EXPECT_EQ(got.count(), want.count());
+  EXPECT_EQ(got.nonfinite_count(), want.nonfinite_count());
+  EXPECT_EQ(Bits(got.min()), Bits(want.min()));
+  EXPECT_EQ(Bits(got.max()), Bits(want.max()));
+}
+
+// AddInParts against Add over a run of batches: zeros only first (width unset), then growing
+// ranges, NaN / Inf, and zeros of both signs whose first occurrence decides the sign of min()
+// and max(); 1-4 parts, run in order and in reverse (as threads may finish), and a batch too
+// small to split.
+TEST(AbsHistogramTest, AddInPartsEqualsAdd) {
+  std::mt19937 rng(11);
+  const int64_t big = 3 * AbsHistogram::kMinPartValues + 77;
+  std::vector<std::vector<float>> batches;
+  batches.push_back(std::vector<float>(big, 0.0f));
+  batches.back()[5] = -0.0f;  // a -0 before any +0 would be min and max: here +0 comes first
+  for (int b = 0; b < 6; ++b) {
+    std::normal_distribution<float> normal(0.f, std::ldexp(1.f, 2 * b));
+    std::vector<float>& v = batches.emplace_back(b == 3 ? 1000 : big);
+    for (float& x : v) x = std::max(normal(rng), b % 2 == 0 ? 0.0f : -1e30f);  // even batches: ReLU-like
+    if (b == 1) v[v.size() - 1] = kNaN;
+    if (b == 2) v[v.size() / 2] = -kInf;
+  }
+  // Only -0 and +0, -0 first, in the second part: the first of equal values stays.
+  std::vector<float>& zeros = batches.emplace_back(big, 0.0f);
+  for (size_t i = 0; i < zeros.size() / 2 + 3; ++i) zeros[i] = 1.0f;
+  zeros[zeros.size() / 2 + 3] = -0.0f;
+  const AbsHistogram::PartRunner forward = [](int parts, const std::function<void(int)>& fn) {
+    for (int k = 0; k < parts; ++k) fn(k);
+  };
+  const AbsHistogram::PartRunner backward = [](int parts, const std::function<void(int)>& fn) {
+    for (int k = parts - 1; k >= 0; --k) fn(k);
+  };
+  for (int parts = 1; parts <= 4; ++parts) {
+    for (const auto* run : {&forward, &backward}) {
+      SCOPED_TRACE(::testing::Message() << parts << " parts, " << (run == &forward ? "forward" : "backward"));
+      AbsHistogram want = Make(2048), got = Make(2048), zeros_want = Make(2048), zeros_got = Make(2048);
+      for (const std::vector<float>& v : batches) {
+        want.Add(v);
+        got.AddInParts(v, parts, *run);
+        ExpectSameHistogram(got, want);
+      }
+      zeros_want.Add(zeros);
+      zeros_got.AddInParts(zeros, parts, *run);
+      ExpectSameHistogram(zeros_got, zeros_want);
+    }
+  }
 }
 
 TEST(AbsHistogramTest, MergeIntoUnsetWidthAdoptsOtherGridAndKeepsZeros) {
