@@ -1,5 +1,7 @@
 #include "calib/thresholds.h"
 
+#include <smmintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -139,34 +141,62 @@ int EntropyEdge(absl::Span<const int64_t> bins, int num_levels, bool skip_zero_s
   return best_edge;
 }
 
-// The kMse score of threshold t (in units of the bin width) over the occupied bins.
-double ErrorAt(absl::Span<const int64_t> c, const std::vector<int>& occupied, double levels, double t) {
-  double error = 0;
-  for (const int b : occupied) {
-    const double x = b + 0.5;
-    const double k = std::min(std::nearbyint(x * levels / t), levels);  // Half to even (default FE mode).
-    const double d = x - k * t / levels;
-    error += static_cast<double>(c[b]) * (d * d);
-  }
-  return error;
-}
+// The occupied bins as the kMse score reads them: centres x = b + 0.5 and counts, in double.
+struct Occupied {
+  std::vector<double> centre, count;
+};
 
-std::vector<int> OccupiedBins(absl::Span<const int64_t> c) {
-  std::vector<int> occupied;
+Occupied OccupiedBins(absl::Span<const int64_t> c) {
+  Occupied occupied;
   for (int b = 0; b < static_cast<int>(c.size()); ++b) {
-    if (c[b] > 0) occupied.push_back(b);
+    if (c[b] == 0) continue;
+    occupied.centre.push_back(b + 0.5);
+    occupied.count.push_back(static_cast<double>(c[b]));
   }
   return occupied;
+}
+
+// The kMse score of threshold t (in units of the bin width) over the occupied bins: each bin's
+// term count * (x - k * t / L)^2, k = min(round_half_even(x * L / t), L), added into four sums
+// (occupied bin i into sum i % 4, in order) that are added as (s0 + s1) + (s2 + s3). SSE4.1
+// (the build's x86-64-v2 baseline), two bins per instruction; every CPU gets the same bits.
+double ErrorAt(const Occupied& occupied, double levels, double t) {
+  const size_t n = occupied.centre.size();
+  const double* x = occupied.centre.data();
+  const double* count = occupied.count.data();
+  const __m128d vl = _mm_set1_pd(levels), vt = _mm_set1_pd(t);
+  __m128d sum01 = _mm_setzero_pd(), sum23 = _mm_setzero_pd();
+  const auto terms = [&](size_t i) {
+    const __m128d vx = _mm_loadu_pd(x + i);
+    const __m128d k =
+        _mm_min_pd(_mm_round_pd(_mm_div_pd(_mm_mul_pd(vx, vl), vt), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vl);
+    const __m128d d = _mm_sub_pd(vx, _mm_div_pd(_mm_mul_pd(k, vt), vl));
+    return _mm_mul_pd(_mm_loadu_pd(count + i), _mm_mul_pd(d, d));
+  };
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    sum01 = _mm_add_pd(sum01, terms(i));
+    sum23 = _mm_add_pd(sum23, terms(i + 2));
+  }
+  double sums[4];
+  _mm_storeu_pd(sums, sum01);
+  _mm_storeu_pd(sums + 2, sum23);
+  for (; i < n; ++i) {
+    const double k = std::min(std::nearbyint(x[i] * levels / t), levels);  // Half to even (default FE mode).
+    const double d = x[i] - k * t / levels;
+    sums[i % 4] += count[i] * (d * d);
+  }
+  return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
 int MseEdge(absl::Span<const int64_t> c, int num_levels) {
   const int n = static_cast<int>(c.size());
   const double levels = num_levels - 1;  // L: quantized |x| takes k * T / L, k = 0..L.
-  const std::vector<int> occupied = OccupiedBins(c);
+  const Occupied occupied = OccupiedBins(c);
   double best_error = kInf;
   int best_edge = n;
   for (int j = num_levels; j <= n; ++j) {
-    const double error = ErrorAt(c, occupied, levels, j);  // T = e_j, in units of the bin width.
+    const double error = ErrorAt(occupied, levels, j);  // T = e_j, in units of the bin width.
     if (error <= best_error) {
       best_error = error;
       best_edge = j;
@@ -196,7 +226,7 @@ double QuantizationError(const AbsHistogram& histogram, double threshold, int nu
   const absl::Span<const int64_t> c = histogram.bins();
   const double w = histogram.bin_width();
   if (!(w > 0) || !(threshold > 0)) return kInf;
-  return ErrorAt(c, OccupiedBins(c), num_quantized_bins - 1, threshold / w);
+  return ErrorAt(OccupiedBins(c), num_quantized_bins - 1, threshold / w);
 }
 
 namespace {
@@ -232,14 +262,14 @@ absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, c
   if (histogram.max_abs() == 0) return ThresholdChoice{kZeroRangeThreshold, 0, options.method};
   if (options.method != CalibrationMethod::kAuto) return ChooseSingle(histogram, options, options.method);
   const absl::Span<const int64_t> c = histogram.bins();
-  const std::vector<int> occupied = OccupiedBins(c);
+  const Occupied occupied = OccupiedBins(c);
   ThresholdChoice best;
   double best_error = kInf;
   for (CalibrationMethod m : {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile, CalibrationMethod::kMse,
                               CalibrationMethod::kMax}) {
     const ThresholdChoice choice = ChooseSingle(histogram, options, m);
     const double error =
-        ErrorAt(c, occupied, options.num_quantized_bins - 1, choice.threshold / histogram.bin_width());
+        ErrorAt(occupied, options.num_quantized_bins - 1, choice.threshold / histogram.bin_width());
     if (best_error == kInf || error < best_error || (error == best_error && choice.threshold > best.threshold)) {
       best = choice;
       best_error = error;

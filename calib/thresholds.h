@@ -110,7 +110,8 @@ struct ThresholdChoice {
 // kMse:        for every candidate j = M..n, T_j = e_j, L = M - 1: each bin's count sits at its
 //              centre x_b = (b + 0.5) * w and quantizes to k * T_j / L with
 //              k = min(round_half_even(x_b * L / T_j), L) (ONNX QuantizeLinear rounding, then
-//              clipping); score = sum_b c[b] * (x_b - q_b)^2, evaluated in units of w in
+//              clipping); score = sum_b c[b] * (x_b - q_b)^2 (four interleaved partial sums,
+//              every CPU the same bits), evaluated in units of w in
 //              double. T = e_j of the minimum. (pytorch-quantization's _compute_amax_mse uses
 //              bin centres as candidates, from bin 128 up to but excluding the last.)
 //

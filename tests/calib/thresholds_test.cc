@@ -171,35 +171,43 @@ double DefinitionKl(const std::vector<int64_t>& c, int i, int levels) {
   return kl;
 }
 
-// The search evaluates KL by groups (one logarithm per group); on random activation-like
-// histograms (2048 bins, sparse and dense, zero and non-zero spikes, far outliers, both level
-// counts, with and without the zero-spike rule) it picks the edge whose KL by the definition is
-// the least (ties to the larger edge): the same edge as a per-bin search.
-TEST(ThresholdsTest, EntropyPicksTheLeastKlByTheDefinition) {
-  std::mt19937_64 rng(7);
+// A random activation-like histogram of 2048 bins over [0, 1) (iteration picks the shape and
+// 2^8-2^20 values: half-normal, exponential, a ReLU's zeros, a non-zero spike, mass near 0, far
+// outliers), its largest value in the last bin as a histogram of max|x| has.
+std::vector<int64_t> RandomHistogram(int iteration, std::mt19937_64& rng) {
   std::normal_distribution<double> normal(0, 1);
   std::exponential_distribution<double> exponential(1);
   std::uniform_real_distribution<double> u(0, 1);
-  for (int iteration = 0; iteration < 24; ++iteration) {
-    const int n = 2048;
-    std::vector<int64_t> c(n, 0);
-    const int64_t values = int64_t{1} << (8 + iteration % 13);
-    const double scale = 0.05 + 0.5 * u(rng);
-    for (int64_t v = 0; v < values; ++v) {
-      double x = 0;
-      switch (iteration % 6) {
-        case 0: x = std::fabs(normal(rng)) * scale; break;
-        case 1: x = exponential(rng) * scale; break;
-        case 2: x = u(rng) < 0.5 ? 0 : std::fabs(normal(rng)) * scale; break;          // a ReLU's zeros
-        case 3: x = u(rng) < 0.3 ? 0.4 : std::fabs(normal(rng)) * scale * 0.5; break;  // a non-zero spike
-        case 4: x = std::pow(u(rng), 4.0); break;
-        default: x = u(rng) < 0.999 ? std::fabs(normal(rng)) * scale * 0.2 : u(rng); break;  // far outliers
-      }
-      ++c[std::min(n - 1, static_cast<int>(x * n))];
+  const int n = 2048;
+  std::vector<int64_t> c(n, 0);
+  const int64_t values = int64_t{1} << (8 + iteration % 13);
+  const double scale = 0.05 + 0.5 * u(rng);
+  for (int64_t v = 0; v < values; ++v) {
+    double x = 0;
+    switch (iteration % 6) {
+      case 0: x = std::fabs(normal(rng)) * scale; break;
+      case 1: x = exponential(rng) * scale; break;
+      case 2: x = u(rng) < 0.5 ? 0 : std::fabs(normal(rng)) * scale; break;          // a ReLU's zeros
+      case 3: x = u(rng) < 0.3 ? 0.4 : std::fabs(normal(rng)) * scale * 0.5; break;  // a non-zero spike
+      case 4: x = std::pow(u(rng), 4.0); break;
+      default: x = u(rng) < 0.999 ? std::fabs(normal(rng)) * scale * 0.2 : u(rng); break;  // far outliers
     }
-    int top = n - 1;
-    while (top > 0 && c[top] == 0) --top;
-    std::swap(c[top], c[n - 1]);  // the largest value in the last bin, as a histogram of max|x| has
+    ++c[std::min(n - 1, static_cast<int>(x * n))];
+  }
+  int top = n - 1;
+  while (top > 0 && c[top] == 0) --top;
+  std::swap(c[top], c[n - 1]);
+  return c;
+}
+
+// The search evaluates KL by groups (one logarithm per group); on random activation-like
+// histograms, both level counts, with and without the zero-spike rule, it picks the edge whose
+// KL by the definition is the least (ties to the larger edge): the same edge as a per-bin search.
+TEST(ThresholdsTest, EntropyPicksTheLeastKlByTheDefinition) {
+  std::mt19937_64 rng(7);
+  for (int iteration = 0; iteration < 24; ++iteration) {
+    const std::vector<int64_t> c = RandomHistogram(iteration, rng);
+    const int n = static_cast<int>(c.size());
     QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins(c, 1.0f / n, 0.0f, 1.0f));
     for (const int levels : {128, 256}) {
       for (const bool skip : {false, true}) {
@@ -220,6 +228,49 @@ TEST(ThresholdsTest, EntropyPicksTheLeastKlByTheDefinition) {
         QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice, ChooseThreshold(h, o));
         EXPECT_EQ(choice.edge, want);
       }
+    }
+  }
+}
+
+// The kMse score by the header's definition, bin by bin in one sum.
+double DefinitionMse(const std::vector<int64_t>& c, int t, int levels) {
+  const double l = levels - 1;
+  double error = 0;
+  for (size_t b = 0; b < c.size(); ++b) {
+    if (c[b] == 0) continue;
+    const double x = b + 0.5;
+    const double k = std::min(std::nearbyint(x * l / t), l);
+    const double d = x - k * t / l;
+    error += static_cast<double>(c[b]) * (d * d);
+  }
+  return error;
+}
+
+// The kMse search adds its terms in four interleaved sums (two bins per SSE instruction); on the
+// same random histograms it picks the edge of the least score summed bin by bin (ties to the
+// larger edge), and QuantizationError agrees with that score to 1e-12 of it.
+TEST(ThresholdsTest, MsePicksTheLeastScoreByTheDefinition) {
+  std::mt19937_64 rng(8);
+  for (int iteration = 0; iteration < 24; ++iteration) {
+    const std::vector<int64_t> c = RandomHistogram(iteration, rng);
+    const int n = static_cast<int>(c.size());
+    QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins(c, 1.0f / n, 0.0f, 1.0f));
+    for (const int levels : {128, 256}) {
+      SCOPED_TRACE(::testing::Message() << "iteration " << iteration << " levels " << levels);
+      double best = std::numeric_limits<double>::infinity();
+      int want = n;
+      for (int j = levels; j <= n; ++j) {
+        const double error = DefinitionMse(c, j, levels);
+        if (error <= best) {
+          best = error;
+          want = j;
+        }
+      }
+      QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice,
+                                 ChooseThreshold(h, Options(CalibrationMethod::kMse, levels)));
+      EXPECT_EQ(choice.edge, want);
+      const double t = static_cast<double>(want) / n;
+      EXPECT_NEAR(QuantizationError(h, t, levels), best, 1e-12 * best);
     }
   }
 }
