@@ -1,6 +1,6 @@
 #include "calib/thresholds.h"
 
-#include <smmintrin.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "base/status_macros.h"
+#include "runtime/cpu_isa.h"
 
 namespace qfuse::calib {
 namespace {
@@ -158,14 +159,13 @@ Occupied OccupiedBins(absl::Span<const int64_t> c) {
 
 // The kMse score of threshold t (in units of the bin width) over the occupied bins: each bin's
 // term count * (x - k * t / L)^2, k = min(round_half_even(x * L / t), L), added into four sums
-// (occupied bin i into sum i % 4, in order) that are added as (s0 + s1) + (s2 + s3). SSE4.1
-// (the build's x86-64-v2 baseline), two bins per instruction; every CPU gets the same bits.
-double ErrorAt(const Occupied& occupied, double levels, double t) {
-  const size_t n = occupied.centre.size();
-  const double* x = occupied.centre.data();
-  const double* count = occupied.count.data();
+// (occupied bin i into sum i % 4, in order) that are added as (s0 + s1) + (s2 + s3). The
+// whole groups of four bins run with AVX2 (one register of four sums) where runtime/cpu_isa.h
+// allows it, else with SSE4.1 (the build's x86-64-v2 baseline, two registers): the same lane
+// operations in the same order, so every CPU and ISA cap gets the same bits.
+void MseGroupsSse(const double* x, const double* count, size_t groups, double levels, double t, double* sums) {
   const __m128d vl = _mm_set1_pd(levels), vt = _mm_set1_pd(t);
-  __m128d sum01 = _mm_setzero_pd(), sum23 = _mm_setzero_pd();
+  __m128d sum01 = _mm_loadu_pd(sums), sum23 = _mm_loadu_pd(sums + 2);
   const auto terms = [&](size_t i) {
     const __m128d vx = _mm_loadu_pd(x + i);
     const __m128d k =
@@ -173,15 +173,36 @@ double ErrorAt(const Occupied& occupied, double levels, double t) {
     const __m128d d = _mm_sub_pd(vx, _mm_div_pd(_mm_mul_pd(k, vt), vl));
     return _mm_mul_pd(_mm_loadu_pd(count + i), _mm_mul_pd(d, d));
   };
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
+  for (size_t i = 0; i < 4 * groups; i += 4) {
     sum01 = _mm_add_pd(sum01, terms(i));
     sum23 = _mm_add_pd(sum23, terms(i + 2));
   }
-  double sums[4];
   _mm_storeu_pd(sums, sum01);
   _mm_storeu_pd(sums + 2, sum23);
-  for (; i < n; ++i) {
+}
+
+__attribute__((target("avx2"))) void MseGroupsAvx2(const double* x, const double* count, size_t groups, double levels,
+                                                   double t, double* sums) {
+  const __m256d vl = _mm256_set1_pd(levels), vt = _mm256_set1_pd(t);
+  __m256d sum = _mm256_loadu_pd(sums);
+  for (size_t i = 0; i < 4 * groups; i += 4) {
+    const __m256d vx = _mm256_loadu_pd(x + i);
+    const __m256d k = _mm256_min_pd(
+        _mm256_round_pd(_mm256_div_pd(_mm256_mul_pd(vx, vl), vt), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vl);
+    const __m256d d = _mm256_sub_pd(vx, _mm256_div_pd(_mm256_mul_pd(k, vt), vl));
+    sum = _mm256_add_pd(sum, _mm256_mul_pd(_mm256_loadu_pd(count + i), _mm256_mul_pd(d, d)));
+  }
+  _mm256_storeu_pd(sums, sum);
+}
+
+double ErrorAt(const Occupied& occupied, double levels, double t) {
+  static const bool avx2 = runtime::IsaAllowed(runtime::Isa::kAvx2);
+  const size_t n = occupied.centre.size();
+  const double* x = occupied.centre.data();
+  const double* count = occupied.count.data();
+  double sums[4] = {0, 0, 0, 0};
+  (avx2 ? MseGroupsAvx2 : MseGroupsSse)(x, count, n / 4, levels, t, sums);
+  for (size_t i = n / 4 * 4; i < n; ++i) {
     const double k = std::min(std::nearbyint(x[i] * levels / t), levels);  // Half to even (default FE mode).
     const double d = x[i] - k * t / levels;
     sums[i % 4] += count[i] * (d * d);
@@ -268,8 +289,7 @@ absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, c
   for (CalibrationMethod m : {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile, CalibrationMethod::kMse,
                               CalibrationMethod::kMax}) {
     const ThresholdChoice choice = ChooseSingle(histogram, options, m);
-    const double error =
-        ErrorAt(occupied, options.num_quantized_bins - 1, choice.threshold / histogram.bin_width());
+    const double error = ErrorAt(occupied, options.num_quantized_bins - 1, choice.threshold / histogram.bin_width());
     if (best_error == kInf || error < best_error || (error == best_error && choice.threshold > best.threshold)) {
       best = choice;
       best_error = error;

@@ -47,12 +47,13 @@ bazel_stage bazel //...
 # VNNI also the AVX-512 paths without VNNI (what a Skylake-SP runs: oneDNN's int8 convolutions
 # through the split source, onnxruntime's AVX-512 Softmax and NCHWc block); on a CPU with
 # AVX-VNNI also AVX2 with it (what an Alder Lake or later laptop runs: oneDNN's avx2_vnni int8
-# convolutions, qfuse's int8 GEMM on AVX-VNNI, its other kernels' AVX2 code).
+# convolutions, qfuse's int8 GEMM on AVX-VNNI, its other kernels' AVX2 code). The calibration
+# tests too: the mse threshold search has an AVX2 and an SSE4.1 path.
 caps=(avx2 scalar)
 if grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null; then caps=(avx512 "${caps[@]}"); fi
 if grep -qw avx_vnni /proc/cpuinfo 2>/dev/null; then caps=(avx2_vnni "${caps[@]}"); fi
 for cap in "${caps[@]}"; do
-  bazel_stage "bazel (QFUSE_MAX_ISA=$cap)" --test_env=QFUSE_MAX_ISA="$cap" //tests/runtime/...
+  bazel_stage "bazel (QFUSE_MAX_ISA=$cap)" --test_env=QFUSE_MAX_ISA="$cap" //tests/runtime/... //tests/calib/...
 done
 
 # The code that reads untrusted bytes (model import, data readers, calibration tables, the
