@@ -232,6 +232,40 @@ TEST(ThresholdsTest, EntropyPicksTheLeastKlByTheDefinition) {
   }
 }
 
+// The definition's least KL, ties to the larger edge.
+int DefinitionEntropyEdge(const std::vector<int64_t>& c, int levels) {
+  double best = std::numeric_limits<double>::infinity();
+  int edge = static_cast<int>(c.size());
+  for (int i = levels; i <= static_cast<int>(c.size()); ++i) {
+    const double kl = DefinitionKl(c, i, levels);
+    if (kl <= best && kl < std::numeric_limits<double>::infinity()) {
+      best = kl;
+      edge = i;
+    }
+  }
+  return edge;
+}
+
+// Sparse histograms (nothing below bin M - 1) where several candidates score exactly 0, e.g.
+// c[200] = 1, c[1000] = 2: keeping bins [0, 201) folds all mass into bin 200 and keeping all
+// 2048 puts each value in its own group, both KL 0; the tie goes to the larger edge (no
+// clipping). A grouped KL with a rounding residue of 1e-16 picked 201, 936 and 131 here.
+TEST(ThresholdsTest, EntropySparseTiesGoToTheLargerEdge) {
+  const std::vector<std::vector<std::pair<int, int64_t>>> cases = {
+      {{200, 1}, {1000, 2}}, {{935, 10}, {1780, 6}, {1816, 8}}, {{130, 1}, {131, 1}, {1500, 1}}};
+  for (const auto& spikes : cases) {
+    std::vector<int64_t> c(2048, 0);
+    for (const auto& [bin, count] : spikes) c[bin] = count;
+    SCOPED_TRACE(::testing::Message() << "first spike at " << spikes[0].first);
+    QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins(c, 1.0f / 2048, 0.0f, 1.0f));
+    ThresholdOptions o = Options(CalibrationMethod::kEntropy, 128);
+    o.entropy_skip_zero_spike = false;
+    QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice, ChooseThreshold(h, o));
+    EXPECT_EQ(choice.edge, DefinitionEntropyEdge(c, 128));
+    if (spikes[0].first == 200) EXPECT_EQ(choice.edge, 2048);
+  }
+}
+
 // The kMse score by the header's definition, bin by bin in one sum.
 double DefinitionMse(const std::vector<int64_t>& c, int t, int levels) {
   const double l = levels - 1;
