@@ -162,11 +162,11 @@ __attribute__((target("avx2"))) void OnnxPixelsAvx2Loop(const float* ma, float m
   // 32 channels per store. Without a map, the lower bound and the zero point come after the
   // rounding, in int16 with saturation: max(rne(min(f, hi - zp)) + zp, lo) = rne(clamp(f, lo -
   // zp, hi - zp)) + zp (whole-number bounds, monotonic rounding). The upper bound stays in
-  // float32, so cvtps2dq never meets f >= 2^31 (INT_MIN); below lo - zp, a saturated value still
-  // ends at lo. For lo 0 or -128 the final pack's saturation is that max. With a map, results in
-  // [-128, 255] pack to int16 exactly and their low bytes (masked, packed unsigned) are the bytes.
-  // The packs work within 128-bit halves (4-byte groups c0-3 c8-11 c16-19 c24-27 c4-7 c12-15
-  // c20-23 c28-31); one vpermd restores channel order.
+  // float32, so cvtps2dq never meets f >= 2^31 (INT_MIN); below lo - zp, a saturated value, and
+  // a NaN f as in the scalar stage, end at lo. For lo 0 or -128 the final pack's saturation is
+  // that max. With a map, results in [-128, 255] pack to int16 exactly and their low bytes
+  // (masked, packed unsigned) are the bytes. The packs work within 128-bit halves (4-byte
+  // groups c0-3 c8-11 c16-19 c24-27 c4-7 c12-15 c20-23 c28-31); one vpermd restores the order.
   const int32_t lo_q = static_cast<int32_t>(flo) + zp;
   const bool max_lo = lo_q != 0 && lo_q != -128, signed_pack = lo_q < 0;
   const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(zp)),
@@ -176,8 +176,9 @@ __attribute__((target("avx2"))) void OnnxPixelsAvx2Loop(const float* ma, float m
     if constexpr (kLinearMap) {
       return _mm256_and_si256(_mm256_packs_epi32(quantize8(base, j), quantize8(base, j + 8)), low_byte);
     } else {
-      const __m256i r0 = _mm256_cvtps_epi32(_mm256_min_ps(real8(base, j), hi));
-      const __m256i r1 = _mm256_cvtps_epi32(_mm256_min_ps(real8(base, j + 8), hi));
+      // min(hi, f) passes a NaN f through (MINPS returns its second operand), to INT_MIN: lo.
+      const __m256i r0 = _mm256_cvtps_epi32(_mm256_min_ps(hi, real8(base, j)));
+      const __m256i r1 = _mm256_cvtps_epi32(_mm256_min_ps(hi, real8(base, j + 8)));
       const __m256i q = _mm256_adds_epi16(_mm256_packs_epi32(r0, r1), zp16);
       return max_lo ? _mm256_max_epi16(q, lo16) : q;
     }
@@ -574,6 +575,11 @@ absl::StatusOr<OutputStage> OutputStage::Create(const OutputStageSpec& spec) {
   }
   if (!(spec.output_scale > 0) || !std::isfinite(spec.output_scale)) {
     return absl::InvalidArgumentError(absl::StrCat("output scale ", spec.output_scale, " is not positive and finite"));
+  }
+  const bool signed_out = spec.output_type == ir::DataType::kInt8;
+  if (spec.output_zero_point < (signed_out ? -128 : 0) || spec.output_zero_point > (signed_out ? 127 : 255)) {
+    return absl::InvalidArgumentError(absl::StrCat("output zero point ", spec.output_zero_point, " lies outside ",
+                                                   ir::DataTypeName(spec.output_type), "'s range"));
   }
   s.zp_ = spec.output_zero_point;
   s.output_scale_ = spec.output_scale;

@@ -358,5 +358,53 @@ TEST(OutputStageTest, ExactTiesAndSaturation) {
   }
 }
 
+// Scales that pass Create's checks can still make a multiplier infinite, and 0 * inf is NaN:
+// every ISA level writes the scalar stage's byte for it (lo), in whole 32-channel blocks and
+// the tail, for uint8 and int8 outputs with a ReLU / ReLU6-like range.
+TEST(OutputStageTest, NaNValuesGiveTheLowerBoundAtEveryLevel) {
+  for (const ir::DataType type : {ir::DataType::kUint8, ir::DataType::kInt8}) {
+    OutputStageSpec spec;
+    spec.output_type = type;
+    spec.output_scale = 1.f;
+    spec.output_zero_point = type == ir::DataType::kInt8 ? -5 : 3;
+    spec.a.input_scale = 1e20f;
+    spec.a.weight_scales = std::vector<float>(40, 1e20f);  // float32 product: inf
+    spec.act_min = 0.f;
+    spec.act_max = 6.f;
+    QFUSE_ASSERT_OK_AND_ASSIGN(OutputStage stage, OutputStage::Create(spec));
+    std::vector<int32_t> a(40, 0);
+    a[7] = 1;  // inf: the upper bound
+    std::vector<uint8_t> want(40), got(40);
+    {
+      IsaGuard guard;
+      SetRequantizeIsa(RequantizeIsa::kScalar);
+      stage.QuantizePixels(a.data(), static_cast<const int32_t*>(nullptr), static_cast<const uint8_t*>(nullptr), 0, 40,
+                           1, want.data());
+    }
+    EXPECT_EQ(static_cast<int>(want[0]), stage.lo() & 0xff);
+    EXPECT_EQ(static_cast<int>(want[7]), stage.hi() & 0xff);
+    for (RequantizeIsa isa : {RequantizeIsa::kAvx2, RequantizeIsa::kAvx512}) {
+      if (static_cast<int>(isa) > static_cast<int>(MaxRequantizeIsa())) continue;
+      IsaGuard guard;
+      SetRequantizeIsa(isa);
+      stage.QuantizePixels(a.data(), static_cast<const int32_t*>(nullptr), static_cast<const uint8_t*>(nullptr), 0, 40,
+                           1, got.data());
+      EXPECT_EQ(got, want) << "isa " << static_cast<int>(isa) << " " << ir::DataTypeName(type);
+    }
+  }
+}
+
+TEST(OutputStageTest, ZeroPointOutsideTheOutputTypeIsRejected) {
+  for (const auto& [type, zp] : std::vector<std::pair<ir::DataType, int32_t>>{{ir::DataType::kUint8, -1},
+                                                                              {ir::DataType::kUint8, 256},
+                                                                              {ir::DataType::kInt8, -129},
+                                                                              {ir::DataType::kInt8, 128}}) {
+    OutputStageSpec spec;
+    spec.output_type = type;
+    spec.output_zero_point = zp;
+    EXPECT_EQ(OutputStage::Create(spec).status().code(), absl::StatusCode::kInvalidArgument) << zp;
+  }
+}
+
 }  // namespace
 }  // namespace qfuse::runtime::int8
