@@ -152,11 +152,15 @@ void AbsHistogram::AddInParts(absl::Span<const float> values, int parts, const P
   BatchScan scan = scans[0];
   for (int k = 1; k < parts; ++k) scan = Join(scan, scans[k]);
   if (!Apply(scan)) return;
-  part_bins_.assign(static_cast<size_t>(parts) * num_bins(), 0);
-  run(parts, [&](int k) { BinInto(part(k), scan.nonfinite == 0, part_bins_.data() + k * num_bins()); });
+  // The parts' counts: scratch of the calling thread, reused from call to call, so a histogram
+  // keeps only its own bins.
+  thread_local std::vector<int64_t> part_bins;
+  part_bins.assign(static_cast<size_t>(parts) * num_bins(), 0);
+  int64_t* const counts = part_bins.data();  // this thread's: the parts may run on others
+  run(parts, [&](int k) { BinInto(part(k), scan.nonfinite == 0, counts + k * num_bins()); });
   for (int k = 0; k < parts; ++k) {
-    const int64_t* counts = part_bins_.data() + k * num_bins();
-    for (int b = 0; b < num_bins(); ++b) bins_[b] += counts[b];
+    const int64_t* part_counts = counts + k * num_bins();
+    for (int b = 0; b < num_bins(); ++b) bins_[b] += part_counts[b];
   }
 }
 

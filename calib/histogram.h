@@ -120,7 +120,6 @@ class AbsHistogram {
   int64_t nonfinite_count_ = 0;
   float min_ = std::numeric_limits<float>::max();
   float max_ = std::numeric_limits<float>::lowest();
-  std::vector<int64_t> part_bins_;  // AddInParts' per-part counts, reused from batch to batch
 };
 
 }  // namespace qfuse::calib

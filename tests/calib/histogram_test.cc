@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -189,7 +190,7 @@ void ExpectSameHistogram(const AbsHistogram& got, const AbsHistogram& want) {
 // small to split.
 TEST(AbsHistogramTest, AddInPartsEqualsAdd) {
   std::mt19937 rng(11);
-  const int64_t big = 3 * AbsHistogram::kMinPartValues + 77;
+  const int64_t big = 4 * AbsHistogram::kMinPartValues + 77;  // four parts at most
   std::vector<std::vector<float>> batches;
   batches.push_back(std::vector<float>(big, 0.0f));
   batches.back()[5] = -0.0f;  // a -0 before any +0 would be min and max: here +0 comes first
@@ -200,28 +201,45 @@ TEST(AbsHistogramTest, AddInPartsEqualsAdd) {
     if (b == 1) v[v.size() - 1] = kNaN;
     if (b == 2) v[v.size() / 2] = -kInf;
   }
-  // Only -0 and +0, -0 first, in the second part: the first of equal values stays.
-  std::vector<float>& zeros = batches.emplace_back(big, 0.0f);
+  // Ones, then zeros from the middle on, the first of them -0: min() is the first zero seen.
+  std::vector<float> zeros(big, 0.0f);
   for (size_t i = 0; i < zeros.size() / 2 + 3; ++i) zeros[i] = 1.0f;
   zeros[zeros.size() / 2 + 3] = -0.0f;
+  // Minus ones, then zeros from the middle on: -0 up to just before the last quarter, +0 after,
+  // so that with four parts the third part's max is -0 and the fourth's +0; max() is -0.
+  std::vector<float> negative(big, -1.0f);
+  for (size_t i = negative.size() / 2 + 5; i < negative.size(); ++i) {
+    negative[i] = i < negative.size() * 3 / 4 - 10 ? -0.0f : 0.0f;
+  }
   const AbsHistogram::PartRunner forward = [](int parts, const std::function<void(int)>& fn) {
     for (int k = 0; k < parts; ++k) fn(k);
   };
   const AbsHistogram::PartRunner backward = [](int parts, const std::function<void(int)>& fn) {
     for (int k = parts - 1; k >= 0; --k) fn(k);
   };
+  const AbsHistogram::PartRunner threads = [](int parts, const std::function<void(int)>& fn) {
+    std::vector<std::thread> workers;
+    for (int k = 0; k < parts; ++k) workers.emplace_back(fn, k);
+    for (std::thread& w : workers) w.join();
+  };
   for (int parts = 1; parts <= 4; ++parts) {
-    for (const auto* run : {&forward, &backward}) {
-      SCOPED_TRACE(::testing::Message() << parts << " parts, " << (run == &forward ? "forward" : "backward"));
-      AbsHistogram want = Make(2048), got = Make(2048), zeros_want = Make(2048), zeros_got = Make(2048);
+    for (const auto* run : {&forward, &backward, &threads}) {
+      SCOPED_TRACE(::testing::Message() << parts << " parts, "
+                                        << (run == &forward    ? "forward"
+                                            : run == &backward ? "backward"
+                                                               : "threads"));
+      AbsHistogram want = Make(2048), got = Make(2048);
       for (const std::vector<float>& v : batches) {
         want.Add(v);
         got.AddInParts(v, parts, *run);
         ExpectSameHistogram(got, want);
       }
-      zeros_want.Add(zeros);
-      zeros_got.AddInParts(zeros, parts, *run);
-      ExpectSameHistogram(zeros_got, zeros_want);
+      for (const std::vector<float>* v : {&zeros, &negative}) {
+        AbsHistogram one_want = Make(2048), one_got = Make(2048);
+        one_want.Add(*v);
+        one_got.AddInParts(*v, parts, *run);
+        ExpectSameHistogram(one_got, one_want);
+      }
     }
   }
 }
