@@ -98,6 +98,20 @@ EntropySums SumsOf(const std::vector<int64_t>& c) {
   return s;
 }
 
+// Group g of the entropy candidate keeping bins [0, i): bins [lo, hi), those j with
+// floor(j * M / i) == g, and how many of them are non-empty and how many values they hold.
+struct EntropyGroup {
+  int64_t lo, hi, nonempty, count;
+};
+EntropyGroup GroupOf(const EntropySums& s, int64_t g, int i, int num_levels) {
+  EntropyGroup group;
+  group.lo = (g * i + num_levels - 1) / num_levels;
+  group.hi = ((g + 1) * i + num_levels - 1) / num_levels;
+  group.nonempty = s.nonempty[group.hi] - s.nonempty[group.lo];
+  group.count = s.prefix[group.hi] - s.prefix[group.lo];
+  return group;
+}
+
 // KL(P || Q) for the entropy candidate keeping bins [0, i); see the header. Split as
 //   sum_j p_j ln(p_j / q_j) = sum_j p_j ln(p_j) - sum_groups ln(q_g) * (sum of p_j in the group),
 // (j over the bins with P > 0; q_j = q_g for every non-empty bin of group g): the first sum is
@@ -112,14 +126,11 @@ double EntropyCandidateKl(const std::vector<int64_t>& c, const EntropySums& s, i
   const double last = static_cast<double>(c[i - 1] + tail) / static_cast<double>(total);
   double kl = s.p_log_p[i - 1] + (last > 0 ? last * std::log(last) : 0.0);
   for (int64_t g = 0; g < num_levels; ++g) {
-    // Bins j with floor(j * M / i) == g.
-    const int64_t lo = (g * i + num_levels - 1) / num_levels;
-    const int64_t hi = ((g + 1) * i + num_levels - 1) / num_levels;
-    const int64_t group_nonempty = s.nonempty[hi] - s.nonempty[lo];
-    if (group_nonempty == 0) continue;
-    const int64_t group_count = s.prefix[hi] - s.prefix[lo];
-    const double q = static_cast<double>(group_count) / static_cast<double>(group_nonempty) / static_cast<double>(kept);
-    const int64_t p_count = group_count + (hi == i ? tail : 0);
+    const EntropyGroup group = GroupOf(s, g, i, num_levels);
+    if (group.nonempty == 0) continue;
+    const double q =
+        static_cast<double>(group.count) / static_cast<double>(group.nonempty) / static_cast<double>(kept);
+    const int64_t p_count = group.count + (group.hi == i ? tail : 0);
     kl -= std::log(q) * (static_cast<double>(p_count) / static_cast<double>(total));
   }
   return kl;
@@ -134,16 +145,14 @@ double EntropyCandidateKlPerBin(const std::vector<int64_t>& c, const EntropySums
   if (kept == 0) return kInf;
   double kl = 0;
   for (int64_t g = 0; g < num_levels; ++g) {
-    const int64_t lo = (g * i + num_levels - 1) / num_levels;
-    const int64_t hi = ((g + 1) * i + num_levels - 1) / num_levels;
-    const int64_t group_nonempty = s.nonempty[hi] - s.nonempty[lo];
-    if (group_nonempty == 0) {
-      if (hi == i && tail > 0) return kInf;  // P[i-1] = tail > 0 but Q[i-1] = 0.
+    const EntropyGroup group = GroupOf(s, g, i, num_levels);
+    if (group.nonempty == 0) {
+      if (group.hi == i && tail > 0) return kInf;  // P[i-1] = tail > 0 but Q[i-1] = 0.
       continue;
     }
-    const double q_value = static_cast<double>(s.prefix[hi] - s.prefix[lo]) / static_cast<double>(group_nonempty);
+    const double q_value = static_cast<double>(group.count) / static_cast<double>(group.nonempty);
     const double q = q_value / static_cast<double>(kept);
-    for (int64_t j = lo; j < hi; ++j) {
+    for (int64_t j = group.lo; j < group.hi; ++j) {
       const int64_t p_count = c[j] + (j == i - 1 ? tail : 0);
       if (p_count == 0) continue;
       if (c[j] == 0) return kInf;  // Only bin i-1 with a clipped tail.

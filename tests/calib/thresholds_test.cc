@@ -171,6 +171,20 @@ double DefinitionKl(const std::vector<int64_t>& c, int i, int levels) {
   return kl;
 }
 
+// The definition's least KL, ties to the larger edge.
+int DefinitionEntropyEdge(const std::vector<int64_t>& c, int levels) {
+  double best = std::numeric_limits<double>::infinity();
+  int edge = static_cast<int>(c.size());
+  for (int i = levels; i <= static_cast<int>(c.size()); ++i) {
+    const double kl = DefinitionKl(c, i, levels);
+    if (kl <= best && kl < std::numeric_limits<double>::infinity()) {
+      best = kl;
+      edge = i;
+    }
+  }
+  return edge;
+}
+
 // A random activation-like histogram of 2048 bins over [0, 1) (iteration picks the shape and
 // 2^8-2^20 values: half-normal, exponential, a ReLU's zeros, a non-zero spike, mass near 0, far
 // outliers), its largest value in the last bin as a histogram of max|x| has.
@@ -214,15 +228,7 @@ TEST(ThresholdsTest, EntropyPicksTheLeastKlByTheDefinition) {
         SCOPED_TRACE(::testing::Message() << "iteration " << iteration << " levels " << levels << " skip " << skip);
         std::vector<int64_t> p = c;
         if (skip) p[0] = p[1];
-        double best = std::numeric_limits<double>::infinity();
-        int want = n;
-        for (int i = levels; i <= n; ++i) {
-          const double kl = DefinitionKl(p, i, levels);
-          if (kl <= best && kl < std::numeric_limits<double>::infinity()) {
-            best = kl;
-            want = i;
-          }
-        }
+        const int want = DefinitionEntropyEdge(p, levels);
         ThresholdOptions o = Options(CalibrationMethod::kEntropy, levels);
         o.entropy_skip_zero_spike = skip;
         QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice, ChooseThreshold(h, o));
@@ -230,20 +236,6 @@ TEST(ThresholdsTest, EntropyPicksTheLeastKlByTheDefinition) {
       }
     }
   }
-}
-
-// The definition's least KL, ties to the larger edge.
-int DefinitionEntropyEdge(const std::vector<int64_t>& c, int levels) {
-  double best = std::numeric_limits<double>::infinity();
-  int edge = static_cast<int>(c.size());
-  for (int i = levels; i <= static_cast<int>(c.size()); ++i) {
-    const double kl = DefinitionKl(c, i, levels);
-    if (kl <= best && kl < std::numeric_limits<double>::infinity()) {
-      best = kl;
-      edge = i;
-    }
-  }
-  return edge;
 }
 
 // Sparse histograms (nothing below bin M - 1) where several candidates score exactly 0, e.g.
@@ -280,7 +272,7 @@ double DefinitionMse(const std::vector<int64_t>& c, int t, int levels) {
   return error;
 }
 
-// The kMse search adds its terms in four interleaved sums (two bins per SSE instruction); on the
+// The kMse search adds its terms in four interleaved sums (SSE4.1 or AVX2 registers); on the
 // same random histograms it picks the edge of the least score summed bin by bin (ties to the
 // larger edge), and QuantizationError agrees with that score to 1e-12 of it.
 TEST(ThresholdsTest, MsePicksTheLeastScoreByTheDefinition) {
