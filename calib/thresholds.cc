@@ -112,15 +112,21 @@ EntropyGroup GroupOf(const EntropySums& s, int64_t g, int i, int num_levels) {
   return group;
 }
 
+// The counts a candidate keeping bins [0, i) splits the values into.
+struct EntropyCandidate {
+  int64_t total, kept, tail;  // all values; those in bins [0, i); the clipped rest
+};
+EntropyCandidate CandidateOf(const EntropySums& s, int i) {
+  return EntropyCandidate{s.prefix.back(), s.prefix[i], s.prefix.back() - s.prefix[i]};
+}
+
 // KL(P || Q) for the entropy candidate keeping bins [0, i); see the header. Split as
 //   sum_j p_j ln(p_j / q_j) = sum_j p_j ln(p_j) - sum_groups ln(q_g) * (sum of p_j in the group),
 // (j over the bins with P > 0; q_j = q_g for every non-empty bin of group g): the first sum is
 // a prefix sum with bin i-1 taking the clipped tail, so each candidate costs one logarithm per
 // group instead of one per bin.
 double EntropyCandidateKl(const std::vector<int64_t>& c, const EntropySums& s, int i, int num_levels) {
-  const int64_t total = s.prefix.back();
-  const int64_t kept = s.prefix[i];
-  const int64_t tail = total - kept;
+  const auto [total, kept, tail] = CandidateOf(s, i);
   if (kept == 0) return kInf;
   if (tail > 0 && c[i - 1] == 0) return kInf;  // P[i-1] = tail > 0 but Q[i-1] = 0.
   const double last = static_cast<double>(c[i - 1] + tail) / static_cast<double>(total);
@@ -139,9 +145,7 @@ double EntropyCandidateKl(const std::vector<int64_t>& c, const EntropySums& s, i
 // The same KL term by term (one logarithm per non-empty bin, summed in bin order): the exact
 // form that decides between candidates the grouped form cannot tell apart.
 double EntropyCandidateKlPerBin(const std::vector<int64_t>& c, const EntropySums& s, int i, int num_levels) {
-  const int64_t total = s.prefix.back();
-  const int64_t kept = s.prefix[i];
-  const int64_t tail = total - kept;
+  const auto [total, kept, tail] = CandidateOf(s, i);
   if (kept == 0) return kInf;
   double kl = 0;
   for (int64_t g = 0; g < num_levels; ++g) {
@@ -247,12 +251,12 @@ __attribute__((target("avx2"))) void MseGroupsAvx2(const double* x, const double
 }
 
 double ErrorAt(const Occupied& occupied, double levels, double t) {
-  static const bool avx2 = runtime::IsaAllowed(runtime::Isa::kAvx2);
   const size_t n = occupied.centre.size();
   const double* x = occupied.centre.data();
   const double* count = occupied.count.data();
   double sums[4] = {0, 0, 0, 0};
-  (avx2 ? MseGroupsAvx2 : MseGroupsSse)(x, count, n / 4, levels, t, sums);
+  // The cap in force at each call, as every kernel reads it (a test may lower it in-process).
+  (runtime::IsaAllowed(runtime::Isa::kAvx2) ? MseGroupsAvx2 : MseGroupsSse)(x, count, n / 4, levels, t, sums);
   for (size_t i = n / 4 * 4; i < n; ++i) {
     const double k = std::min(std::nearbyint(x[i] * levels / t), levels);  // Half to even (default FE mode).
     const double d = x[i] - k * t / levels;

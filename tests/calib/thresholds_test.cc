@@ -214,18 +214,33 @@ std::vector<int64_t> RandomHistogram(int iteration, std::mt19937_64& rng) {
   return c;
 }
 
+// 24 such histograms (bins over [0, 1)), drawn from `seed`.
+struct RandomCase {
+  std::vector<int64_t> bins;
+  AbsHistogram histogram;
+};
+std::vector<RandomCase> RandomCases(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<RandomCase> cases;
+  for (int iteration = 0; iteration < 24; ++iteration) {
+    std::vector<int64_t> c = RandomHistogram(iteration, rng);
+    absl::StatusOr<AbsHistogram> h = AbsHistogram::FromBins(c, 1.0f / c.size(), 0.0f, 1.0f);
+    EXPECT_TRUE(h.ok()) << h.status();
+    if (h.ok()) cases.push_back({std::move(c), *std::move(h)});
+  }
+  return cases;
+}
+
 // The search evaluates KL by groups (one logarithm per group); on random activation-like
 // histograms, both level counts, with and without the zero-spike rule, it picks the edge whose
 // KL by the definition is the least (ties to the larger edge): the same edge as a per-bin search.
 TEST(ThresholdsTest, EntropyPicksTheLeastKlByTheDefinition) {
-  std::mt19937_64 rng(7);
-  for (int iteration = 0; iteration < 24; ++iteration) {
-    const std::vector<int64_t> c = RandomHistogram(iteration, rng);
-    const int n = static_cast<int>(c.size());
-    QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins(c, 1.0f / n, 0.0f, 1.0f));
+  int iteration = 0;
+  for (const auto& [c, h] : RandomCases(7)) {
+    ++iteration;
     for (const int levels : {128, 256}) {
       for (const bool skip : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << "iteration " << iteration << " levels " << levels << " skip " << skip);
+        SCOPED_TRACE(::testing::Message() << "histogram " << iteration << " levels " << levels << " skip " << skip);
         std::vector<int64_t> p = c;
         if (skip) p[0] = p[1];
         const int want = DefinitionEntropyEdge(p, levels);
@@ -276,13 +291,12 @@ double DefinitionMse(const std::vector<int64_t>& c, int t, int levels) {
 // same random histograms it picks the edge of the least score summed bin by bin (ties to the
 // larger edge), and QuantizationError agrees with that score to 1e-12 of it.
 TEST(ThresholdsTest, MsePicksTheLeastScoreByTheDefinition) {
-  std::mt19937_64 rng(8);
-  for (int iteration = 0; iteration < 24; ++iteration) {
-    const std::vector<int64_t> c = RandomHistogram(iteration, rng);
+  int iteration = 0;
+  for (const auto& [c, h] : RandomCases(8)) {
+    ++iteration;
     const int n = static_cast<int>(c.size());
-    QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins(c, 1.0f / n, 0.0f, 1.0f));
     for (const int levels : {128, 256}) {
-      SCOPED_TRACE(::testing::Message() << "iteration " << iteration << " levels " << levels);
+      SCOPED_TRACE(::testing::Message() << "histogram " << iteration << " levels " << levels);
       double best = std::numeric_limits<double>::infinity();
       int want = n;
       for (int j = levels; j <= n; ++j) {
