@@ -332,7 +332,7 @@ class Converter {
   }
 
   // The node's quantized weights and bias, or nullopt when its bias fits beside the worst-case
-  // accumulation only at a weight-SQNR cost above options_.max_bias_widening_db (kept float).
+  // accumulation only with an output error above options_.max_widened_output_error (kept float).
   absl::StatusOr<std::optional<QuantizedWeights>> PlanWeights(const Node& node, ir::UnitBaseOp op) {
     QFUSE_ASSIGN_OR_RETURN(QuantParams x_params, ActivationParams(*node.input(0)));
     const ir::Tensor& w_data = *node.input(1)->initializer();
@@ -355,14 +355,19 @@ class Converter {
     QFUSE_ASSIGN_OR_RETURN(QuantizedWeights w, QuantizeWeightsAndBias(request));
     if (w.max_widening > 1) {
       const double cost = WideningCostDb(w.max_widening);
-      const bool keep_float = !(cost <= options_.max_bias_widening_db);
+      const bool keep_float = !(w.widened_output_error <= options_.max_widened_output_error);
       stats_.notes.push_back(absl::StrCat(
           node.Describe(), ": bias does not fit beside K=", request.num_products, " products in int32; ",
-          keep_float ? absl::StrCat("kept float (widening the weight scale would cost ",
-                                    std::isfinite(cost) ? absl::StrFormat("%.1f dB", cost) : "more than any", " > ",
-                                    absl::StrFormat("%.1f", options_.max_bias_widening_db), " dB budget)")
-                     : absl::StrFormat("widened the weight scale of %d channel(s) by up to %.2fx (-%.1f dB weight SQNR)",
-                                       w.widened_channels, w.max_widening, cost)));
+          keep_float
+              ? absl::StrCat("kept float (",
+                             std::isfinite(w.widened_output_error)
+                                 ? absl::StrFormat("wider weight scales could move the output by %.3g of its bias",
+                                                   w.widened_output_error)
+                                 : std::string("no weight scale makes the accumulator fit"),
+                             " > ", absl::StrFormat("%.3g", options_.max_widened_output_error), ")")
+              : absl::StrFormat("widened the weight scale of %d channel(s) by up to %.3gx (-%.1f dB weight SQNR; "
+                                "the outputs, which their biases dominate, move by at most %.2g of the bias)",
+                                w.widened_channels, w.max_widening, cost, w.widened_output_error)));
       if (keep_float) return std::optional<QuantizedWeights>();
     }
     return std::optional<QuantizedWeights>(std::move(w));

@@ -74,10 +74,14 @@ struct ConvertOptions {
   bool integer_heads = false;
   std::set<std::string> keep_float;    // node names left in float
   // A layer whose bias does not fit beside its worst-case accumulation gets wider weight scales
-  // on the offending channels (weight_quantizer.h); when that costs more than this many dB of a
-  // channel's weight SQNR (or cannot fit at all), the layer is kept float instead. Either way
-  // the layer is listed in ConversionStats::notes. The default, 12 dB, allows scales up to 4x.
-  double max_bias_widening_db = 12.0;
+  // on the offending channels (weight_quantizer.h). Such a channel's output is its bias to
+  // within a few parts per million, so the widening is judged in that output: when the widened
+  // weights' rounding can move it by more than this fraction of the bias
+  // (QuantizedWeights::widened_output_error), or no scale fits at all, the layer is kept float
+  // instead. Either way the layer is listed in ConversionStats::notes. (An earlier rule judged
+  // the channel's weight SQNR, with a 12 dB budget: dead channels of trained models, whose
+  // weights are nothing beside their bias, then kept whole layers float.)
+  double max_widened_output_error = 1.0 / 256;
 };
 
 // Which ConvertOptions fields the user chose; the others take their target's default.

@@ -55,12 +55,15 @@ absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequ
   out.axis = std::max<int64_t>(axis, 0);
   out.weight_scales = ir::Tensor(ir::DataType::kFloat32, {view.channels});
   float* scales = out.weight_scales.data<float>();
-  for (int64_t c = 0; c < view.channels; ++c) scales[c] = max_abs[c] > 0 ? static_cast<float>(max_abs[c] / max_q) : 1.f;
+  for (int64_t c = 0; c < view.channels; ++c) {
+    scales[c] = max_abs[c] > 0 ? std::max(static_cast<float>(max_abs[c] / max_q), kMinWeightScale) : 1.f;
+  }
 
   const double products = static_cast<double>(request.num_products) * request.max_abs_input * max_q;
   const double bias_budget = kInt32Limit - 1 - products;
   if (!(bias_budget > 0)) {  // the products alone can overflow: no scale helps
     out.max_widening = std::numeric_limits<double>::infinity();
+    out.widened_output_error = std::numeric_limits<double>::infinity();
     return out;
   }
   if (request.bias != nullptr) {
@@ -80,6 +83,11 @@ absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequ
         out.max_widening = std::max(out.max_widening, widened / scales[c]);
         scales[c] = static_cast<float>(widened);
         ++out.widened_channels;
+        // K products, each off by at most half a step times max|x - zp| input steps.
+        const double error = static_cast<double>(request.num_products) * request.max_abs_input * 0.5 *
+                             static_cast<double>(scales[c]) * request.input_scale /
+                             std::fabs(static_cast<double>(b.data<float>()[i]));
+        out.widened_output_error = std::max(out.widened_output_error, error);
       }
     }
     const int64_t n_bias_scales = view.channels > 1 ? b.num_elements() : 1;

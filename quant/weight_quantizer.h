@@ -48,10 +48,27 @@ struct QuantizedWeights {
   // each doubling costs about 6 dB of that channel's weight SQNR. +inf when no scale can make
   // the accumulator fit (K * max|x - zp_x| * 127 alone exceeds 2^31 - 1).
   double max_widening = 1;
+  // What the widening costs where it matters, in the channel's output: over the widened
+  // channels, the largest bound K * max|x - zp_x| * (s_w / 2) * s_x / |bias| on the output
+  // error of the channel's weight rounding, relative to its bias (0: none widened; +inf with
+  // max_widening). A channel widens only when |bias| > (2^31 - 1 - K * max|x - zp_x| * 127) *
+  // s_x * s_w, at least about 2^31 / (K * max|x - zp_x| * 127) times its largest sum of
+  // products, so its output is the bias to within that ratio, and the bound is about
+  // K * max|x - zp_x| / (2 * (2^31 - 1 - K * max|x - zp_x| * 127)): 6e-6 for K = 192.
+  double widened_output_error = 0;
 };
 
 // The weight-SQNR cost in dB of widening a scale by `factor` (20 log10 factor).
 double WideningCostDb(double factor);
+
+// The least weight scale: float32's epsilon, 2^-23, the floor PyTorch's observers put under
+// every scale. Trained models carry dead channels (PaddleOCR's recogniser: max|w| of 3e-39,
+// 1e-15, ...), whose max-abs scales would be denormal or nearly so: their bias scale
+// s_x * s_w then loses its digits (onnxruntime still fuses the Conv into QLinearConv, qfuse
+// did not, and the two differed), runtimes that flush denormals divide by zero, and the int32
+// bias b / (s_x * s_w) overflows. On the floor such a channel's weights quantize to few levels
+// or to 0, far below the layer's other channels.
+inline constexpr float kMinWeightScale = 1.1920929e-07f;
 
 // An all-zero channel gets scale 1 (all its weights quantize to 0).
 absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequest& request);

@@ -145,7 +145,9 @@ TEST(QdqConverterTest, KeepFloatAndMissingTensorsAndUnknownNodes) {
 
 // A unit whose bias does not fit beside its worst-case accumulation (the failure seen on a real
 // detector: K * 128 * 127 + |bias| > 2^31 - 1 with |bias| near 2^31) no longer aborts the level:
-// within the SQNR budget its weight scales widen; beyond it the unit stays float. One note each.
+// its weight scales widen when that moves the channel's output by at most
+// max_widened_output_error of its bias (the default 1/256 always allows it here: the bound is
+// about K * 128 / 2^32), else the unit stays float. One note each.
 TEST(QdqConverterTest, OversizedBiasWidensOrKeepsTheUnitFloat) {
   QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
   QFUSE_ASSERT_OK(fusion::Fuse(&model, fusion::FusionLevel::kFull).status());
@@ -172,13 +174,13 @@ TEST(QdqConverterTest, OversizedBiasWidensOrKeepsTheUnitFloat) {
   bias.mutable_values<float>()[0] = static_cast<float>((2147483648.0 - 2097152.0) * x_scale * s_w);
   model.graph->SetConstantData(unit->input(ir::kUnitBias), bias);
   const std::string name = unit->name();
-  for (double budget : {100.0, 1.0}) {
+  for (double budget : {-1.0, 1e-9}) {  // -1: the default
     SCOPED_TRACE(budget);
     ir::Model copy;
     copy.opset = model.opset;
     copy.graph = model.graph->Clone();
     ConvertOptions options;
-    options.max_bias_widening_db = budget;
+    if (budget > 0) options.max_widened_output_error = budget;
     QFUSE_ASSERT_OK_AND_ASSIGN(ConversionStats stats, ConvertToQdq(&copy, run.table, options));
     ASSERT_EQ(stats.notes.size(), 1u);
     EXPECT_NE(stats.notes[0].find(name), std::string::npos) << stats.notes[0];
@@ -187,7 +189,8 @@ TEST(QdqConverterTest, OversizedBiasWidensOrKeepsTheUnitFloat) {
       if (n->name() == name) converted = n;
     }
     ASSERT_NE(converted, nullptr);
-    if (budget > 10) {  // widened: quantized weights, and the integer runtime accepts the bound
+    if (budget < 0) {  // widened: quantized weights, and the integer runtime accepts the bound
+      EXPECT_NE(stats.notes[0].find("widened the weight scale of 1 channel"), std::string::npos) << stats.notes[0];
       EXPECT_EQ(stats.bias_float_layers, 0);
       EXPECT_GE(stats.widened_bias_channels, 1);
       EXPECT_EQ(converted->input(ir::kUnitW)->producer()->op_type(), "DequantizeLinear");

@@ -2,6 +2,7 @@
 #include "quant/weight_quantizer.h"
 
 #include <cmath>
+#include <limits>
 
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -105,12 +106,45 @@ TEST(WeightQuantizerTest, BiasLeavesRoomForTheWorstCaseAccumulation) {
   EXPECT_GT(q.max_widening, 1.0);
   EXPECT_LT(q.max_widening, 1.01);  // 3.1M of 2.1G: under 1% wider
   EXPECT_NEAR(WideningCostDb(q.max_widening), 20 * std::log10(q.max_widening), 1e-12);
+  // The widened channel's output moves by at most K * 128 * (s_w / 2) * 1 / |bias| of its bias:
+  // about 192 * 128 / (2 * (2^31 - 1 - products)), 5.7e-6.
+  const double s_w = q.weight_scales.data<float>()[0];
+  EXPECT_DOUBLE_EQ(q.widened_output_error, 192.0 * 128 * 0.5 * s_w / b.data<float>()[0]);
+  EXPECT_NEAR(q.widened_output_error, 192.0 * 128 / (2 * (2147483646.0 - products)), 1e-9);
   EXPECT_EQ(q.weight_scales.data<float>()[1], s);  // the small bias leaves its channel alone
   EXPECT_EQ(q.bias.data<int32_t>()[1], 1000);
   // When the products alone can exceed int32 no scale helps.
   req.num_products = 200000;
   QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights none, QuantizeWeightsAndBias(req));
   EXPECT_TRUE(std::isinf(none.max_widening));
+  EXPECT_TRUE(std::isinf(none.widened_output_error));
+}
+
+// Dead channels of a trained model (PaddleOCR's PP-OCRv4 recogniser: max|w| 3.1e-39, a denormal,
+// and 1.1e-15 with bias -1.4e-9 beside channels of max|w| near 0.1) get the scale floor,
+// float32's epsilon, not max|w| / 127: their weights quantize to 0, their int32 biases stay
+// small, and every bias scale s_x * s_w is a normal float. A live channel keeps max|w| / 127.
+TEST(WeightQuantizerTest, DeadChannelsGetTheScaleFloor) {
+  const float denormal = 3.1e-39f, tiny = 1.1e-15f, live = 0.127f;
+  ASSERT_EQ(std::fpclassify(denormal), FP_SUBNORMAL);
+  Tensor w =
+      Tensor::FromVector<float>({3, 2}, std::vector<float>{denormal, -denormal / 2, -tiny, tiny / 4, live, -0.1f});
+  Tensor b = Tensor::FromVector<float>({3}, std::vector<float>{-9.3e-40f, -1.4e-9f, 0.25f});
+  const float x_scale = 0.0028f;
+  WeightQuantizeRequest req{&w, &b, x_scale, true, 0};
+  req.num_products = 2;
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights q, QuantizeWeightsAndBias(req));
+  EXPECT_EQ(kMinWeightScale, std::numeric_limits<float>::epsilon());
+  EXPECT_EQ(q.weight_scales.data<float>()[0], kMinWeightScale);
+  EXPECT_EQ(q.weight_scales.data<float>()[1], kMinWeightScale);
+  EXPECT_EQ(q.weight_scales.data<float>()[2], live / 127);
+  EXPECT_EQ(q.widened_channels, 0);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(q.weights.data<int8_t>()[i], 0) << i;
+  EXPECT_EQ(q.weights.data<int8_t>()[4], 127);
+  // -1.4e-9 / (0.0028 * 2^-23) = -4.19 -> -4; the denormal bias -> 0.
+  EXPECT_EQ(q.bias.data<int32_t>()[0], 0);
+  EXPECT_EQ(q.bias.data<int32_t>()[1], -4);
+  for (int c = 0; c < 3; ++c) EXPECT_EQ(std::fpclassify(q.bias_scales.data<float>()[c]), FP_NORMAL) << c;
 }
 
 }  // namespace
