@@ -8,6 +8,7 @@
 #include "fusion/passes/contract_mul_reduce.h"
 #include "fusion/passes/fold_batchnorm.h"
 #include "fusion/passes/form_units.h"
+#include "fusion/passes/fuse_hard_swish.h"
 #include "fusion/passes/lower_einsum.h"
 #include "fusion/passes/merge_branches.h"
 #include "fusion/passes/merge_reduce_sum.h"
@@ -43,6 +44,8 @@ std::vector<PipelineStep> BuildPipeline(FusionLevel level, const UnitForms& unit
   steps.push_back({std::make_unique<MergeReduceSumPass>()});
   // ReduceSum(Mul(a, b)) as a MatMul contraction when that writes fewer elements.
   steps.push_back({std::make_unique<ContractMulReducePass>()});
+  // x * Clip(x + 3, 0, 6) / 6 as one HardSwish, which units then take in.
+  steps.push_back({std::make_unique<FuseHardSwishPass>()});
   // Fold BN into the op before it; what cannot fold becomes a per-channel Mul+Add.
   steps.push_back({std::make_unique<FoldBatchNormPass>()});
   steps.push_back({std::make_unique<BatchNormToScaleShiftPass>()});

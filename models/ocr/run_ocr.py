@@ -14,7 +14,7 @@ their trained weights (models/ocr/fetch_models.sh). Data: models/ocr/make_ocr_da
 One JSON line per model and method goes to <out>/results.jsonl; --report F writes the table.
 
   /usr/bin/python3 models/ocr/run_ocr.py [--pkg out/ocr/pkg] [--data out/ocr/data] [--out out/ocr-run]
-      [--methods auto,entropy,percentile,mse,max]
+      [--methods auto,entropy,percentile,mse,max] [--bin DIR]
 Needs `bazel build //tools:quantize //tools:run` and `bash tools/ort/setup.sh` first.
 """
 
@@ -182,7 +182,11 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated: cls, rec, det")
     ap.add_argument("--methods", default="", help="also quantize at full with these methods")
     ap.add_argument("--report", default="", help="write the markdown table from results.jsonl (- : stdout) and stop")
+    ap.add_argument("--bin", default="", help="a folder with other `quantize` and `run` binaries (before / after)")
     args = ap.parse_args()
+    if args.bin:
+        run_zoo.QUANTIZE = os.path.join(args.bin, "quantize")
+        run_zoo.RUN = os.path.join(args.bin, "run")
     if args.report:
         write_report(args.out, args.report)
         return 0
