@@ -139,6 +139,38 @@ def quantize_method(model, data, work, samples, method):
         run_zoo.run = real
 
 
+def check_bars(r, min_cosine, samples):
+    """What fails the CI bars: errors; fp32 or any int8 file off onnxruntime's output (cosine below
+    min_cosine); at the default method, the task at full losing more than one sample in eight
+    against fp32 (classifier accuracy, recogniser exact-match, at most +2 points of character
+    error rate) or the detector's text map below IoU 0.85 with fp32's."""
+    if "error" in r:
+        return [r["error"]]
+    if "error" in r["quantize"]:
+        return ["quantize: " + r["quantize"]["error"]]
+    problems = []
+    fp32 = r.get("fp32_vs_ort", {})
+    if "error" in fp32 or fp32.get("cosine", 0) < 0.99999:
+        problems.append(f"fp32 against onnxruntime: {fp32.get('error') or fp32.get('cosine')}")
+    for level, row in r["quantize"]["levels"].items():
+        ort = row.get("ort", {})
+        if "error" in ort or ort.get("cosine", 0) < min_cosine:
+            problems.append(f"{level} against onnxruntime: {ort.get('error') or ort.get('cosine')}")
+    task = r["quantize"]["levels"].get("full", {}).get("task")
+    if r["method"] != "auto" or task is None:
+        return problems if task is not None or r["method"] != "auto" else problems + ["full: no task score"]
+    slack = 100.0 / 8 + 1e-9
+    ref = r["fp32_task"]
+    if "accuracy_pct" in task and task["accuracy_pct"] < ref["accuracy_pct"] - slack:
+        problems.append(f"full accuracy {task['accuracy_pct']:.2f}% against fp32's {ref['accuracy_pct']:.2f}%")
+    if "exact_pct" in task and (task["exact_pct"] < ref["exact_pct"] - slack or task["cer_pct"] > ref["cer_pct"] + 2):
+        problems.append(f"full exact-match {task['exact_pct']:.2f}% / CER {task['cer_pct']:.2f}% against fp32's "
+                        f"{ref['exact_pct']:.2f}% / {ref['cer_pct']:.2f}%")
+    if "iou_with_fp32" in task and task["iou_with_fp32"] < 0.85:
+        problems.append(f"full text-map IoU with fp32 {task['iou_with_fp32']:.3f} < 0.85")
+    return problems
+
+
 def fmt(v, digits=2):
     return "-" if v is None else f"{v:.{digits}f}"
 
@@ -182,6 +214,10 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated: cls, rec, det")
     ap.add_argument("--methods", default="", help="also quantize at full with these methods")
     ap.add_argument("--report", default="", help="write the markdown table from results.jsonl (- : stdout) and stop")
+    ap.add_argument("--check", action="store_true",
+                    help="print OK / FAIL per model against the CI bars (check_bars) and exit 1 on a FAIL")
+    ap.add_argument("--min_cosine", type=float, default=0.999,
+                    help="with --check: least cosine between onnxruntime and qfuse on every int8 file")
     ap.add_argument("--bin", default="", help="a folder with other `quantize` and `run` binaries (before / after)")
     args = ap.parse_args()
     if args.bin:
@@ -204,10 +240,13 @@ def main():
                 r = one_model(name, model, os.path.join(args.data, name), work, args.samples, chars, method)
                 results.write(json.dumps(r) + "\n")
                 results.flush()
-                bad = "error" in r or "error" in r["quantize"] or any(
-                    "error" in row.get("ort", {}) for row in r["quantize"]["levels"].values())
-                failed |= bad
-                print(f"{name} {method}: {'FAILED' if bad else 'ok'}", flush=True)
+                problems = check_bars(r, args.min_cosine, args.samples)
+                failed |= bool(problems) if (args.check or "error" in r) else any("error" in p for p in problems)
+                if args.check:
+                    print(f"FAIL ocr {name} {method}: " + "; ".join(problems) if problems else f"OK   ocr {name} {method}",
+                          flush=True)
+                else:
+                    print(f"{name} {method}: " + ("; ".join(problems) if problems else "ok"), flush=True)
     write_report(args.out, "-")
     return 1 if failed else 0
 

@@ -6,8 +6,9 @@
 # deploy target (--target=all: qfuse at full/bn/none, onnxruntime at full/bn/none, tensorrt at
 # full); the onnxruntime-target files must run every quantized Conv/Gemm/MatMul as an integer
 # kernel in onnxruntime's optimised graph (tools/ort/integer_ops_check.js). The two bundled
-# samples get the same integer-kernel check at --target=onnxruntime. Prints one OK/FAIL line per
-# model; exits non-zero on any failure.
+# samples get the same integer-kernel check at --target=onnxruntime, and PaddleOCR's three trained
+# models their task check (models/ocr/ci_ocr.sh). Prints one OK/FAIL line per model; exits
+# non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 zoo=out/zoo-quick
@@ -29,4 +30,6 @@ for sample in resnet_small mobilenetv2_small; do
     --calib_samples=256 --eval_samples=1000 --analysis_samples=0 --output="$out" >/dev/null || { echo "FAIL $sample: quantize"; rc=1; continue; }
   node tools/ort/integer_ops_check.js "$out/model_int8_full_onnxruntime.onnx" || rc=1
 done
+# Trained models from elsewhere: PaddleOCR's detector, recogniser and classifier (models/ocr).
+bash models/ocr/ci_ocr.sh || rc=1
 exit "$rc"
