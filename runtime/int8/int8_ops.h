@@ -47,6 +47,11 @@ inline constexpr char kQLinearClampOp[] = "QLinearClamp";
 // LeakyRelu), looked up per byte in unary_requantization.h's ActivationTable: the bytes of
 // DequantizeLinear -> the activation's float ops -> QuantizeLinear, as onnxruntime runs them.
 inline constexpr char kQLinearActivationOp[] = "QLinearActivation";
+// QLinearLookup(x) -> y: any chain of elementwise float ops of x alone between
+// requantizations (elementwise_lookup.h), as the 256-entry INTS attribute "table": raw input
+// byte -> raw output byte, computed by the lowering from the chain's own float ops.
+inline constexpr char kQLinearLookupOp[] = "QLinearLookup";
+inline constexpr char kLookupTableAttr[] = "table";
 // QLinearChannelMap(x_0, ..., x_n, scale, shift) -> y (attributes "clamp": "relu" or "clip",
 // absent without one; "min", "max": a clip's bounds): the 4-D x_i concatenated along axis 1,
 // then per output channel c y = QuantizeLinear(clamp(DQ(x) * scale[c] + shift[c])), each step a
@@ -133,6 +138,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearMulKernel(const ir::Node& n
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearChannelMapKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearActivationKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearLookupKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearSoftmaxKernel(const ir::Node& node);

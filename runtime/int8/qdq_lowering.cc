@@ -18,9 +18,10 @@
 #include "runtime/int8/activation_matmul.h"
 #include "runtime/int8/activation_softmax.h"
 #include "runtime/int8/channel_map_fusion.h"
+#include "runtime/int8/elementwise_lookup.h"
+#include "runtime/int8/gelu_fusion.h"
 #include "runtime/int8/group_replacer.h"
 #include "runtime/int8/int8_ops.h"
-#include "runtime/int8/gelu_fusion.h"
 #include "runtime/int8/layer_norm_fusion.h"
 #include "runtime/int8/qdq_operands.h"
 #include "runtime/int8/unit_requantization.h"
@@ -525,6 +526,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const GeluPattern gelu(replacer);
   const ActivationLookupPattern activation_lookup(replacer);
   const ChannelMapPattern channel_map(replacer);
+  const ElementwiseLookupPattern elementwise_lookup(replacer);
   const PoolBeforeDequantizePattern pool_before_dequantize;
   // The patterns by anchor op type (ops with an int8 form, ir/int8_forms.h; ConvTranspose
   // has no integer unit kernel).
@@ -548,6 +550,8 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   table.Add({"ReduceMean"}, &layer_norm);
   table.Add({"Erf"}, &gelu);
   table.Add({"HardSwish", "HardSigmoid", "Sigmoid", "LeakyRelu"}, &activation_lookup);
+  // Last: a chain no pattern above took.
+  table.Add(ElementwiseLookupPattern::ChainOps(), &elementwise_lookup);
   QFUSE_ASSIGN_OR_RETURN(auto rewrites, ir::rewrite::RewriteOnce(table, graph));
   stats.units = rewrites[&unit] + rewrites[&integer_head];
   stats.adds = rewrites[&add];
@@ -562,6 +566,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.gelus = rewrites[&gelu];
   stats.activation_lookups = rewrites[&activation_lookup];
   stats.channel_maps = rewrites[&channel_map];
+  stats.elementwise_lookups = rewrites[&elementwise_lookup];
   QFUSE_RETURN_IF_ERROR(RemoveUnreadDequantize(graph, replacer));
   if (options.fold_clamps) {
     QFUSE_ASSIGN_OR_RETURN(stats.folded_clamps, FoldClamps(graph, replacer));

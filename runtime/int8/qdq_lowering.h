@@ -31,6 +31,9 @@
 //   (l) DQ(x_0), ..., DQ(x_n) -> [Concat axis 1] -> Mul(., per-channel constant) -> Add(., per-
 //       channel constant) -> [Relu | Clip] -> Q (channel_map_fusion.h)
 //                                                   => QLinearChannelMap, a table per channel
+//   (m) DQ(x) -> a chain of elementwise float ops of x alone (Add / Sub / Mul / Div by chain
+//       values or scalar constants, Relu, Clip, HardSigmoid, HardSwish, LeakyRelu) -> Q, where
+//       no pattern above matched (elementwise_lookup.h)   => QLinearLookup, a 256-byte table
 // Every float intermediate of a group must have that group as its only reader. The
 // integer node's output keeps the QuantizeLinear output's name (so observers see the
 // same int8 tensors as in simulated quantization), and QuantParams are written into
@@ -71,6 +74,7 @@ struct LoweringStats {
   int64_t gelus = 0;           // (j)
   int64_t activation_lookups = 0;  // (k)
   int64_t channel_maps = 0;        // (l)
+  int64_t elementwise_lookups = 0;  // (m)
   int64_t folded_clamps = 0;   // QLinearClamps folded into the node before them
   int64_t removed_nodes = 0;   // Q, DQ and float ops replaced
 };

@@ -285,6 +285,20 @@ class QLinearClampKernel : public Kernel {
       table_ = ActivationTable(x_, y, activation);
       return absl::OkStatus();
     }
+    if (node.op_type() == kQLinearLookupOp) {
+      QFUSE_ASSIGN_OR_RETURN(const std::vector<int64_t> table, node.attrs().GetInts(kLookupTableAttr, {}));
+      if (table.size() != table_.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(node.Describe(), ": 'table' has ", table.size(), " entries, not 256"));
+      }
+      for (size_t i = 0; i < table.size(); ++i) {
+        if (table[i] < 0 || table[i] > 255) {
+          return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": 'table' entry ", i, " is ", table[i]));
+        }
+        table_[i] = static_cast<uint8_t>(table[i]);
+      }
+      return absl::OkStatus();
+    }
     QFUSE_ASSIGN_OR_RETURN(const float lo, node.attrs().GetFloat("min", std::numeric_limits<float>::lowest()));
     QFUSE_ASSIGN_OR_RETURN(const float hi, node.attrs().GetFloat("max", std::numeric_limits<float>::max()));
     QFUSE_ASSIGN_OR_RETURN(table_, ClampTable(mode, x_, y, lo, hi));
@@ -463,6 +477,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node&
   return MakePrepared<QLinearClampKernel>(node);
 }
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearActivationKernel(const ir::Node& node) {
+  return MakePrepared<QLinearClampKernel>(node);
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearLookupKernel(const ir::Node& node) {
   return MakePrepared<QLinearClampKernel>(node);
 }
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node) {

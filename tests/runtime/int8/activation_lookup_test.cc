@@ -78,9 +78,11 @@ TEST(ActivationLookupTest, EveryInputByteAsTheFloatOps) {
   EXPECT_EQ(lowered, 72);
 }
 
-// alpha 1/6 + 1e-7 is HardSwish to the activation matcher (within 1e-6) but not to the table,
-// which computes HardSwish's own product with fl(1/6): the group stays float.
-TEST(ActivationLookupTest, AGateNearOneSixthStaysFloat) {
+// alpha 1/6 + 1e-7 is HardSwish to the activation matcher (within 1e-6) but not to this
+// pattern's table, which computes HardSwish's own product with fl(1/6): pattern (k) leaves it,
+// and pattern (m) (elementwise_lookup.h) takes the HardSigmoid and the Mul with the gate's own
+// alpha: the same bytes as the float ops.
+TEST(ActivationLookupTest, AGateNearOneSixthIsNotTakenAsHardSwish) {
   const std::vector<int64_t> dims = {256};
   testing::QdqGraph b;
   ir::Value* x = b.Input("x", dims, DataType::kUint8, 0.05f, 128);
@@ -89,7 +91,9 @@ TEST(ActivationLookupTest, AGateNearOneSixthStaysFloat) {
   for (int i = 0; i < 256; ++i) xt.mutable_values<uint8_t>()[i] = static_cast<uint8_t>(i);
   QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunGraph(b.graph(), xt, true, numerics::RequantizeMode::kOnnx));
   EXPECT_EQ(got.second.count("QLinearActivation"), 0u);
-  EXPECT_EQ(got.second["HardSigmoid"], 1);
+  EXPECT_EQ(got.second["QLinearLookup"], 1);
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunGraph(b.graph(), xt, false, numerics::RequantizeMode::kOnnx));
+  EXPECT_EQ(got.first, want.first);
 }
 
 }  // namespace
