@@ -3,7 +3,7 @@
 # prints the ratio table of issue 11's targets, once with no ISA cap, once with
 # QFUSE_MAX_ISA=avx2_vnni where the CPU has AVX-VNNI (an Alder Lake-class laptop) and once with
 # QFUSE_MAX_ISA=avx2 (onnxruntime has no cap: it always runs at the machine's best ISA):
-#   bash tools/ort/bench_vs_ort.sh                # the two samples + zoo ResNet-18 and MobileNetV2
+#   bash tools/ort/bench_vs_ort.sh                # the two samples + zoo ResNet-18 and MobileNetV2 + PaddleOCR's detector
 #   RUNS=30 CAPS="none avx2" bash tools/ort/bench_vs_ort.sh
 #   ONLY=resnet18_320,mobilenet_v2_320 bash tools/ort/bench_vs_ort.sh   # some of the models below
 # Per model: qfuse fp32 fused (level full, oneDNN float kernels), qfuse int8 of level full
@@ -36,6 +36,8 @@ models=(
   "mobilenet_v2_224|out/zoo/mobilenet_v2/opset13.onnx|height=224,width=224|1,16|out/zoo/mobilenet_v2/calib.npy"
   "resnet18_320|out/zoo/resnet18/opset13.onnx|height=320,width=320|1,8|out/zoo/resnet18/calib.npy"
   "mobilenet_v2_320|out/zoo/mobilenet_v2/opset13.onnx|height=320,width=320|1,8|out/zoo/mobilenet_v2/calib.npy"
+  # A trained 320x320 detector from elsewhere (models/ocr: fetch_models.sh, make_ocr_data.py).
+  "ppocr_det_320|out/ocr/pkg/package/assets/ch_PP-OCRv4_det_infer.onnx|p2o.DynamicDimension.1=320,p2o.DynamicDimension.2=320|1,8|out/ocr/data/det/calib.npy"
 )
 
 # Appends "cap model runtime batch ms" rows from a bench log on stdin.
@@ -46,7 +48,10 @@ record() {
 for entry in "${models[@]}"; do
   IFS='|' read -r name model dims batches calib <<<"$entry"
   if [ -n "${ONLY:-}" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
-  if [ ! -f "$model" ]; then echo "-- skipping $name: $model not found (bash models/zoo/make_zoo.sh makes it)"; continue; fi
+  if [ ! -f "$model" ]; then
+    echo "-- skipping $name: $model not found (bash models/zoo/make_zoo.sh, or models/ocr's fetch_models.sh, makes it)"
+    continue
+  fi
   for variant in full bn full_rr; do
     out_dir="out/bench/$name"
     args=(--model="$model" --fusion="${variant%_rr}" --analysis_samples=0)
