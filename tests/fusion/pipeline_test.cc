@@ -9,16 +9,13 @@
 #include "gtest/gtest.h"
 #include "ir/fused_unit.h"
 #include "tests/testing/onnx_test_case.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::fusion {
 namespace {
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 class SampleModelPipelineTest : public ::testing::TestWithParam<std::string> {};
 

@@ -20,6 +20,7 @@
 #include "runtime/executor.h"
 #include "runtime/random_inputs.h"
 #include "tests/testing/graph_builder.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::fusion {
@@ -27,11 +28,7 @@ namespace {
 
 using testing::GraphBuilder;
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 // Largest |element| of the FLOAT outputs of `graph` over `sets`.
 absl::StatusOr<double> OutputMagnitude(const ir::Graph& graph,

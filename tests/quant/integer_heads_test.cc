@@ -17,6 +17,7 @@
 #include "runtime/int8/int8_ops.h"
 #include "runtime/int8/output_stage.h"
 #include "runtime/int8/qdq_lowering.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::quant {
@@ -103,11 +104,7 @@ class UnitGraph {
   ir::Graph g_;
 };
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 TEST(IntegerHeadsTest, ResidualReluUnitBecomesTheIntegerHead) {
   std::mt19937 rng(7);

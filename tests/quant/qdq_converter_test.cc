@@ -3,8 +3,8 @@
 // and that (simulated) int8 inference stays close to float.
 #include "quant/qdq_converter.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -17,17 +17,14 @@
 #include "runtime/executor.h"
 #include "tests/testing/graph_builder.h"
 #include "tests/testing/onnx_test_case.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::quant {
 namespace {
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 // The scale of every value a QuantizeLinear quantizes.
 std::map<std::string, float> QuantizedScales(const ir::Graph& g) {

@@ -12,6 +12,7 @@
 #include "ir/fused_unit.h"
 #include "runtime/executor.h"
 #include "tests/testing/graph_builder.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::fusion {
@@ -19,11 +20,7 @@ namespace {
 
 using testing::GraphBuilder;
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 struct Form {
   bool add_const_first = false;  // Add(3, x)

@@ -7,6 +7,7 @@
 #include "fusion/pipeline.h"
 #include "gtest/gtest.h"
 #include "tests/testing/graph_builder.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::fusion {
@@ -14,11 +15,7 @@ namespace {
 
 using testing::GraphBuilder;
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 struct Case {
   std::string equation;

@@ -8,6 +8,7 @@
 #include "fusion/pipeline.h"
 #include "gtest/gtest.h"
 #include "tests/testing/graph_builder.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::fusion {
@@ -15,11 +16,7 @@ namespace {
 
 using testing::GraphBuilder;
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 ir::AttributeMap ConvAttrs(int64_t pad, int64_t stride = 1, int64_t group = 1) {
   return GraphBuilder::Attrs({{"pads", std::vector<int64_t>{pad, pad, pad, pad}},

@@ -13,6 +13,7 @@
 #include "runtime/executor.h"
 #include "runtime/random_inputs.h"
 #include "tests/testing/graph_builder.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::fusion {
@@ -20,11 +21,7 @@ namespace {
 
 using testing::GraphBuilder;
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 std::vector<int64_t> AxesOf(const ir::Graph& g, const std::string& op) {
   for (const ir::Node* n : g.nodes()) {

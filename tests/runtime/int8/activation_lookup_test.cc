@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "runtime/executor.h"
 #include "tests/testing/qdq_graph.h"
+#include "tests/testing/qdq_run.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::runtime {
@@ -17,20 +18,7 @@ namespace {
 
 using ir::DataType;
 
-// Runs `graph` on x and returns the output bytes and the op types of the graph that ran.
-absl::StatusOr<std::pair<std::vector<uint8_t>, std::map<std::string, int>>> RunGraph(const ir::Graph& graph,
-                                                                                     const ir::Tensor& x, bool integer,
-                                                                                     numerics::RequantizeMode mode) {
-  ExecutorOptions options;
-  options.integer_kernels = integer;
-  options.requantize_mode = mode;
-  QFUSE_ASSIGN_OR_RETURN(auto exec, Executor::Create(graph, options));
-  QFUSE_ASSIGN_OR_RETURN(auto out, exec->Run({{"x", x}}));
-  const auto* bytes = static_cast<const uint8_t*>(out[0].tensor.raw_data());
-  std::map<std::string, int> ops;
-  for (const ir::Node* n : exec->graph().nodes()) ++ops[n->op_type()];
-  return std::make_pair(std::vector<uint8_t>(bytes, bytes + out[0].tensor.num_elements()), ops);
-}
+using testing::RunQdqGraph;
 
 struct Form {
   std::string name;
@@ -65,11 +53,11 @@ TEST(ActivationLookupTest, EveryInputByteAsTheFloatOps) {
         ir::Tensor xt(type, dims);
         for (int i = 0; i < 256; ++i) xt.mutable_values<uint8_t>()[i] = static_cast<uint8_t>(i);
         for (const auto mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
-          QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunGraph(b.graph(), xt, false, mode));
-          QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunGraph(b.graph(), xt, true, mode));
-          EXPECT_EQ(got.second["QLinearActivation"], 1) << form.name;
-          EXPECT_EQ(got.second.count("QuantizeLinear") + got.second.count("DequantizeLinear"), 0u) << form.name;
-          EXPECT_EQ(got.first, want.first) << form.name << " " << ir::DataTypeName(type) << " s_x " << s_x;
+          QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunQdqGraph(b.graph(), xt, false, mode));
+          QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunQdqGraph(b.graph(), xt, true, mode));
+          EXPECT_EQ(got.ops["QLinearActivation"], 1) << form.name;
+          EXPECT_EQ(got.ops.count("QuantizeLinear") + got.ops.count("DequantizeLinear"), 0u) << form.name;
+          EXPECT_EQ(got.bytes, want.bytes) << form.name << " " << ir::DataTypeName(type) << " s_x " << s_x;
           ++lowered;
         }
       }
@@ -89,11 +77,11 @@ TEST(ActivationLookupTest, AGateNearOneSixthIsNotTakenAsHardSwish) {
   b.Output(Activate(b, Form{"HardSigmoidGate", 1.f / 6.f + 1e-7f}, x, dims), DataType::kUint8, 0.03f, 20);
   ir::Tensor xt(DataType::kUint8, dims);
   for (int i = 0; i < 256; ++i) xt.mutable_values<uint8_t>()[i] = static_cast<uint8_t>(i);
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunGraph(b.graph(), xt, true, numerics::RequantizeMode::kOnnx));
-  EXPECT_EQ(got.second.count("QLinearActivation"), 0u);
-  EXPECT_EQ(got.second["QLinearLookup"], 1);
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunGraph(b.graph(), xt, false, numerics::RequantizeMode::kOnnx));
-  EXPECT_EQ(got.first, want.first);
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunQdqGraph(b.graph(), xt, true, numerics::RequantizeMode::kOnnx));
+  EXPECT_EQ(got.ops.count("QLinearActivation"), 0u);
+  EXPECT_EQ(got.ops["QLinearLookup"], 1);
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunQdqGraph(b.graph(), xt, false, numerics::RequantizeMode::kOnnx));
+  EXPECT_EQ(got.bytes, want.bytes);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "runtime/executor.h"
 #include "tests/testing/qdq_graph.h"
+#include "tests/testing/qdq_run.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::runtime {
@@ -17,19 +18,7 @@ namespace {
 
 using ir::DataType;
 
-absl::StatusOr<std::pair<std::vector<uint8_t>, std::map<std::string, int>>> RunGraph(const ir::Graph& graph,
-                                                                                     const ir::Tensor& x, bool integer,
-                                                                                     numerics::RequantizeMode mode) {
-  ExecutorOptions options;
-  options.integer_kernels = integer;
-  options.requantize_mode = mode;
-  QFUSE_ASSIGN_OR_RETURN(auto exec, Executor::Create(graph, options));
-  QFUSE_ASSIGN_OR_RETURN(auto out, exec->Run({{"x", x}}));
-  const auto* bytes = static_cast<const uint8_t*>(out[0].tensor.raw_data());
-  std::map<std::string, int> ops;
-  for (const ir::Node* n : exec->graph().nodes()) ++ops[n->op_type()];
-  return std::make_pair(std::vector<uint8_t>(bytes, bytes + out[0].tensor.num_elements()), ops);
-}
+using testing::RunQdqGraph;
 
 ir::Value* OneFloat(testing::QdqGraph& b, const std::string& name, float v) {
   return *b.graph().AddConstant(name, ir::Tensor::FromVector<float>({1}, {v}));
@@ -79,14 +68,14 @@ TEST(ElementwiseLookupTest, EveryInputByteAsTheFloatOps) {
         b.Output(y, type, chain == 0 ? 0.013f : 0.0011f, type == DataType::kUint8 ? 40 : 3);
         const ir::Tensor xt = EveryByte(type, dims);
         for (const auto mode : {numerics::RequantizeMode::kOnnx, numerics::RequantizeMode::kFixed}) {
-          QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunGraph(b.graph(), xt, false, mode));
-          QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunGraph(b.graph(), xt, true, mode));
-          EXPECT_EQ(got.second["QLinearLookup"], 1);
-          EXPECT_EQ(got.second.size(), 1u);  // nothing else: no Q, DQ or float op left
-          EXPECT_EQ(got.first, want.first);
+          QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunQdqGraph(b.graph(), xt, false, mode));
+          QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunQdqGraph(b.graph(), xt, true, mode));
+          EXPECT_EQ(got.ops["QLinearLookup"], 1);
+          EXPECT_EQ(got.ops.size(), 1u);  // nothing else: no Q, DQ or float op left
+          EXPECT_EQ(got.bytes, want.bytes);
           // The table is not a copy of the input: the chain moved most bytes.
           int moved = 0;
-          for (int i = 0; i < 256; ++i) moved += got.first[i] != xt.data<uint8_t>()[i];
+          for (int i = 0; i < 256; ++i) moved += got.bytes[i] != xt.data<uint8_t>()[i];
           EXPECT_GT(moved, 128);
           ++lowered;
         }
@@ -122,10 +111,10 @@ TEST(ElementwiseLookupTest, ChainsThatStayFloat) {
     }
     b.Output(y, DataType::kUint8, 0.02f, 10);
     if (which == 3) continue;  // two inputs: the lowering alone is checked below
-    QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunGraph(b.graph(), xt, true, numerics::RequantizeMode::kOnnx));
-    EXPECT_EQ(got.second.count("QLinearLookup"), 0u);
-    QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunGraph(b.graph(), xt, false, numerics::RequantizeMode::kOnnx));
-    EXPECT_EQ(got.first, want.first);
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunQdqGraph(b.graph(), xt, true, numerics::RequantizeMode::kOnnx));
+    EXPECT_EQ(got.ops.count("QLinearLookup"), 0u);
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunQdqGraph(b.graph(), xt, false, numerics::RequantizeMode::kOnnx));
+    EXPECT_EQ(got.bytes, want.bytes);
   }
   {
     testing::QdqGraph b;

@@ -17,6 +17,7 @@
 #include "runtime/executor.h"
 #include "runtime/int8/int8_ops.h"
 #include "tests/testing/graph_builder.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::runtime::int8 {
@@ -28,11 +29,7 @@ constexpr float kSqrt2 = 1.4142135f;
 constexpr float kEpsilon = 1e-5f;
 constexpr int64_t kRows = 5, kCols = 16;
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 // Div(x, sqrt 2) -> Erf -> Add 1 -> Mul x -> Mul 0.5, PyTorch's order.
 ir::Value* GeluChain(GraphBuilder& b, ir::Value* x, const std::vector<int64_t>& dims) {

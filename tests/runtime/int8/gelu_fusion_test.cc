@@ -5,7 +5,6 @@
 // + 1), computed here from ir::Erf. Every int8 input is checked, and against the exact GELU in
 // double precision. Chains that differ keep their ops.
 #include "runtime/int8/gelu_fusion.h"
-#include "runtime/int8/int8_ops.h"
 
 #include <cmath>
 #include <cstdint>
@@ -18,7 +17,9 @@
 #include "ir/erf.h"
 #include "ir/graph.h"
 #include "runtime/executor.h"
+#include "runtime/int8/int8_ops.h"
 #include "runtime/int8/qdq_lowering.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/qdq_graph.h"
 #include "tests/testing/status_matchers.h"
 
@@ -61,11 +62,7 @@ void BuildChain(QdqGraph& b, const ChainShape& shape) {
   if (shape.erf_is_an_output) b.FloatOutput(erf);
 }
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 ir::Tensor EveryInt8Value() {
   ir::Tensor t = *ir::Tensor::Create(ir::DataType::kInt8, {1, 256});

@@ -14,6 +14,7 @@
 #include "ir/graph.h"
 #include "runtime/executor.h"
 #include "runtime/int8/qdq_lowering.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/qdq_graph.h"
 #include "tests/testing/status_matchers.h"
 
@@ -68,11 +69,7 @@ void BuildChain(QdqGraph& b, const ChainShape& shape) {
   if (shape.difference_is_an_output) b.FloatOutput(d);
 }
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 // Random int8 values for x.
 ir::Tensor RandomInput(const std::vector<int64_t>& dims) {

@@ -22,6 +22,7 @@
 #include "runtime/executor.h"
 #include "runtime/int8/int8_ops.h"
 #include "tests/testing/onnx_test_case.h"
+#include "tests/testing/op_counts.h"
 #include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
 
@@ -165,11 +166,7 @@ std::vector<int64_t> Top1(const ir::Tensor& logits) {
   return top;
 }
 
-std::map<std::string, int> OpCounts(const ir::Graph& g) {
-  std::map<std::string, int> counts;
-  for (const ir::Node* n : g.nodes()) ++counts[n->op_type()];
-  return counts;
-}
+using testing::OpCounts;
 
 using Param = std::tuple<std::string, fusion::FusionLevel, quant::ActivationType>;
 class QdqModelsTest : public ::testing::TestWithParam<Param> {};
