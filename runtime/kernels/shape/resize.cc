@@ -128,8 +128,36 @@ void ResizeBilinear(const ThreadPool& pool, const ResizeParams& p, const Tensor&
 }
 
 // Nearest pass: row copies of any element size.
+// Elements of T gathered along the innermost axis: out[o][j] = in[o][index[j]].
+template <typename T>
+void GatherInnermost(const ThreadPool& pool, const T* in, T* out, int64_t outer, int64_t in_d, int64_t out_d,
+                     const AxisTaps& t) {
+  const int64_t* index = t.index.data();
+  pool.ParallelFor(outer, MinRowsPerChunk(out_d * static_cast<int64_t>(sizeof(T))), [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const T* row = in + o * in_d;
+      T* dst = out + o * out_d;
+      for (int64_t j = 0; j < out_d; ++j) dst[j] = row[index[j]];
+    }
+  });
+}
+
 void CopyAxis(const ThreadPool& pool, const uint8_t* in, uint8_t* out, int64_t outer, int64_t in_d, int64_t out_d,
               int64_t row_bytes, const AxisTaps& t) {
+  // Rows of one element (the innermost axis): a typed gather, not a memcpy per element.
+  switch (row_bytes) {
+    case 1: return GatherInnermost(pool, in, out, outer, in_d, out_d, t);
+    case 2:
+      return GatherInnermost(pool, reinterpret_cast<const uint16_t*>(in), reinterpret_cast<uint16_t*>(out), outer,
+                             in_d, out_d, t);
+    case 4:
+      return GatherInnermost(pool, reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), outer,
+                             in_d, out_d, t);
+    case 8:
+      return GatherInnermost(pool, reinterpret_cast<const uint64_t*>(in), reinterpret_cast<uint64_t*>(out), outer,
+                             in_d, out_d, t);
+    default: break;
+  }
   pool.ParallelFor(outer * out_d, MinRowsPerChunk(row_bytes), [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) {
       const int64_t o = k / out_d;

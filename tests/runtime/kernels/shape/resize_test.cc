@@ -42,6 +42,36 @@ TEST(ResizeTest, NearestInt8FollowsInputSize) {
   EXPECT_EQ(Values<int8_t>(z[0]), (std::vector<int8_t>{1, 1, 1, 1, 2, 2, 2, 2}));
 }
 
+// The innermost axis gathers elements of the element's width (1, 2, 4 or 8 bytes), every
+// outer row: uint8 and int64, width 3 -> 7 (asymmetric + floor: source floor(j * 3 / 7)), 40
+// outer rows.
+TEST(ResizeTest, NearestGathersEveryRowAtEveryElementWidth) {
+  const int64_t rows = 40;
+  std::vector<uint8_t> u8(rows * 3);
+  std::vector<int64_t> i64(rows * 3);
+  for (int64_t k = 0; k < rows * 3; ++k) {
+    u8[k] = static_cast<uint8_t>(k * 7 + 1);
+    i64[k] = (k + 1) * 1000003;
+  }
+  const std::vector<int64_t> source = {0, 0, 0, 1, 1, 2, 2};  // floor(j * 3 / 7)
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto y8, RunOneNode("Resize", {In(T1<uint8_t>({1, rows, 1, 3}, u8)), Omitted(), Omitted(),
+                                                            Const(T1<int64_t>({4}, {1, rows, 1, 7}))},
+                                                 Attrs("nearest", "asymmetric", "floor")));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto y64, RunOneNode("Resize", {In(T1<int64_t>({1, rows, 1, 3}, i64)), Omitted(),
+                                                             Omitted(), Const(T1<int64_t>({4}, {1, rows, 1, 7}))},
+                                                  Attrs("nearest", "asymmetric", "floor")));
+  const std::vector<uint8_t> got8 = Values<uint8_t>(y8[0]);
+  const std::vector<int64_t> got64 = Values<int64_t>(y64[0]);
+  ASSERT_EQ(got8.size(), static_cast<size_t>(rows * 7));
+  ASSERT_EQ(got64.size(), static_cast<size_t>(rows * 7));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < 7; ++j) {
+      EXPECT_EQ(got8[r * 7 + j], u8[r * 3 + source[j]]) << r << " " << j;
+      EXPECT_EQ(got64[r * 7 + j], i64[r * 3 + source[j]]) << r << " " << j;
+    }
+  }
+}
+
 TEST(ResizeTest, TfCropAndResizeExtrapolates) {
   // 1-D, 3 -> 3 samples of roi [0.5, 1.5] over width 3: x = 1 + j * 2 * 1 / 2 = 1, 2, 3.
   // 3 > in-1 = 2 is outside: extrapolation value.
