@@ -17,7 +17,12 @@ bool IsAnyOf(const Node& n, absl::Span<const char* const> ops) {
 
 }  // namespace
 
-bool KeepsInputQuantization(const Node& n) { return IsAnyOf(n, kKeepsInputQuantizationOps); }
+bool KeepsInputQuantization(const Node& n) {
+  if (!IsAnyOf(n, kKeepsInputQuantizationOps)) return false;
+  if (!Is(n, "Resize")) return true;
+  absl::StatusOr<std::string> mode = n.attrs().GetString("mode", "nearest");
+  return mode.ok() && *mode == "nearest";
+}
 
 bool IsAveragePool(const Node& n) { return IsAnyOf(n, kAveragePoolOps); }
 

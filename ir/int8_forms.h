@@ -10,9 +10,10 @@
 namespace qfuse::ir {
 
 // Data movement: the output keeps the input's quantization parameters and the int8 values
-// pass through unchanged.
-inline constexpr const char* kKeepsInputQuantizationOps[] = {"MaxPool",   "Reshape",   "Flatten", "Transpose",
-                                                             "Squeeze",   "Unsqueeze", "Identity"};
+// pass through unchanged. Resize only in mode "nearest" (each output element a copy of one
+// input element; DBNet-style detectors upsample their feature pyramid so).
+inline constexpr const char* kKeepsInputQuantizationOps[] = {"MaxPool",   "Reshape",  "Flatten", "Transpose", "Squeeze",
+                                                             "Unsqueeze", "Identity", "Resize"};
 bool KeepsInputQuantization(const Node& n);
 
 // Int8 in and out, output scale derived from the input's.

@@ -406,6 +406,7 @@ class PassThroughPattern : public ir::rewrite::Pattern<PassThroughMatch> {
 
  protected:
   std::optional<PassThroughMatch> Match(const Graph& graph, const Node& op) const override {
+    if (!ir::KeepsInputQuantization(op)) return std::nullopt;  // Resize other than nearest
     std::optional<Group> group = SingleOpGroup(op);
     std::optional<DqOperand> x = MatchDqActivation(op.input(0));
     if (!group.has_value() || !x.has_value() || !(x->params == group->sink.params) ||

@@ -38,6 +38,15 @@ TEST(Int8FormsTest, EachOpInItsClass) {
   EXPECT_FALSE(IsInt8PassThrough(sigmoid));
   EXPECT_TRUE(HasInt8Form(concat));
   EXPECT_TRUE(IsInt8PassThrough(concat));
+  // Resize moves bytes only in mode nearest (the default); linear computes new values.
+  ir::AttributeMap linear_mode;
+  linear_mode.Set("mode", std::string("linear"));
+  const Node& nearest = node(b.Op("Resize", {x}, "nearest"));
+  const Node& linear = node(b.Op("Resize", {x}, "linear", {}, linear_mode));
+  EXPECT_TRUE(KeepsInputQuantization(nearest));
+  EXPECT_TRUE(IsInt8PassThrough(nearest));
+  EXPECT_FALSE(KeepsInputQuantization(linear));
+  EXPECT_FALSE(HasInt8Form(linear));
 }
 
 }  // namespace

@@ -205,6 +205,25 @@ TEST(QdqLoweringTest, DataMovementRunsOnInt8WhenTheParamsAgree) {
   }
 }
 
+// A nearest Resize between a DequantizeLinear and a QuantizeLinear of the same params moves the
+// int8 bytes itself (DBNet's feature-pyramid upsampling); a linear one stays float.
+TEST(QdqLoweringTest, NearestResizeRunsOnInt8) {
+  for (const char* mode : {"nearest", "linear"}) {
+    SCOPED_TRACE(mode);
+    QdqGraph b;
+    Value* x = b.Input("x", {1, 2, 2, 2}, kSx, 3);
+    ir::AttributeMap attrs;
+    attrs.Set("mode", std::string(mode));
+    Value* scales = *b.graph().AddConstant("scales", ir::Tensor::FromVector<float>({4}, {1, 1, 2, 2}));
+    b.Output(b.Op("Resize", {x, nullptr, scales}, {1, 2, 4, 4}, attrs), kSx, 3);
+    QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
+    const bool nearest = std::string(mode) == "nearest";
+    EXPECT_EQ(stats.pass_through, nearest ? 1 : 0);
+    EXPECT_EQ(OpCounts(b.graph()).count("QuantizeLinear"), nearest ? 0u : 1u);
+    if (nearest) EXPECT_EQ(OutputProducer(b.graph())->input(0)->name(), "x");
+  }
+}
+
 TEST(QdqLoweringTest, AveragePoolsAndConcat) {
   for (const auto& [op, integer_op] : {std::pair<const char*, const char*>{"AveragePool", kQLinearAveragePoolOp},
                                        {"GlobalAveragePool", kQLinearGlobalAveragePoolOp}}) {
