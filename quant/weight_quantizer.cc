@@ -73,31 +73,56 @@ absl::StatusOr<QuantizedWeights> QuantizeWeightsAndBias(const WeightQuantizeRequ
       return absl::InvalidArgumentError(absl::StrCat("bias has ", b.num_elements(), " values for ", view.channels,
                                                      " weight channels"));
     }
-    // Widen a channel's weight scale until its bias fits in what the products leave of int32.
+    const float* bd = b.data<float>();
+    for (int64_t i = 0; i < b.num_elements(); ++i) {
+      if (!std::isfinite(bd[i])) {  // no scale holds it: the caller keeps the layer float
+        out.max_widening = std::numeric_limits<double>::infinity();
+        out.widened_output_error = std::numeric_limits<double>::infinity();
+        return out;
+      }
+    }
+    const std::vector<float> max_abs_scales(scales, scales + view.channels);
+    const int64_t n_bias_scales = view.channels > 1 ? b.num_elements() : 1;
+    // The bias quantized at the float32 bias scale s_x * s_w the graph will carry.
+    const auto bias_q = [&](int64_t i) {
+      const double s = static_cast<float>(request.input_scale * scales[n_bias_scales > 1 ? i : 0]);
+      return std::nearbyint(static_cast<double>(bd[i]) / s);
+    };
+    // Widen a channel's weight scale until its bias fits in what the products leave of int32
+    // (judged with the float32 bias scale, which may round below the double product).
     for (int64_t i = 0; i < b.num_elements(); ++i) {
       const int64_t c = view.channels > 1 ? i : 0;
       const double needed =
-          std::fabs(static_cast<double>(b.data<float>()[i])) / (static_cast<double>(request.input_scale) * bias_budget);
-      if (needed > scales[c]) {
-        const double widened = needed * (1.0 + 1e-6);
-        out.max_widening = std::max(out.max_widening, widened / scales[c]);
+          std::fabs(static_cast<double>(bd[i])) / (static_cast<double>(request.input_scale) * bias_budget);
+      if (needed > scales[c] || std::fabs(bias_q(i)) > bias_budget) {
+        double widened = std::max<double>(needed, scales[c]) * (1.0 + 1e-6);
         scales[c] = static_cast<float>(widened);
+        while (std::fabs(bias_q(i)) > bias_budget) scales[c] = std::nextafter(scales[c], HUGE_VALF);
         ++out.widened_channels;
+      }
+    }
+    // What the widening costs: per channel, the bound on the widened weights' output error
+    // relative to the channel's bias; with one scale for the whole tensor (per-tensor weights)
+    // every output shares it, so every output is judged, those with a small bias too (a zero
+    // bias: no bound, the layer stays float).
+    for (int64_t c = 0; c < view.channels; ++c) {
+      if (scales[c] == max_abs_scales[c]) continue;
+      out.max_widening = std::max(out.max_widening, static_cast<double>(scales[c]) / max_abs_scales[c]);
+      for (int64_t i = 0; i < b.num_elements(); ++i) {
+        if (view.channels > 1 && i != c) continue;
         // K products, each off by at most half a step times max|x - zp| input steps.
         const double error = static_cast<double>(request.num_products) * request.max_abs_input * 0.5 *
                              static_cast<double>(scales[c]) * request.input_scale /
-                             std::fabs(static_cast<double>(b.data<float>()[i]));
-        out.widened_output_error = std::max(out.widened_output_error, error);
+                             std::fabs(static_cast<double>(bd[i]));
+        out.widened_output_error =
+            std::max(out.widened_output_error, std::isnan(error) ? std::numeric_limits<double>::infinity() : error);
       }
     }
-    const int64_t n_bias_scales = view.channels > 1 ? b.num_elements() : 1;
     out.bias = ir::Tensor(ir::DataType::kInt32, {b.num_elements()});
     out.bias_scales = ir::Tensor(ir::DataType::kFloat32, {n_bias_scales});
     for (int64_t i = 0; i < n_bias_scales; ++i) out.bias_scales.data<float>()[i] = request.input_scale * scales[i];
     for (int64_t i = 0; i < b.num_elements(); ++i) {
-      const double s = out.bias_scales.data<float>()[n_bias_scales > 1 ? i : 0];
-      const double q = std::nearbyint(static_cast<double>(b.data<float>()[i]) / s);
-      out.bias.data<int32_t>()[i] = static_cast<int32_t>(std::clamp(q, -kInt32Limit, kInt32Limit));
+      out.bias.data<int32_t>()[i] = static_cast<int32_t>(std::clamp(bias_q(i), -kInt32Limit, kInt32Limit));
     }
   }
 

@@ -120,6 +120,41 @@ TEST(WeightQuantizerTest, BiasLeavesRoomForTheWorstCaseAccumulation) {
   EXPECT_TRUE(std::isinf(none.widened_output_error));
 }
 
+// With one weight scale for the tensor (per-tensor weights) a widening forced by one output's
+// bias coarsens every output: the bound judges them all, so an output with a zero bias gives no
+// bound (+inf) and one with a small bias a large one, and max_widening is against the max-abs
+// scale. A bias that is not finite gives +inf (the layer stays float). The bias is checked
+// against the float32 bias scale the graph carries, which can round below s_x * s_w in double
+// (a case a helper's review found: the int32 sum then exceeded 2^31 - 1 by 33).
+TEST(WeightQuantizerTest, PerTensorWideningNonFiniteBiasAndTheFloatBiasScale) {
+  Tensor w = Tensor::FromVector<float>({2, 4}, std::vector<float>{1e-3f, 0, 0, 0, 0.5f, -0.3f, 0.2f, 0.1f});
+  for (float other : {0.f, 1e6f}) {
+    SCOPED_TRACE(other);
+    Tensor b = Tensor::FromVector<float>({2}, std::vector<float>{1e7f, other});
+    WeightQuantizeRequest req{&w, &b, 0.02f, /*per_channel=*/false, 0};
+    req.num_products = 4;
+    QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights q, QuantizeWeightsAndBias(req));
+    const double s = q.weight_scales.data<float>()[0];
+    EXPECT_NEAR(q.max_widening, s / (0.5 / 127), 1e-6 * q.max_widening);
+    if (other == 0.f) {
+      EXPECT_TRUE(std::isinf(q.widened_output_error));
+    } else {
+      EXPECT_DOUBLE_EQ(q.widened_output_error, 4.0 * 128 * 0.5 * s * 0.02f / 1e6);
+    }
+  }
+  Tensor inf_b = Tensor::FromVector<float>({2}, std::vector<float>{std::numeric_limits<float>::infinity(), 0.f});
+  WeightQuantizeRequest inf_req{&w, &inf_b, 0.02f, true, 0};
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights inf_q, QuantizeWeightsAndBias(inf_req));
+  EXPECT_TRUE(std::isinf(inf_q.widened_output_error));
+  Tensor w1 = Tensor::FromVector<float>({1, 1}, std::vector<float>{0.158048674f});
+  Tensor b1 = Tensor::FromVector<float>({1}, std::vector<float>{50672.5508f});
+  WeightQuantizeRequest req1{&w1, &b1, 0.0189883597f, true, 0};
+  req1.num_products = 192;
+  req1.max_abs_input = 128;
+  QFUSE_ASSERT_OK_AND_ASSIGN(QuantizedWeights q1, QuantizeWeightsAndBias(req1));
+  EXPECT_LE(int64_t{192} * 128 * 127 + std::abs(static_cast<int64_t>(q1.bias.data<int32_t>()[0])), int64_t{2147483647});
+}
+
 // Dead channels of a trained model (PaddleOCR's PP-OCRv4 recogniser: max|w| 3.1e-39, a denormal,
 // and 1.1e-15 with bias -1.4e-9 beside channels of max|w| near 0.1) get the scale floor,
 // float32's epsilon, not max|w| / 127: their weights quantize to 0, their int32 biases stay
