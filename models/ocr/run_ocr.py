@@ -101,6 +101,9 @@ def outputs_shape(path, samples, name):
 
 def one_model(name, model, data, work, samples, chars, method):
     os.makedirs(work, exist_ok=True)
+    for f in os.listdir(work):  # no output of an earlier run is scored
+        if f.endswith(".f32"):
+            os.remove(os.path.join(work, f))
     rec = {"model": name, "file": os.path.basename(model), "method": method}
     fp32_path, err = qfuse_outputs(model, data, work, "fp32", samples)
     if err:
@@ -124,7 +127,7 @@ def one_model(name, model, data, work, samples, chars, method):
         path = os.path.join(work, row["model_file"])
         row["ort"] = run_zoo.check_ort(path, data, work, level, samples)
         got = os.path.join(work, f"qfuse_int8_{level}.f32")
-        if os.path.exists(got):
+        if "error" not in row["ort"] and os.path.exists(got):
             row["task"] = task_score(name, outputs_shape(got, samples, name), data, fp32, chars)
     return rec
 
@@ -150,11 +153,11 @@ def check_bars(r, min_cosine, samples):
         return ["quantize: " + r["quantize"]["error"]]
     problems = []
     fp32 = r.get("fp32_vs_ort", {})
-    if "error" in fp32 or fp32.get("cosine", 0) < 0.99999:
+    if "error" in fp32 or not fp32.get("cosine", 0) >= 0.99999:  # NaN fails
         problems.append(f"fp32 against onnxruntime: {fp32.get('error') or fp32.get('cosine')}")
     for level, row in r["quantize"]["levels"].items():
         ort = row.get("ort", {})
-        if "error" in ort or ort.get("cosine", 0) < min_cosine:
+        if "error" in ort or not ort.get("cosine", 0) >= min_cosine:
             problems.append(f"{level} against onnxruntime: {ort.get('error') or ort.get('cosine')}")
     task = r["quantize"]["levels"].get("full", {}).get("task")
     if r["method"] != "auto" or task is None:
@@ -226,7 +229,7 @@ def main():
     if args.report:
         write_report(args.out, args.report)
         return 0
-    keys = open(os.path.join(args.pkg, ASSETS, "ppocr_keys_v1.txt"), encoding="utf-8").read().split("\n")
+    keys = open(os.path.join(args.pkg, ASSETS, "ppocr_keys_v1.txt"), encoding="utf-8").read().splitlines()
     chars = ["<blank>"] + keys + [" "]
     os.makedirs(args.out, exist_ok=True)
     failed = False

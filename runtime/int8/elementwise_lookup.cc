@@ -144,6 +144,10 @@ std::optional<ElementwiseLookupMatch> ElementwiseLookupPattern::Match(const ir::
   if (sink_q == nullptr) return std::nullopt;
   last = sink_q->input(0);
   if (last == nullptr || last == dq_out || !chain.contains(last)) return std::nullopt;
+  // Every op's output is read (an op nothing reads is not part of what the Q sees).
+  for (const Node* n : nodes) {
+    if (n->output(0)->uses().empty()) return std::nullopt;
+  }
   std::optional<Sink> sink = MatchQuantizeSink(*last);
   if (!sink.has_value()) return std::nullopt;
   // The anchor is one of the ops (not, say, a Mul of x by a tensor).
@@ -172,8 +176,8 @@ absl::Status ElementwiseLookupPattern::Rewrite(ir::Graph* graph, const Elementwi
     const int32_t q = x_type == ir::DataType::kInt8 ? static_cast<int8_t>(raw) : raw;
     values.clear();
     values[dq_out] = numerics::Dequantize(q, s_x, zp_x);
-    float y = 0.f;
-    for (const Node* n : order) y = values[n->output(0)] = ApplyChainOp(*n, values);
+    for (const Node* n : order) values[n->output(0)] = ApplyChainOp(*n, values);
+    const float y = values.at(graph->FindNode(m.sink.q)->input(0));
     table[raw] = m.sink.qtype == ir::DataType::kInt8
                      ? static_cast<uint8_t>(numerics::QuantizeLinear<int8_t>(y, s_y, zp_y))
                      : numerics::QuantizeLinear<uint8_t>(y, s_y, zp_y);

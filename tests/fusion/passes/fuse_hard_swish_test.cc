@@ -143,5 +143,19 @@ TEST(FuseHardSwishTest, JoinsTheConvUnitAtLevelFull) {
   EXPECT_LE(report.max_abs_diff, 1e-5) << report.ToString();
 }
 
+// A divisor 6 of shape [1, 1] on an x of rank 1 makes the output [1, 4]: HardSwish(x) would be
+// [4], so the chain stays (a helper's review found the rank lost).
+TEST(FuseHardSwishTest, AConstantThatRaisesTheRankStays) {
+  GraphBuilder b;
+  const std::vector<int64_t> dims = {4};
+  ir::Value* x = b.Input("x", dims);
+  ir::Value* t = b.Op("Add", {x, b.Floats("three", {}, {3.f})}, "t", dims);
+  ir::Value* c = b.Op("Clip", {t, b.Floats("lo", {}, {0.f}), b.Floats("hi", {}, {6.f})}, "c", dims);
+  ir::Value* m = b.Op("Mul", {x, c}, "m", dims);
+  b.Output(b.Op("Div", {m, b.Floats("six", {1, 1}, {6.f})}, "y", {1, 4}));
+  EXPECT_EQ(RunPass(b), 0);
+  EXPECT_EQ(b.graph().num_nodes(), 4);
+}
+
 }  // namespace
 }  // namespace qfuse::fusion

@@ -127,5 +127,21 @@ TEST(ElementwiseLookupTest, ChainsThatStayFloat) {
   }
 }
 
+// An op nothing reads (here Mul(DQ(x), 2), added after the Add) is not part of what the
+// QuantizeLinear sees: the table must be the Add's, not the last op found (a helper's review
+// found a table of Q(2x) here).
+TEST(ElementwiseLookupTest, AnUnreadOpBesideTheChainIsNotTheTable) {
+  const std::vector<int64_t> dims = {1, 256};
+  testing::QdqGraph b;
+  ir::Value* x = b.Input("x", dims, DataType::kUint8, 0.05f, 128);
+  ir::Value* y = b.Op("Add", {x, b.FloatConst("one", 1.f)}, dims);
+  b.Op("Mul", {x, b.FloatConst("two", 2.f)}, dims);  // read by nothing
+  b.Output(y, DataType::kUint8, 0.05f, 100);
+  const ir::Tensor xt = EveryByte(DataType::kUint8, dims);
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto want, RunQdqGraph(b.graph(), xt, false, numerics::RequantizeMode::kOnnx));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto got, RunQdqGraph(b.graph(), xt, true, numerics::RequantizeMode::kOnnx));
+  EXPECT_EQ(got.bytes, want.bytes);
+}
+
 }  // namespace
 }  // namespace qfuse::runtime
