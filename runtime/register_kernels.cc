@@ -83,7 +83,7 @@ KernelRegistry* BuildRegistry() {
   r->Register(q + int8::kQLinearClampOp, int8::CreateQLinearClampKernel);
   r->Register(q + int8::kQLinearChannelMapOp, int8::CreateQLinearChannelMapKernel);
   r->Register(q + int8::kQLinearActivationOp, int8::CreateQLinearActivationKernel);
-  r->Register(q + int8::kQLinearLookupOp, int8::CreateQLinearLookupKernel);
+  r->Register(q + int8::kQLinearLookupOp, int8::CreateQLinearClampKernel);  // the same byte-table kernel
   r->Register(q + int8::kQLinearAveragePoolOp, int8::CreateQLinearAveragePoolKernel);
   r->Register(q + int8::kQLinearGlobalAveragePoolOp, int8::CreateQLinearAveragePoolKernel);
   r->Register(q + int8::kQLinearConcatOp, int8::CreateQLinearConcatKernel);

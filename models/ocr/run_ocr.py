@@ -91,12 +91,9 @@ def qfuse_outputs(model, data, work, tag, samples):
 
 
 def outputs_shape(path, samples, name):
+    """The recogniser's [N, steps, classes]; the others flattened per sample."""
     y = np.fromfile(path, dtype="<f4")
-    if name == "rec":
-        return y.reshape(samples, -1, 6625)
-    if name == "cls":
-        return y.reshape(samples, -1)
-    return y.reshape(samples, -1)
+    return y.reshape(samples, -1, 6625) if name == "rec" else y.reshape(samples, -1)
 
 
 def one_model(name, model, data, work, samples, chars, method):
@@ -116,10 +113,8 @@ def one_model(name, model, data, work, samples, chars, method):
         rec["fp32_vs_ort"] = {"error": run_zoo.last_error(se, so)}
     fp32 = outputs_shape(fp32_path, samples, name)
     rec["fp32_task"] = task_score(name, fp32, data, fp32, chars)
-    if method == "auto":
-        q = run_zoo.quantize(model, data, work, samples, "qfuse")
-    else:
-        q = quantize_method(model, data, work, samples, method)
+    extra = () if method == "auto" else (f"--method={method}", "--fusion=full")
+    q = run_zoo.quantize(model, data, work, samples, "qfuse", extra)
     rec["quantize"] = q
     if "error" in q:
         return rec
@@ -130,16 +125,6 @@ def one_model(name, model, data, work, samples, chars, method):
         if "error" not in row["ort"] and os.path.exists(got):
             row["task"] = task_score(name, outputs_shape(got, samples, name), data, fp32, chars)
     return rec
-
-
-def quantize_method(model, data, work, samples, method):
-    """run_zoo.quantize at level full with one calibration method."""
-    real = run_zoo.run
-    run_zoo.run = lambda cmd, timeout=3600: real(cmd + [f"--method={method}", "--fusion=full"], timeout)
-    try:
-        return run_zoo.quantize(model, data, work, samples, "qfuse")
-    finally:
-        run_zoo.run = real
 
 
 def check_bars(r, min_cosine, samples):

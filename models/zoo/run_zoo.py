@@ -89,10 +89,10 @@ def check_fp32(model, data, work, samples):
     return {"max_abs": float(np.abs(got - ref).max()), "max_rel": float(np.abs(got - ref).max()) / scale}
 
 
-def quantize(model, data, work, samples, targets):
+def quantize(model, data, work, samples, targets, extra=()):
     args = [QUANTIZE, f"--model={model}", f"--calib_data={data}/calib.npy", f"--eval_data={data}/eval.npy",
             f"--calib_samples={samples}", f"--eval_samples={samples}", "--analysis_samples=0", f"--output={work}",
-            f"--target={targets}"]
+            f"--target={targets}", *extra]
     labels = os.path.join(data, "eval_labels.idx")
     if os.path.exists(labels):
         args.append(f"--labels={labels}")

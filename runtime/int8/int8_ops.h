@@ -138,7 +138,6 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearMulKernel(const ir::Node& n
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearClampKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearChannelMapKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearActivationKernel(const ir::Node& node);
-absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearLookupKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearAveragePoolKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearSoftmaxKernel(const ir::Node& node);

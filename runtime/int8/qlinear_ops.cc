@@ -480,9 +480,6 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearActivationKernel(const ir::
   return MakePrepared<QLinearClampKernel>(node);
 }
 
-absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearLookupKernel(const ir::Node& node) {
-  return MakePrepared<QLinearClampKernel>(node);
-}
 absl::StatusOr<std::unique_ptr<Kernel>> CreateQLinearConcatKernel(const ir::Node& node) {
   return MakePrepared<QLinearConcatKernel>(node);
 }
