@@ -90,6 +90,9 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
   absl::flat_hash_map<const ir::Value*, AbsHistogram> histograms;
   for (const ir::Value* v : ObservedValues(graph)) histograms.emplace(v, AbsHistogram());
   absl::Status observer_error;
+  // Only the squared-error scores read the sample-balanced counts.
+  const bool balanced = options.threshold.method == CalibrationMethod::kAuto ||
+                        options.threshold.method == CalibrationMethod::kBalancedMse;
   int64_t batch_start = 0;
   int64_t batch_count = 0;
   runtime::RunOptions run_options;
@@ -97,13 +100,21 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
     auto it = histograms.find(&value);
     if (it == histograms.end() || !observer_error.ok() || tensor.dtype() != ir::DataType::kFloat32) return;
     const int64_t nonfinite_before = it->second.nonfinite_count();
-    // Both passes over a large tensor on the executor's threads (the same histogram as Add).
-    it->second.AddInParts(tensor.values<float>(), exec->pool().num_threads(),
-                          [&](int parts, const std::function<void(int)>& part) {
-                            exec->pool().ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
-                              for (int64_t k = begin; k < end; ++k) part(static_cast<int>(k));
-                            });
-                          });
+    const AbsHistogram::PartRunner on_pool = [&](int parts, const std::function<void(int)>& part) {
+      exec->pool().ParallelFor(parts, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) part(static_cast<int>(k));
+      });
+    };
+    // Both passes over a large tensor on the executor's threads (the same counts as Add).
+    if (balanced) {
+      // Sample-major tensors (leading dim = the batch's sample count) are weighed per sample,
+      // others as one sample per batch.
+      const bool sample_major = !tensor.dims().empty() && tensor.dims()[0] == batch_count;
+      it->second.AddSamples(tensor.values<float>(), sample_major ? batch_count : 1, exec->pool().num_threads(),
+                            on_pool);
+    } else {
+      it->second.AddInParts(tensor.values<float>(), exec->pool().num_threads(), on_pool);
+    }
     if (it->second.nonfinite_count() != nonfinite_before) {
       observer_error = absl::InvalidArgumentError(absl::StrCat(
           "tensor '", value.name(), "' has NaN or Inf ", NonFiniteSamples(tensor, batch_start, batch_count, data)));
@@ -183,7 +194,8 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
     range.method = std::string(CalibrationMethodName(choice->method));
     range.scale = numerics::ScaleOfThreshold(range.threshold, numerics::kInt8SymmetricMax);
     run.table.tensors.push_back(range);
-    run.histogram_bytes += static_cast<int64_t>(histogram.num_bins() * sizeof(int64_t));
+    run.histogram_bytes += static_cast<int64_t>(histogram.num_bins() * sizeof(int64_t) +
+                                                histogram.balanced_bins().size() * sizeof(double));
   }
   std::sort(run.table.tensors.begin(), run.table.tensors.end(),
             [](const TensorRange& a, const TensorRange& b) { return a.name < b.name; });

@@ -138,6 +138,17 @@ void AbsHistogram::Add(absl::Span<const float> values) {
   if (Apply(scan)) BinInto(values, scan.nonfinite == 0, bins_.data());
 }
 
+AbsHistogram::BatchScan AbsHistogram::ScanInParts(absl::Span<const float> values, int parts,
+                                                  const std::function<absl::Span<const float>(int)>& part,
+                                                  const PartRunner& run) {
+  if (parts <= 1) return Scan(values);
+  std::vector<BatchScan> scans(parts);
+  run(parts, [&](int k) { scans[k] = Scan(part(k)); });
+  BatchScan scan = scans[0];
+  for (int k = 1; k < parts; ++k) scan = Join(scan, scans[k]);
+  return scan;
+}
+
 void AbsHistogram::AddInParts(absl::Span<const float> values, int parts, const PartRunner& run) {
   const int64_t n = static_cast<int64_t>(values.size());
   parts = static_cast<int>(std::min<int64_t>(parts, n / kMinPartValues));
@@ -147,10 +158,7 @@ void AbsHistogram::AddInParts(absl::Span<const float> values, int parts, const P
   }
   const int64_t step = (n + parts - 1) / parts;
   auto part = [&](int k) { return values.subspan(std::min(n, k * step), step); };
-  std::vector<BatchScan> scans(parts);
-  run(parts, [&](int k) { scans[k] = Scan(part(k)); });
-  BatchScan scan = scans[0];
-  for (int k = 1; k < parts; ++k) scan = Join(scan, scans[k]);
+  const BatchScan scan = ScanInParts(values, parts, part, run);
   if (!Apply(scan)) return;
   // The parts' counts: scratch of the calling thread, reused from call to call, so a histogram
   // keeps only its own bins.
@@ -161,6 +169,99 @@ void AbsHistogram::AddInParts(absl::Span<const float> values, int parts, const P
   for (int k = 0; k < parts; ++k) {
     const int64_t* part_counts = counts + k * num_bins();
     for (int b = 0; b < num_bins(); ++b) bins_[b] += part_counts[b];
+  }
+}
+
+void AbsHistogram::AddSamples(absl::Span<const float> values, int64_t num_samples, int parts, const PartRunner& run) {
+  if (balanced_.empty()) balanced_.assign(bins_.size(), 0.0);
+  const int64_t n = static_cast<int64_t>(values.size());
+  if (num_samples < 1 || n % num_samples != 0) num_samples = 1;
+  parts = static_cast<int>(std::min<int64_t>({parts, num_samples, n / kMinPartValues}));
+  const int64_t step = parts > 1 ? (num_samples + parts - 1) / parts : num_samples;
+  const int64_t per_sample = n / num_samples;
+  // Part k takes samples [k * step, (k + 1) * step).
+  auto part = [&](int k) { return values.subspan(std::min(n, k * step * per_sample), step * per_sample); };
+  const BatchScan scan = ScanInParts(values, parts, part, run);
+  if (!Apply(scan)) return;  // nothing finite, or zeros only (which add no balanced count)
+  // Each sample's counts (int32: a sample holds fewer than 2^31 values here), its mean square
+  // and its highest bin, in scratch of the calling thread. Rows are left zero after use, so only
+  // the bins a sample reached are cleared.
+  thread_local std::vector<int32_t> rows;
+  thread_local std::vector<double> mean_square;
+  thread_local std::vector<int> top;
+  const size_t row_values = static_cast<size_t>(num_samples) * bins_.size();
+  if (rows.size() < 2 * row_values) rows.resize(2 * row_values, 0);
+  mean_square.assign(num_samples, 0.0);
+  top.assign(num_samples, -1);
+  // Pointers, not the thread_local names: inside the lambda (run on other threads) those would
+  // name the running thread's own scratch.
+  int32_t* const row_data = rows.data();
+  double* const sample_mean_square = mean_square.data();
+  int* const sample_top = top.data();
+  const bool all_finite = scan.nonfinite == 0;
+  const float inv_width = 1.0f / bin_width_;
+  const int last = num_bins() - 1;
+  auto bin_sample = [&](int64_t s) {
+    int32_t* const row = row_data + s * bins_.size();
+    const float* const x = values.data() + s * per_sample;
+    // Two partial sums of squares (one would chain every add on the last), in double so that no
+    // square overflows; two rows of counts, so that a run of values in one bin does not chain
+    // every increment on the last (the second row sits after the sample's rows, see below).
+    int32_t* const odd_row = row_data + row_values + s * bins_.size();
+    double even_squares = 0, odd_squares = 0;
+    int64_t finite = 0;
+    int high = -1;
+    int64_t i = 0;
+    if (all_finite) {
+      for (; i + 2 <= per_sample; i += 2) {
+        const float a = x[i], b = x[i + 1];
+        even_squares += static_cast<double>(a) * a;
+        odd_squares += static_cast<double>(b) * b;
+        const int ba = std::min(static_cast<int>(std::fabs(a) * inv_width), last);  // as BinInto
+        const int bb = std::min(static_cast<int>(std::fabs(b) * inv_width), last);
+        ++row[ba];
+        ++odd_row[bb];
+        high = std::max(high, std::max(ba, bb));
+      }
+      finite = i;
+    }
+    for (; i < per_sample; ++i) {
+      if (!IsFinite(x[i])) continue;
+      even_squares += static_cast<double>(x[i]) * x[i];
+      const int b = std::min(static_cast<int>(std::fabs(x[i]) * inv_width), last);
+      ++row[b];
+      high = std::max(high, b);
+      ++finite;
+    }
+    for (int b = 0; b <= high; ++b) {
+      row[b] += odd_row[b];
+      odd_row[b] = 0;
+    }
+    sample_mean_square[s] = finite > 0 ? (even_squares + odd_squares) / static_cast<double>(finite) : 0.0;
+    sample_top[s] = high;
+  };
+  auto bin_part = [&](int k) {
+    for (int64_t s = k * step; s < std::min(num_samples, (k + 1) * step); ++s) bin_sample(s);
+  };
+  if (parts > 1) {
+    run(parts, bin_part);
+  } else {
+    bin_part(0);
+  }
+  std::vector<double> sorted(mean_square.begin(), mean_square.end());
+  const auto median = sorted.begin() + (num_samples - 1) / 2;
+  std::nth_element(sorted.begin(), median, sorted.end());
+  const double typical = *median;
+  // Samples in order, whatever the parts: the same sums on any thread count.
+  for (int64_t s = 0; s < num_samples; ++s) {
+    int32_t* row = row_data + s * bins_.size();
+    const double weight = mean_square[s] > 0 ? 1.0 / std::max(mean_square[s], typical) : 0.0;
+    for (int b = 0; b <= top[s]; ++b) {
+      if (row[b] == 0) continue;
+      bins_[b] += row[b];
+      balanced_[b] += weight * row[b];
+      row[b] = 0;
+    }
   }
 }
 
@@ -185,6 +286,11 @@ void AbsHistogram::Grow(int exponent) {
     bins_[b] = 0;
     bins_[MergedIndex(b, exponent)] += v;  // Index <= b: already re-binned.
   }
+  for (int b = 0; b < static_cast<int>(balanced_.size()); ++b) {
+    const double v = balanced_[b];
+    balanced_[b] = 0;
+    balanced_[MergedIndex(b, exponent)] += v;
+  }
   bin_width_ = std::ldexp(bin_width_, exponent);
 }
 
@@ -193,12 +299,15 @@ absl::Status AbsHistogram::Merge(const AbsHistogram& other) {
     return absl::InvalidArgumentError(
         absl::StrCat("AbsHistogram::Merge: other has ", other.num_bins(), " bins, this one ", num_bins()));
   }
+  if (!other.balanced_.empty() && balanced_.empty()) balanced_.assign(bins_.size(), 0.0);
+  // Balanced counts of bin 0 of an unset width are zero (all-zero samples add nothing).
   if (other.bin_width_ == 0) {
     bins_[0] += other.bins_[0];
   } else if (bin_width_ == 0) {
     const int64_t zeros = bins_[0];
     bins_ = other.bins_;
     bins_[0] += zeros;
+    if (!other.balanced_.empty()) balanced_ = other.balanced_;
     bin_width_ = other.bin_width_;
   } else {
     // Both widths are floats, so the ratio is exact in double when it is a power of two.
@@ -214,6 +323,9 @@ absl::Status AbsHistogram::Merge(const AbsHistogram& other) {
     if (shift > 0) Grow(shift);
     const int other_shift = shift < 0 ? -shift : 0;
     for (int b = 0; b < num_bins(); ++b) bins_[MergedIndex(b, other_shift)] += other.bins_[b];
+    for (int b = 0; b < static_cast<int>(other.balanced_.size()); ++b) {
+      balanced_[MergedIndex(b, other_shift)] += other.balanced_[b];
+    }
   }
   count_ += other.count_;
   nonfinite_count_ += other.nonfinite_count_;

@@ -36,7 +36,16 @@ namespace qfuse::calib {
 // w an exact float multiple of the first width, so growths compose exactly and histograms that
 // share a first width always merge exactly.
 //
-// Memory is num_bins counters plus a few scalars, independent of the number of values.
+// Sample-balanced counts (optional, beside the counts, on the same bins and re-binned with them):
+// AddSamples adds each finite value of calibration sample s with the weight
+// 1 / max(E_s, E_med), E_s the mean of x^2 over the sample's finite values and E_med the lower
+// median of the E_s of its batch; a sample whose values are all zero adds nothing. So a sample
+// weighs at most what a typical sample of its batch weighs, relative to its own size: a few
+// samples whose activations run 100x the others' (a trained EfficientNet's calibration set,
+// docs/zoo.md) cannot decide a squared-error threshold for the rest, as they do on the counts.
+//
+// Memory is num_bins counters (and num_bins doubles with the balanced counts) plus a few
+// scalars, independent of the number of values.
 class AbsHistogram {
  public:
   static constexpr int kDefaultNumBins = 2048;
@@ -69,6 +78,13 @@ class AbsHistogram {
   static constexpr int64_t kMinPartValues = 1 << 15;
   void AddInParts(absl::Span<const float> values, int parts, const PartRunner& run);
 
+  // AddInParts plus the sample-balanced counts: `values` split into `num_samples` equal contiguous
+  // samples (taken as 1 sample when num_samples does not divide values.size(): values that are
+  // not sample-major). The counts, range and extremes are Add's, bit for bit. Each part of run()
+  // takes whole samples; the samples' counts are summed in sample order, so the balanced counts
+  // do not depend on `parts` either.
+  void AddSamples(absl::Span<const float> values, int64_t num_samples, int parts, const PartRunner& run);
+
   // Adds `other`'s values as if they had been Added here. Exact: the finer histogram's bins are
   // merged 2^e at a time onto the coarser width, growing this one if `other` is coarser.
   // InvalidArgument if the bin counts differ; FailedPrecondition if both widths are set and
@@ -78,6 +94,8 @@ class AbsHistogram {
 
   int num_bins() const { return static_cast<int>(bins_.size()); }
   absl::Span<const int64_t> bins() const { return bins_; }
+  // The sample-balanced counts; empty unless AddSamples ran (or a merged histogram had them).
+  absl::Span<const double> balanced_bins() const { return balanced_; }
   // 0 while unset (only zeros, or nothing, added so far).
   float bin_width() const { return bin_width_; }
   // bin_width() * num_bins(), in double: the upper end of the last bin.
@@ -104,6 +122,10 @@ class AbsHistogram {
   static BatchScan Scan(absl::Span<const float> values);
   // The scan of `first` followed by `second`.
   static BatchScan Join(const BatchScan& first, const BatchScan& second);
+  // Scan of `values` (parts <= 1) or of its parts part(0) .. part(parts - 1), run by `run`
+  // and joined in order.
+  static BatchScan ScanInParts(absl::Span<const float> values, int parts,
+                               const std::function<absl::Span<const float>(int)>& part, const PartRunner& run);
   // Counts the batch and covers its range; false when nothing is left to bin (no finite
   // value, or only zeros so far: bin 0 counted here).
   bool Apply(const BatchScan& scan);
@@ -111,10 +133,12 @@ class AbsHistogram {
   void BinInto(absl::Span<const float> values, bool all_finite, int64_t* bins) const;
   // Sets the width from the first non-zero max|x|, or grows the range to cover `max_abs`.
   void CoverRange(float max_abs);
-  // Multiplies the width by 2^exponent (exponent >= 1), merging bins 2^exponent at a time.
+  // Multiplies the width by 2^exponent (exponent >= 1), merging bins (and balanced counts)
+  // 2^exponent at a time.
   void Grow(int exponent);
 
   std::vector<int64_t> bins_;
+  std::vector<double> balanced_;
   float bin_width_ = 0.0f;
   int64_t count_ = 0;
   int64_t nonfinite_count_ = 0;

@@ -30,6 +30,7 @@ constexpr MethodName kMethodNames[] = {
     {CalibrationMethod::kPercentile, "percentile"},
     {CalibrationMethod::kMse, "mse"},
     {CalibrationMethod::kMax, "max"},
+    {CalibrationMethod::kBalancedMse, "balanced_mse"},
     {CalibrationMethod::kAuto, "auto"},
 };
 
@@ -202,7 +203,8 @@ struct Occupied {
   std::vector<double> centre, count;
 };
 
-Occupied OccupiedBins(absl::Span<const int64_t> c) {
+template <typename Count>
+Occupied OccupiedBins(absl::Span<const Count> c) {
   Occupied occupied;
   for (int b = 0; b < static_cast<int>(c.size()); ++b) {
     if (c[b] == 0) continue;
@@ -210,6 +212,13 @@ Occupied OccupiedBins(absl::Span<const int64_t> c) {
     occupied.count.push_back(static_cast<double>(c[b]));
   }
   return occupied;
+}
+
+// The bins the squared-error scores weigh: the sample-balanced counts where the histogram has
+// them, else the counts.
+Occupied ScoredBins(const AbsHistogram& histogram) {
+  if (!histogram.balanced_bins().empty()) return OccupiedBins(histogram.balanced_bins());
+  return OccupiedBins(histogram.bins());
 }
 
 // The kMse score of threshold t (in units of the bin width) over the occupied bins: each bin's
@@ -265,10 +274,8 @@ double ErrorAt(const Occupied& occupied, double levels, double t) {
   return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
-int MseEdge(absl::Span<const int64_t> c, int num_levels) {
-  const int n = static_cast<int>(c.size());
+int MseEdge(const Occupied& occupied, int n, int num_levels) {
   const double levels = num_levels - 1;  // L: quantized |x| takes k * T / L, k = 0..L.
-  const Occupied occupied = OccupiedBins(c);
   double best_error = kInf;
   int best_edge = n;
   for (int j = num_levels; j <= n; ++j) {
@@ -287,8 +294,8 @@ absl::StatusOr<CalibrationMethod> ParseCalibrationMethod(absl::string_view name)
   for (const MethodName& m : kMethodNames) {
     if (m.name == name) return m.method;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown calibration method \"", name, "\" (expected auto, entropy, percentile, mse or max)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown calibration method \"", name,
+                                                 "\" (expected auto, entropy, percentile, mse, max or balanced_mse)"));
 }
 
 absl::string_view CalibrationMethodName(CalibrationMethod method) {
@@ -299,10 +306,15 @@ absl::string_view CalibrationMethodName(CalibrationMethod method) {
 }
 
 double QuantizationError(const AbsHistogram& histogram, double threshold, int num_quantized_bins) {
-  const absl::Span<const int64_t> c = histogram.bins();
   const double w = histogram.bin_width();
   if (!(w > 0) || !(threshold > 0)) return kInf;
-  return ErrorAt(OccupiedBins(c), num_quantized_bins - 1, threshold / w);
+  return ErrorAt(OccupiedBins(histogram.bins()), num_quantized_bins - 1, threshold / w);
+}
+
+double BalancedQuantizationError(const AbsHistogram& histogram, double threshold, int num_quantized_bins) {
+  const double w = histogram.bin_width();
+  if (!(w > 0) || !(threshold > 0)) return kInf;
+  return ErrorAt(ScoredBins(histogram), num_quantized_bins - 1, threshold / w);
 }
 
 namespace {
@@ -321,7 +333,10 @@ ThresholdChoice ChooseSingle(const AbsHistogram& histogram, const ThresholdOptio
       edge = EntropyEdge(c, options.num_quantized_bins, options.entropy_skip_zero_spike);
       break;
     case CalibrationMethod::kMse:
-      edge = MseEdge(c, options.num_quantized_bins);
+      edge = MseEdge(OccupiedBins(c), histogram.num_bins(), options.num_quantized_bins);
+      break;
+    case CalibrationMethod::kBalancedMse:
+      edge = MseEdge(ScoredBins(histogram), histogram.num_bins(), options.num_quantized_bins);
       break;
     case CalibrationMethod::kAuto:  // ChooseThreshold picks among the four above
       break;
@@ -337,12 +352,13 @@ absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, c
   QFUSE_RETURN_IF_ERROR(Validate(histogram, options));
   if (histogram.max_abs() == 0) return ThresholdChoice{kZeroRangeThreshold, 0, options.method};
   if (options.method != CalibrationMethod::kAuto) return ChooseSingle(histogram, options, options.method);
-  const absl::Span<const int64_t> c = histogram.bins();
-  const Occupied occupied = OccupiedBins(c);
+  const Occupied occupied = ScoredBins(histogram);
+  const bool balanced = !histogram.balanced_bins().empty();
   ThresholdChoice best;
   double best_error = kInf;
   for (CalibrationMethod m : {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile, CalibrationMethod::kMse,
-                              CalibrationMethod::kMax}) {
+                              CalibrationMethod::kMax, CalibrationMethod::kBalancedMse}) {
+    if (m == CalibrationMethod::kBalancedMse && !balanced) continue;  // it would repeat kMse
     const ThresholdChoice choice = ChooseSingle(histogram, options, m);
     const double error = ErrorAt(occupied, options.num_quantized_bins - 1, choice.threshold / histogram.bin_width());
     if (best_error == kInf || error < best_error || (error == best_error && choice.threshold > best.threshold)) {

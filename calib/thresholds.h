@@ -1,5 +1,5 @@
-// Saturation thresholds from an |x| histogram: TensorRT-style entropy (KL), percentile, MSE and
-// max calibration. The threshold T maps to a scale T / 127 (int8 symmetric) or T / 255 (uint8).
+// Saturation thresholds from an |x| histogram: TensorRT-style entropy (KL), percentile, MSE,
+// sample-balanced MSE and max calibration. The threshold T maps to a scale T / 127 (int8 symmetric) or T / 255 (uint8).
 #ifndef QFUSE_CALIB_THRESHOLDS_H_
 #define QFUSE_CALIB_THRESHOLDS_H_
 
@@ -11,9 +11,9 @@
 
 namespace qfuse::calib {
 
-enum class CalibrationMethod { kEntropy, kPercentile, kMse, kMax, kAuto };
+enum class CalibrationMethod { kEntropy, kPercentile, kMse, kMax, kAuto, kBalancedMse };
 
-// "entropy", "percentile", "mse", "max", "auto" (exact, lower case).
+// "entropy", "percentile", "mse", "max", "balanced_mse", "auto" (exact, lower case).
 absl::StatusOr<CalibrationMethod> ParseCalibrationMethod(absl::string_view name);
 absl::string_view CalibrationMethodName(CalibrationMethod method);
 
@@ -99,14 +99,17 @@ struct ThresholdChoice {
 //                remainder bins (floor(i / M) per group), marks empty bins on the clipped P,
 //                truncates Q to integers, and smooths both P and Q (zeros get 1e-4, taken off
 //                the non-zero bins) instead of rejecting; it breaks ties to the smaller i.
-// kAuto:       the threshold of entropy, percentile, mse and max with the smallest expected
-//              squared quantization error on the histogram (QuantizationError below): TensorRT's
-//              entropy where it is good, and never a threshold that clips a large share of the
-//              values, such as entropy's answer on a tensor with a big non-zero spike (a
-//              normalised image background). Ties go to the larger threshold, then to the
-//              earlier method in that list. mse minimises the same score over every edge from
-//              M up, so auto takes mse's threshold unless another method's ties it or lies
-//              below edge M (what the zoo showed: docs/zoo.md); the table records the pick.
+// kAuto:       the threshold of entropy, percentile, mse, max and balanced_mse with the smallest
+//              expected squared quantization error (BalancedQuantizationError below: on the
+//              sample-balanced counts where the histogram has them, else on the counts, and
+//              then balanced_mse is left out as it would repeat mse): TensorRT's entropy where it
+//              is good, and never a threshold that clips a large share of the values, such as
+//              entropy's answer on a tensor with a big non-zero spike (a normalised image
+//              background), nor one that a few outsized calibration samples stretch for the
+//              rest. Ties go to the larger threshold, then to the earlier method in that list.
+//              balanced_mse minimises the same score over every edge from M up, so auto takes
+//              its threshold unless another method's ties it or lies below edge M; the
+//              calibration table records the pick.
 // kMse:        for every candidate j = M..n, T_j = e_j, L = M - 1: each bin's count sits at its
 //              centre x_b = (b + 0.5) * w and quantizes to k * T_j / L with
 //              k = min(round_half_even(x_b * L / T_j), L) (ONNX QuantizeLinear rounding, then
@@ -114,6 +117,9 @@ struct ThresholdChoice {
 //              every CPU the same bits), evaluated in units of w in
 //              double. T = e_j of the minimum. (pytorch-quantization's _compute_amax_mse uses
 //              bin centres as candidates, from bin 128 up to but excluding the last.)
+// kBalancedMse: kMse's search with each bin's count replaced by its sample-balanced count
+//              (histogram.h: every calibration sample's squared error relative to
+//              max(its mean square, its batch's median one)); kMse where the histogram has none.
 //
 // Errors: FailedPrecondition if the histogram is empty (no finite value added); InvalidArgument
 // for num_quantized_bins outside [2, num_bins] or percentile outside (0, 100]. A histogram
@@ -128,6 +134,10 @@ absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, c
 // options.num_quantized_bins - 1 steps: the kMse score at T (bin centres, half-to-even rounding,
 // clipping at T).
 double QuantizationError(const AbsHistogram& histogram, double threshold, int num_quantized_bins);
+
+// The same score on the sample-balanced counts where the histogram has them (else
+// QuantizationError): the score kBalancedMse minimises and kAuto compares.
+double BalancedQuantizationError(const AbsHistogram& histogram, double threshold, int num_quantized_bins);
 
 // ChooseThreshold(...).threshold.
 absl::StatusOr<float> ComputeThreshold(const AbsHistogram& histogram, const ThresholdOptions& options);

@@ -34,7 +34,7 @@ ABSL_FLAG(int64_t, calib_samples, 512, "calibration samples, from the start of -
 ABSL_FLAG(int64_t, samples, 512, "alias of --calib_samples (its old name here)");
 ABSL_FLAG(int64_t, batch_size, 32, "samples per runtime batch");
 ABSL_FLAG(int64_t, batch, 32, "alias of --batch_size (its old name here)");
-ABSL_FLAG(std::string, method, "auto", "auto, entropy, percentile, mse or max");
+ABSL_FLAG(std::string, method, "auto", "auto, entropy, percentile, mse, max or balanced_mse");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(double, activation_headroom, 1.0, "every activation threshold, once chosen, times this factor (> 0)");
 ABSL_FLAG(std::string, fusion, "full", "fusion level the table is made for: full, bn or none");

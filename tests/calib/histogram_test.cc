@@ -244,6 +244,88 @@ TEST(AbsHistogramTest, AddInPartsEqualsAdd) {
   }
 }
 
+const AbsHistogram::PartRunner kInOrder = [](int parts, const std::function<void(int)>& fn) {
+  for (int k = 0; k < parts; ++k) fn(k);
+};
+
+// Hand-computed: 8 bins; samples of four values each, mean squares 1, 0.25, 16, 0 and 4; the
+// batch's lower median is 1, so the weights are 1 / max(E, 1): 1, 1, 1/16, 0 (an all-zero
+// sample adds nothing) and 1/4. Range 4: width 0.5, so 0.5 -> bin 1, 1 -> bin 2, 2 -> bin 4,
+// 4 -> bin 7.
+// A second batch of 5 values is not split into 2 samples (5 % 2 != 0): one sample, mean square
+// 64 / 5, weight 5 / 64; its max 8 doubles the width, merging the balanced counts as the counts.
+TEST(AbsHistogramTest, AddSamplesWeighsEachSampleAgainstTheBatchMedian) {
+  AbsHistogram h = Make(8), plain = Make(8);
+  const std::vector<float> batch = {1, 1, -1, 1, 0.5f, -0.5f, 0.5f, 0.5f, 4, 4, -4, 4, 0, 0, 0, 0, 2, -2, 2, 2};
+  h.AddSamples(batch, 5, 1, kInOrder);
+  plain.Add(batch);
+  ExpectSameHistogram(h, plain);
+  EXPECT_THAT(h.balanced_bins(), ElementsAre(0.0, 4.0, 4.0, 0.0, 1.0, 0.0, 0.0, 0.25));
+  const std::vector<float> second = {8, 0, 0, 0, 0};
+  h.AddSamples(second, 2, 1, kInOrder);
+  plain.Add(second);
+  ExpectSameHistogram(h, plain);
+  EXPECT_EQ(h.bin_width(), 1.0f);
+  EXPECT_THAT(h.balanced_bins(), ElementsAre(4.0 + 4 * 5.0 / 64, 4.0, 1.0, 0.25, 0.0, 0.0, 0.0, 5.0 / 64));
+}
+
+// On random sample-major batches (growing ranges, a NaN, 8 samples of ~33k values): the counts
+// are Add's bit for bit, and the balanced counts are the same bits for 1-4 parts run in order,
+// in reverse and on threads. Merging two such histograms gives the balanced counts of adding
+// both (weights powers of two here, so every sum is exact in any order).
+TEST(AbsHistogramTest, AddSamplesEqualsAddAndDoesNotDependOnParts) {
+  std::mt19937 rng(3);
+  const int64_t per_sample = AbsHistogram::kMinPartValues + 13;
+  std::vector<std::vector<float>> batches;
+  for (int b = 0; b < 4; ++b) {
+    std::normal_distribution<float> normal(0.f, std::ldexp(1.f, 3 * b));
+    std::vector<float>& v = batches.emplace_back(8 * per_sample);
+    for (float& x : v) x = normal(rng);
+    for (int64_t i = 0; i < per_sample; ++i) v[3 * per_sample + i] *= 64.0f;  // an outlier sample
+  }
+  batches[2][5] = kNaN;
+  const AbsHistogram::PartRunner backward = [](int parts, const std::function<void(int)>& fn) {
+    for (int k = parts - 1; k >= 0; --k) fn(k);
+  };
+  const AbsHistogram::PartRunner threads = [](int parts, const std::function<void(int)>& fn) {
+    std::vector<std::thread> workers;
+    for (int k = 0; k < parts; ++k) workers.emplace_back(fn, k);
+    for (std::thread& w : workers) w.join();
+  };
+  AbsHistogram reference = Make(2048);
+  for (const std::vector<float>& v : batches) reference.AddSamples(v, 8, 1, kInOrder);
+  const std::vector<double> want(reference.balanced_bins().begin(), reference.balanced_bins().end());
+  EXPECT_GT(std::count_if(want.begin(), want.end(), [](double c) { return c > 0; }), 100);
+  for (int parts = 1; parts <= 4; ++parts) {
+    for (const auto* run : {&kInOrder, &backward, &threads}) {
+      SCOPED_TRACE(::testing::Message() << parts << " parts");
+      AbsHistogram got = Make(2048), plain = Make(2048);
+      for (const std::vector<float>& v : batches) {
+        got.AddSamples(v, 8, parts, *run);
+        plain.Add(v);
+        ExpectSameHistogram(got, plain);
+      }
+      EXPECT_THAT(got.balanced_bins(), ElementsAreArray(want));
+    }
+  }
+  // Merge, with values whose weights and counts sum exactly: samples of constant magnitude.
+  auto constant_samples = [](std::initializer_list<float> magnitudes) {
+    std::vector<float> v;
+    for (const float m : magnitudes) v.insert(v.end(), 4, m);
+    return v;
+  };
+  const std::vector<float> first = constant_samples({1, 2, 0.5f}), second = constant_samples({16, 1, 4, 2});
+  AbsHistogram both = Make(64), a = Make(64);
+  both.AddSamples(first, 3, 1, kInOrder);
+  both.AddSamples(second, 4, 1, kInOrder);
+  a.AddSamples(first, 3, 1, kInOrder);
+  AbsHistogram b = a.EmptyLike();
+  b.AddSamples(second, 4, 1, kInOrder);
+  QFUSE_ASSERT_OK(a.Merge(b));
+  ExpectSameHistogram(a, both);
+  EXPECT_THAT(a.balanced_bins(), ElementsAreArray(both.balanced_bins()));
+}
+
 TEST(AbsHistogramTest, MergeIntoUnsetWidthAdoptsOtherGridAndKeepsZeros) {
   AbsHistogram zeros = Make(4);
   zeros.Add(std::vector<float>{0.0f, 0.0f});

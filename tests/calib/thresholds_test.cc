@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "calib/histogram.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -24,8 +26,8 @@ namespace {
 constexpr char kCasesPath[] = "tests/testdata/calib/threshold_cases.json";
 
 constexpr CalibrationMethod kAllMethods[] = {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile,
-                                             CalibrationMethod::kMse, CalibrationMethod::kMax,
-                                             CalibrationMethod::kAuto};
+                                             CalibrationMethod::kMse,     CalibrationMethod::kMax,
+                                             CalibrationMethod::kAuto,    CalibrationMethod::kBalancedMse};
 
 ThresholdOptions Options(CalibrationMethod method, int num_quantized_bins = 128) {
   ThresholdOptions o;
@@ -313,6 +315,91 @@ TEST(ThresholdsTest, MsePicksTheLeastScoreByTheDefinition) {
       EXPECT_NEAR(QuantizationError(h, t, levels), best, 1e-12 * best);
     }
   }
+}
+
+// Sample-balanced histograms (AddSamples): batches of 16 samples of 256 |N(0, 1)| values, with
+// `outliers` of the 48 samples (the first of their batch) 100 times larger.
+AbsHistogram WithOutlierSamples(uint64_t seed, int outliers) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  AbsHistogram h;
+  const AbsHistogram::PartRunner inline_run = [](int parts, const std::function<void(int)>& fn) {
+    for (int k = 0; k < parts; ++k) fn(k);
+  };
+  for (int batch = 0; batch < 3; ++batch) {
+    std::vector<float> values(16 * 256);
+    for (float& x : values) x = std::fabs(normal(rng));
+    if (batch < outliers) {
+      for (int i = 0; i < 256; ++i) values[i] *= 100.0f;
+    }
+    h.AddSamples(values, 16, 1, inline_run);
+  }
+  return h;
+}
+
+// The kBalancedMse score by the header's definition: kMse's, bin by bin, on the balanced counts.
+double DefinitionBalancedMse(absl::Span<const double> c, int t, int levels) {
+  const double l = levels - 1;
+  double error = 0;
+  for (size_t b = 0; b < c.size(); ++b) {
+    if (c[b] == 0) continue;
+    const double x = b + 0.5;
+    const double k = std::min(std::nearbyint(x * l / t), l);
+    const double d = x - k * t / l;
+    error += c[b] * (d * d);
+  }
+  return error;
+}
+
+TEST(ThresholdsTest, BalancedMsePicksTheLeastBalancedScoreByTheDefinition) {
+  for (const int outliers : {0, 1, 2}) {
+    const AbsHistogram h = WithOutlierSamples(20 + outliers, outliers);
+    ASSERT_EQ(h.balanced_bins().size(), h.bins().size());
+    const int n = h.num_bins();
+    for (const int levels : {128, 256}) {
+      SCOPED_TRACE(::testing::Message() << outliers << " outlier batches, levels " << levels);
+      double best = std::numeric_limits<double>::infinity();
+      int want = n;
+      for (int j = levels; j <= n; ++j) {
+        const double error = DefinitionBalancedMse(h.balanced_bins(), j, levels);
+        if (error <= best) {
+          best = error;
+          want = j;
+        }
+      }
+      QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice,
+                                 ChooseThreshold(h, Options(CalibrationMethod::kBalancedMse, levels)));
+      EXPECT_EQ(choice.edge, want);
+      EXPECT_NEAR(BalancedQuantizationError(h, want * static_cast<double>(h.bin_width()), levels), best, 1e-12 * best);
+    }
+  }
+}
+
+// A few samples 100x the others: the pooled squared error (kMse) stretches the threshold to
+// them (T near max |x|, about 300); auto, scoring on the balanced counts, settles far below
+// (47: each sample weighs the same relative to its size, so the two large ones still count),
+// and its balanced score is the least of every method's.
+TEST(ThresholdsTest, AutoIsNotStretchedByOutlierSamples) {
+  const AbsHistogram h = WithOutlierSamples(5, 2);
+  QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice pooled, ChooseThreshold(h, Options(CalibrationMethod::kMse)));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice chosen, ChooseThreshold(h, Options(CalibrationMethod::kAuto)));
+  std::printf("max %.1f, mse %.2f, auto %.2f (%s)\n", h.max_abs(), pooled.threshold, chosen.threshold,
+              std::string(CalibrationMethodName(chosen.method)).c_str());
+  EXPECT_GT(pooled.threshold, 0.8f * h.max_abs());
+  EXPECT_LT(chosen.threshold, 0.2f * h.max_abs());
+  const double auto_error = BalancedQuantizationError(h, chosen.threshold, 128);
+  for (const CalibrationMethod method : kAllMethods) {
+    SCOPED_TRACE(CalibrationMethodName(method));
+    QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice c, ChooseThreshold(h, Options(method)));
+    EXPECT_LE(auto_error, BalancedQuantizationError(h, c.threshold, 128));
+  }
+  // Without balanced counts (a histogram rebuilt from its bins) the score is the pooled one.
+  QFUSE_ASSERT_OK_AND_ASSIGN(
+      const AbsHistogram plain,
+      AbsHistogram::FromBins(std::vector<int64_t>(h.bins().begin(), h.bins().end()), h.bin_width(), h.min(), h.max()));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice plain_auto,
+                             ChooseThreshold(plain, Options(CalibrationMethod::kAuto)));
+  EXPECT_EQ(plain_auto.threshold, pooled.threshold);
 }
 
 TEST(ThresholdsTest, EntropyRejectsEmptyLastBinAndFallsBackToNoClipping) {

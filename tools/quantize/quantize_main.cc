@@ -37,8 +37,8 @@ ABSL_FLAG(std::string, labels, "",
           "IDX label file for --eval_data (the bundled samples default to Fashion-MNIST's); empty: report agreement "
           "with fp32 instead of accuracy");
 ABSL_FLAG(std::string, method, "auto",
-          "activation calibration: auto (per tensor, the least expected quantization error of the four), entropy, "
-          "percentile, mse or max");
+          "activation calibration: auto (per tensor, the least sample-balanced squared error of the others), entropy, "
+          "percentile, mse, max or balanced_mse (mse with every calibration sample's error relative to its size)");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(double, activation_headroom, 1.0,
           "every activation threshold, once chosen, times this factor (> 0): headroom for deployment data beyond "
