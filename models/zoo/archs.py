@@ -146,7 +146,7 @@ ARCHS = {
 # net, which exists for its export form.
 NORM_SWEEP = tuple(name for name in ARCHS if name != "legacy_softmax")
 # Architectures trained on Fashion-MNIST by train_fashion.py (directory <arch>_fmnist).
-FASHION = ("resnet18", "mobilenet_v2")
+FASHION = ("resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0")
 
 
 def build(name):

@@ -2,7 +2,7 @@
 
 For every <arch>/norm-<kind>/model.onnx under --zoo (inputs in [0,1], ImageNet mean/std,
 [-1,1] and BGR 0-255, BN statistics re-estimated for each), quantizes at fusion level `full`
-with each of --method=auto, entropy, percentile, mse and max on the variant's calib.npy and
+with each of --method=auto, entropy, percentile, mse, max and balanced_mse on the variant's calib.npy and
 reports the int8 output SQNR (dB, vs fp32 on eval.npy). The check of issue "auto loses at most
 1 dB against the best single method" is the `auto - best` column. Writes <out>/methods.jsonl;
 `--report FILE` appends the markdown table to FILE.
@@ -21,7 +21,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 QUANTIZE = os.path.join(ROOT, "bazel-bin", "tools", "quantize", "quantize")
-METHODS = ("auto", "entropy", "percentile", "mse", "max")
+METHODS = ("auto", "entropy", "percentile", "mse", "max", "balanced_mse")
 FULL_ROW = re.compile(r"^full\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s")
 
 

@@ -1,11 +1,12 @@
-"""Briefly trains resnet18 and mobilenet_v2 (10 classes) on Fashion-MNIST.
+"""Briefly trains resnet18, mobilenet_v2, mobilenet_v3_small and efficientnet_b0 (10 classes) on
+Fashion-MNIST.
 
   /usr/bin/python3 models/zoo/train_fashion.py --out out/zoo [--archs resnet18] [--train_n N]
 
 Data: Debian's dataset-fashion-mnist (/usr/share/datasets/fashion-mnist/, IDX gz).
 28x28 grey -> bilinear 64x64 -> replicated to 3 channels -> (x/255 - 0.2860) / 0.3530.
-One epoch over a seeded subset of training images (12,000 for resnet18, 6,400 for
-mobilenet_v2, or --train_n), Adam lr 1e-3, batch 64; then the BN statistics are
+One epoch over a seeded subset of training images (12,000; 6,400 for mobilenet_v2; or
+--train_n), Adam lr 1e-3, batch 64; then the BN statistics are
 re-estimated as a cumulative average over 2,048 of the training images (one epoch of
 momentum-0.1 running averages lags the weights: MobileNetV2 trained on 3,200 images had
 fp32 top-1 9.7% in eval mode with its training-time statistics).
@@ -32,7 +33,7 @@ FMNIST = "/usr/share/datasets/fashion-mnist"
 MEAN, STD, SIZE = 0.2860, 0.3530, 64
 # Training images per arch: mobilenet_v2's depthwise backward is ~3x slower per
 # step than resnet18's on this CPU build, so it gets a smaller subset.
-TRAIN_N = {"resnet18": 12000, "mobilenet_v2": 6400}
+TRAIN_N = {"resnet18": 12000, "mobilenet_v2": 6400, "mobilenet_v3_small": 12000, "efficientnet_b0": 12000}
 BN_STATS_N = 2048
 
 
