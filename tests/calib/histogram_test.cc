@@ -184,6 +184,19 @@ void ExpectSameHistogram(const AbsHistogram& got, const AbsHistogram& want) {
   EXPECT_EQ(Bits(got.max()), Bits(want.max()));
 }
 
+// Part runners: in order, in reverse (as threads may finish), and one std::thread per part.
+const AbsHistogram::PartRunner kInOrder = [](int parts, const std::function<void(int)>& fn) {
+  for (int k = 0; k < parts; ++k) fn(k);
+};
+const AbsHistogram::PartRunner kBackward = [](int parts, const std::function<void(int)>& fn) {
+  for (int k = parts - 1; k >= 0; --k) fn(k);
+};
+const AbsHistogram::PartRunner kOnThreads = [](int parts, const std::function<void(int)>& fn) {
+  std::vector<std::thread> workers;
+  for (int k = 0; k < parts; ++k) workers.emplace_back(fn, k);
+  for (std::thread& w : workers) w.join();
+};
+
 // AddInParts against Add over a run of batches: zeros only first (width unset), then growing
 // ranges, NaN / Inf, and zeros of both signs whose first occurrence decides the sign of min()
 // and max(); 1-4 parts, run in order and in reverse (as threads may finish), and a batch too
@@ -211,23 +224,12 @@ TEST(AbsHistogramTest, AddInPartsEqualsAdd) {
   for (size_t i = negative.size() / 2 + 5; i < negative.size(); ++i) {
     negative[i] = i < negative.size() * 3 / 4 - 10 ? -0.0f : 0.0f;
   }
-  const AbsHistogram::PartRunner forward = [](int parts, const std::function<void(int)>& fn) {
-    for (int k = 0; k < parts; ++k) fn(k);
-  };
-  const AbsHistogram::PartRunner backward = [](int parts, const std::function<void(int)>& fn) {
-    for (int k = parts - 1; k >= 0; --k) fn(k);
-  };
-  const AbsHistogram::PartRunner threads = [](int parts, const std::function<void(int)>& fn) {
-    std::vector<std::thread> workers;
-    for (int k = 0; k < parts; ++k) workers.emplace_back(fn, k);
-    for (std::thread& w : workers) w.join();
-  };
   for (int parts = 1; parts <= 4; ++parts) {
-    for (const auto* run : {&forward, &backward, &threads}) {
+    for (const auto* run : {&kInOrder, &kBackward, &kOnThreads}) {
       SCOPED_TRACE(::testing::Message() << parts << " parts, "
-                                        << (run == &forward    ? "forward"
-                                            : run == &backward ? "backward"
-                                                               : "threads"));
+                                        << (run == &kInOrder    ? "forward"
+                                            : run == &kBackward ? "backward"
+                                                                : "threads"));
       AbsHistogram want = Make(2048), got = Make(2048);
       for (const std::vector<float>& v : batches) {
         want.Add(v);
@@ -243,10 +245,6 @@ TEST(AbsHistogramTest, AddInPartsEqualsAdd) {
     }
   }
 }
-
-const AbsHistogram::PartRunner kInOrder = [](int parts, const std::function<void(int)>& fn) {
-  for (int k = 0; k < parts; ++k) fn(k);
-};
 
 // Hand-computed: 8 bins; samples of four values each, mean squares 1, 0.25, 16, 0 and 4; the
 // batch's lower median is 1, so the weights are 1 / max(E, 1): 1, 1, 1/16, 0 (an all-zero
@@ -284,20 +282,12 @@ TEST(AbsHistogramTest, AddSamplesEqualsAddAndDoesNotDependOnParts) {
     for (int64_t i = 0; i < per_sample; ++i) v[3 * per_sample + i] *= 64.0f;  // an outlier sample
   }
   batches[2][5] = kNaN;
-  const AbsHistogram::PartRunner backward = [](int parts, const std::function<void(int)>& fn) {
-    for (int k = parts - 1; k >= 0; --k) fn(k);
-  };
-  const AbsHistogram::PartRunner threads = [](int parts, const std::function<void(int)>& fn) {
-    std::vector<std::thread> workers;
-    for (int k = 0; k < parts; ++k) workers.emplace_back(fn, k);
-    for (std::thread& w : workers) w.join();
-  };
   AbsHistogram reference = Make(2048);
   for (const std::vector<float>& v : batches) reference.AddSamples(v, 8, 1, kInOrder);
   const std::vector<double> want(reference.balanced_bins().begin(), reference.balanced_bins().end());
   EXPECT_GT(std::count_if(want.begin(), want.end(), [](double c) { return c > 0; }), 100);
   for (int parts = 1; parts <= 4; ++parts) {
-    for (const auto* run : {&kInOrder, &backward, &threads}) {
+    for (const auto* run : {&kInOrder, &kBackward, &kOnThreads}) {
       SCOPED_TRACE(::testing::Message() << parts << " parts");
       AbsHistogram got = Make(2048), plain = Make(2048);
       for (const std::vector<float>& v : batches) {

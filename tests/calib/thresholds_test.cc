@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -275,8 +276,10 @@ TEST(ThresholdsTest, EntropySparseTiesGoToTheLargerEdge) {
   }
 }
 
-// The kMse score by the header's definition, bin by bin in one sum.
-double DefinitionMse(const std::vector<int64_t>& c, int t, int levels) {
+// The kMse score by the header's definition, bin by bin in one sum, on counts or (for
+// kBalancedMse) balanced counts.
+template <typename Count>
+double DefinitionMse(absl::Span<const Count> c, int t, int levels) {
   const double l = levels - 1;
   double error = 0;
   for (size_t b = 0; b < c.size(); ++b) {
@@ -289,6 +292,22 @@ double DefinitionMse(const std::vector<int64_t>& c, int t, int levels) {
   return error;
 }
 
+// The edge j = levels .. c.size() of the least DefinitionMse (ties to the larger edge), and
+// that score.
+template <typename Count>
+std::pair<int, double> LeastDefinitionMse(absl::Span<const Count> c, int levels) {
+  double best = std::numeric_limits<double>::infinity();
+  int edge = static_cast<int>(c.size());
+  for (int j = levels; j <= static_cast<int>(c.size()); ++j) {
+    const double error = DefinitionMse(c, j, levels);
+    if (error <= best) {
+      best = error;
+      edge = j;
+    }
+  }
+  return {edge, best};
+}
+
 // The kMse search adds its terms in four interleaved sums (SSE4.1 or AVX2 registers); on the
 // same random histograms it picks the edge of the least score summed bin by bin (ties to the
 // larger edge), and QuantizationError agrees with that score to 1e-12 of it.
@@ -299,15 +318,7 @@ TEST(ThresholdsTest, MsePicksTheLeastScoreByTheDefinition) {
     const int n = static_cast<int>(c.size());
     for (const int levels : {128, 256}) {
       SCOPED_TRACE(::testing::Message() << "histogram " << iteration << " levels " << levels);
-      double best = std::numeric_limits<double>::infinity();
-      int want = n;
-      for (int j = levels; j <= n; ++j) {
-        const double error = DefinitionMse(c, j, levels);
-        if (error <= best) {
-          best = error;
-          want = j;
-        }
-      }
+      const auto [want, best] = LeastDefinitionMse<int64_t>(c, levels);
       QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice,
                                  ChooseThreshold(h, Options(CalibrationMethod::kMse, levels)));
       EXPECT_EQ(choice.edge, want);
@@ -337,36 +348,13 @@ AbsHistogram WithOutlierSamples(uint64_t seed, int outliers) {
   return h;
 }
 
-// The kBalancedMse score by the header's definition: kMse's, bin by bin, on the balanced counts.
-double DefinitionBalancedMse(absl::Span<const double> c, int t, int levels) {
-  const double l = levels - 1;
-  double error = 0;
-  for (size_t b = 0; b < c.size(); ++b) {
-    if (c[b] == 0) continue;
-    const double x = b + 0.5;
-    const double k = std::min(std::nearbyint(x * l / t), l);
-    const double d = x - k * t / l;
-    error += c[b] * (d * d);
-  }
-  return error;
-}
-
 TEST(ThresholdsTest, BalancedMsePicksTheLeastBalancedScoreByTheDefinition) {
   for (const int outliers : {0, 1, 2}) {
     const AbsHistogram h = WithOutlierSamples(20 + outliers, outliers);
     ASSERT_EQ(h.balanced_bins().size(), h.bins().size());
-    const int n = h.num_bins();
     for (const int levels : {128, 256}) {
       SCOPED_TRACE(::testing::Message() << outliers << " outlier batches, levels " << levels);
-      double best = std::numeric_limits<double>::infinity();
-      int want = n;
-      for (int j = levels; j <= n; ++j) {
-        const double error = DefinitionBalancedMse(h.balanced_bins(), j, levels);
-        if (error <= best) {
-          best = error;
-          want = j;
-        }
-      }
+      const auto [want, best] = LeastDefinitionMse(h.balanced_bins(), levels);
       QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice,
                                  ChooseThreshold(h, Options(CalibrationMethod::kBalancedMse, levels)));
       EXPECT_EQ(choice.edge, want);
