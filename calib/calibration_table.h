@@ -22,7 +22,7 @@ struct TensorRange {
 };
 
 struct CalibrationTable {
-  std::string method;       // "auto", "entropy", "percentile", "mse" or "max"
+  std::string method;       // "auto", "entropy", "percentile", "mse", "max" or "balanced_mse"
   double percentile = 0;    // for "percentile"
   int64_t samples = 0;
   std::string fingerprint;  // of the calibrated graph ("" when unknown)

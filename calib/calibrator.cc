@@ -95,6 +95,7 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
                         options.threshold.method == CalibrationMethod::kBalancedMse;
   int64_t batch_start = 0;
   int64_t batch_count = 0;
+  int64_t batch_index = 0;
   runtime::RunOptions run_options;
   run_options.observer = [&](const ir::Value& value, const ir::Tensor& tensor) {
     auto it = histograms.find(&value);
@@ -108,10 +109,12 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
     // Both passes over a large tensor on the executor's threads (the same counts as Add).
     if (balanced) {
       // Sample-major tensors (leading dim = the batch's sample count) are weighed per sample,
-      // others as one sample per batch.
+      // others as one sample per batch (the batch's index its sample index). The leading dim
+      // is a guess at the sample axis: a [seq, batch, ...] tensor whose seq equals the batch
+      // size is weighed by rows of seq.
       const bool sample_major = !tensor.dims().empty() && tensor.dims()[0] == batch_count;
-      it->second.AddSamples(tensor.values<float>(), sample_major ? batch_count : 1, exec->pool().num_threads(),
-                            on_pool);
+      it->second.AddSamples(tensor.values<float>(), sample_major ? batch_count : 1,
+                            sample_major ? batch_start : batch_index, exec->pool().num_threads(), on_pool);
     } else {
       it->second.AddInParts(tensor.values<float>(), exec->pool().num_threads(), on_pool);
     }
@@ -129,6 +132,7 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
   for (const ir::Value* gi : graph.inputs()) inputs_by_name.emplace(gi->name(), gi);
   for (batch_start = 0; batch_start < total; batch_start += batch_count) {
     batch_count = std::min(batch_size, total - batch_start);
+    batch_index = batch_start / batch_size;
     QFUSE_ASSIGN_OR_RETURN(std::vector<ir::NamedTensor> inputs, data.ReadBatch(batch_start, batch_count));
     // Graph inputs are observed too; the executor reports only node outputs.
     for (const ir::NamedTensor& in : inputs) {
@@ -162,6 +166,7 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
   } else if (options.unsigned_grid == UnsignedGrid::kBoundedBelowByConstruction) {
     QFUSE_ASSIGN_OR_RETURN(bounded, ir::LowerBounds(graph));
   }
+  for (auto& [value, histogram] : histograms) histogram.FinishSamples();
   // Threshold searches are independent per tensor: run them on the executor's threads.
   std::vector<std::pair<const ir::Value*, const AbsHistogram*>> entries;
   for (const auto& [value, histogram] : histograms) entries.emplace_back(value, &histogram);

@@ -133,7 +133,17 @@ void AbsHistogram::BinInto(absl::Span<const float> values, bool all_finite, int6
   }
 }
 
+void AbsHistogram::DropBalanced() {
+  sampled_only_ = false;
+  balanced_ = {};
+  open_group_ = -1;
+  open_rows_ = {};
+  open_mean_square_ = {};
+  open_top_ = {};
+}
+
 void AbsHistogram::Add(absl::Span<const float> values) {
+  if (sampled_only_) DropBalanced();
   const BatchScan scan = Scan(values);
   if (Apply(scan)) BinInto(values, scan.nonfinite == 0, bins_.data());
 }
@@ -150,6 +160,7 @@ AbsHistogram::BatchScan AbsHistogram::ScanInParts(absl::Span<const float> values
 }
 
 void AbsHistogram::AddInParts(absl::Span<const float> values, int parts, const PartRunner& run) {
+  if (sampled_only_) DropBalanced();
   const int64_t n = static_cast<int64_t>(values.size());
   parts = static_cast<int>(std::min<int64_t>(parts, n / kMinPartValues));
   if (parts <= 1) {
@@ -172,20 +183,26 @@ void AbsHistogram::AddInParts(absl::Span<const float> values, int parts, const P
   }
 }
 
-void AbsHistogram::AddSamples(absl::Span<const float> values, int64_t num_samples, int parts, const PartRunner& run) {
-  if (balanced_.empty()) balanced_.assign(bins_.size(), 0.0);
+void AbsHistogram::AddSamples(absl::Span<const float> values, int64_t num_samples, int64_t first_sample, int parts,
+                              const PartRunner& run) {
   const int64_t n = static_cast<int64_t>(values.size());
   if (num_samples < 1 || n % num_samples != 0) num_samples = 1;
+  const int64_t per_sample = n / num_samples;
+  if (per_sample > std::numeric_limits<int32_t>::max()) {  // beyond the int32 rows: counts only
+    AddInParts(values, parts, run);
+    return;
+  }
+  if (sampled_only_ && balanced_.empty()) balanced_.assign(bins_.size(), 0.0);
+  // The range pass on value parts (any split gives the same scan); the binning on sample parts.
+  const int scan_parts = static_cast<int>(std::min<int64_t>(parts, n / kMinPartValues));
+  const int64_t scan_step = scan_parts > 1 ? (n + scan_parts - 1) / scan_parts : n;
+  const BatchScan scan = ScanInParts(
+      values, scan_parts, [&](int k) { return values.subspan(std::min(n, k * scan_step), scan_step); }, run);
+  Apply(scan);  // zeros only (width unset) or nothing finite: the samples still take their places
   parts = static_cast<int>(std::min<int64_t>({parts, num_samples, n / kMinPartValues}));
   const int64_t step = parts > 1 ? (num_samples + parts - 1) / parts : num_samples;
-  const int64_t per_sample = n / num_samples;
-  // Part k takes samples [k * step, (k + 1) * step).
-  auto part = [&](int k) { return values.subspan(std::min(n, k * step * per_sample), step * per_sample); };
-  const BatchScan scan = ScanInParts(values, parts, part, run);
-  if (!Apply(scan)) return;  // nothing finite, or zeros only (which add no balanced count)
-  // Each sample's counts (int32: a sample holds fewer than 2^31 values here), its mean square
-  // and its highest bin, in scratch of the calling thread. Rows are left zero after use, so only
-  // the bins a sample reached are cleared.
+  // Each sample's counts (int32), its mean square and its highest bin, in scratch of the calling
+  // thread. Rows are left zero after use, so only the bins a sample reached are cleared.
   thread_local std::vector<int32_t> rows;
   thread_local std::vector<double> mean_square;
   thread_local std::vector<int> top;
@@ -199,7 +216,8 @@ void AbsHistogram::AddSamples(absl::Span<const float> values, int64_t num_sample
   double* const sample_mean_square = mean_square.data();
   int* const sample_top = top.data();
   const bool all_finite = scan.nonfinite == 0;
-  const float inv_width = 1.0f / bin_width_;
+  const bool binned = bin_width_ > 0;  // else every finite value so far is zero (Apply counted them)
+  const float inv_width = binned ? 1.0f / bin_width_ : 0.0f;
   const int last = num_bins() - 1;
   auto bin_sample = [&](int64_t s) {
     int32_t* const row = row_data + s * bins_.size();
@@ -212,7 +230,7 @@ void AbsHistogram::AddSamples(absl::Span<const float> values, int64_t num_sample
     int64_t finite = 0;
     int high = -1;
     int64_t i = 0;
-    if (all_finite) {
+    if (all_finite && binned) {
       for (; i + 2 <= per_sample; i += 2) {
         const float a = x[i], b = x[i + 1];
         even_squares += static_cast<double>(a) * a;
@@ -225,13 +243,15 @@ void AbsHistogram::AddSamples(absl::Span<const float> values, int64_t num_sample
       }
       finite = i;
     }
-    for (; i < per_sample; ++i) {
-      if (!IsFinite(x[i])) continue;
-      even_squares += static_cast<double>(x[i]) * x[i];
-      const int b = std::min(static_cast<int>(std::fabs(x[i]) * inv_width), last);
-      ++row[b];
-      high = std::max(high, b);
-      ++finite;
+    if (binned) {
+      for (; i < per_sample; ++i) {
+        if (!IsFinite(x[i])) continue;
+        even_squares += static_cast<double>(x[i]) * x[i];
+        const int b = std::min(static_cast<int>(std::fabs(x[i]) * inv_width), last);
+        ++row[b];
+        high = std::max(high, b);
+        ++finite;
+      }
     }
     for (int b = 0; b <= high; ++b) {
       row[b] += odd_row[b];
@@ -248,21 +268,63 @@ void AbsHistogram::AddSamples(absl::Span<const float> values, int64_t num_sample
   } else {
     bin_part(0);
   }
+  // Samples in order, whatever the parts: the same sums on any thread count. A group that lies
+  // whole in this batch is weighed from the scratch rows; the others join the open group.
+  int64_t s = 0;
+  while (s < num_samples) {
+    const int64_t group = (first_sample + s) / kBalanceGroup;
+    const int64_t group_end = std::min(num_samples, (group + 1) * kBalanceGroup - first_sample);
+    if (open_group_ != group) FinishSamples();
+    const bool whole = (first_sample + s) % kBalanceGroup == 0 && group_end - s == kBalanceGroup;
+    if (whole) {
+      WeighGroup(row_data + s * bins_.size(), absl::MakeConstSpan(mean_square).subspan(s, kBalanceGroup),
+                 absl::MakeConstSpan(top).subspan(s, kBalanceGroup), /*scratch=*/true);
+    } else {
+      open_group_ = group;
+      for (int64_t k = s; k < group_end; ++k) {
+        int32_t* row = row_data + k * bins_.size();
+        const size_t at = open_rows_.size();
+        open_rows_.resize(at + bins_.size(), 0);
+        for (int b = 0; b <= top[k]; ++b) {
+          bins_[b] += row[b];  // the counts now, the balanced counts when the group is weighed
+          open_rows_[at + b] = row[b];
+          row[b] = 0;
+        }
+        open_mean_square_.push_back(mean_square[k]);
+        open_top_.push_back(top[k]);
+      }
+      if ((first_sample + group_end) % kBalanceGroup == 0) FinishSamples();  // the group is complete
+    }
+    s = group_end;
+  }
+}
+
+void AbsHistogram::WeighGroup(int32_t* rows, absl::Span<const double> mean_square, absl::Span<const int> top,
+                              bool scratch) {
+  const size_t stride = bins_.size();
   std::vector<double> sorted(mean_square.begin(), mean_square.end());
-  const auto median = sorted.begin() + (num_samples - 1) / 2;
+  const auto median = sorted.begin() + (sorted.size() - 1) / 2;
   std::nth_element(sorted.begin(), median, sorted.end());
   const double typical = *median;
-  // Samples in order, whatever the parts: the same sums on any thread count.
-  for (int64_t s = 0; s < num_samples; ++s) {
-    int32_t* row = row_data + s * bins_.size();
+  for (size_t s = 0; s < mean_square.size(); ++s) {
+    int32_t* row = rows + s * stride;
     const double weight = mean_square[s] > 0 ? 1.0 / std::max(mean_square[s], typical) : 0.0;
     for (int b = 0; b <= top[s]; ++b) {
       if (row[b] == 0) continue;
-      bins_[b] += row[b];
-      balanced_[b] += weight * row[b];
-      row[b] = 0;
+      if (scratch) bins_[b] += row[b];  // open samples' counts were added as they came
+      if (sampled_only_) balanced_[b] += weight * row[b];
+      if (scratch) row[b] = 0;
     }
   }
+}
+
+void AbsHistogram::FinishSamples() {
+  if (open_mean_square_.empty()) return;
+  WeighGroup(open_rows_.data(), open_mean_square_, open_top_, /*scratch=*/false);
+  open_group_ = -1;
+  open_rows_ = {};
+  open_mean_square_ = {};
+  open_top_ = {};
 }
 
 void AbsHistogram::CoverRange(float max_abs) {
@@ -291,6 +353,16 @@ void AbsHistogram::Grow(int exponent) {
     balanced_[b] = 0;
     balanced_[MergedIndex(b, exponent)] += v;
   }
+  const size_t stride = bins_.size();
+  for (size_t s = 0; s < open_top_.size(); ++s) {
+    int32_t* row = open_rows_.data() + s * stride;
+    for (int b = 0; b <= open_top_[s]; ++b) {
+      const int32_t v = row[b];
+      row[b] = 0;
+      row[MergedIndex(b, exponent)] += v;
+    }
+    open_top_[s] = open_top_[s] < 0 ? -1 : MergedIndex(open_top_[s], exponent);
+  }
   bin_width_ = std::ldexp(bin_width_, exponent);
 }
 
@@ -299,7 +371,27 @@ absl::Status AbsHistogram::Merge(const AbsHistogram& other) {
     return absl::InvalidArgumentError(
         absl::StrCat("AbsHistogram::Merge: other has ", other.num_bins(), " bins, this one ", num_bins()));
   }
-  if (!other.balanced_.empty() && balanced_.empty()) balanced_.assign(bins_.size(), 0.0);
+  if (!other.open_mean_square_.empty()) {
+    return absl::FailedPreconditionError("AbsHistogram::Merge: other has samples not yet weighed (FinishSamples)");
+  }
+  if (other.bin_width_ != 0 && bin_width_ != 0) {
+    int exponent = 0;
+    if (std::frexp(static_cast<double>(other.bin_width_) / bin_width_, &exponent) != 0.5) {
+      return absl::FailedPreconditionError(absl::StrCat("AbsHistogram::Merge: bin widths ", bin_width_, " and ",
+                                                        other.bin_width_,
+                                                        " are not a power of two apart, so bins cannot be merged "
+                                                        "exactly (seed per-thread histograms with EmptyLike)"));
+    }
+  }
+  FinishSamples();
+  // Balanced counts stay only where every value of both came through AddSamples.
+  const bool other_sampled = other.sampled_only_ && !other.balanced_.empty();
+  if (!other_sampled && other.count_ + other.nonfinite_count_ > 0) {
+    if (sampled_only_) DropBalanced();
+  } else if (sampled_only_ && other_sampled && balanced_.empty()) {
+    balanced_.assign(bins_.size(), 0.0);
+  }
+  const bool merge_balanced = sampled_only_ && other_sampled;
   // Balanced counts of bin 0 of an unset width are zero (all-zero samples add nothing).
   if (other.bin_width_ == 0) {
     bins_[0] += other.bins_[0];
@@ -307,24 +399,18 @@ absl::Status AbsHistogram::Merge(const AbsHistogram& other) {
     const int64_t zeros = bins_[0];
     bins_ = other.bins_;
     bins_[0] += zeros;
-    if (!other.balanced_.empty()) balanced_ = other.balanced_;
+    if (merge_balanced) balanced_ = other.balanced_;
     bin_width_ = other.bin_width_;
   } else {
     // Both widths are floats, so the ratio is exact in double when it is a power of two.
     int exponent = 0;
-    const double mantissa = std::frexp(static_cast<double>(other.bin_width_) / bin_width_, &exponent);
-    if (mantissa != 0.5) {
-      return absl::FailedPreconditionError(absl::StrCat("AbsHistogram::Merge: bin widths ", bin_width_, " and ",
-                                                        other.bin_width_,
-                                                        " are not a power of two apart, so bins cannot be merged "
-                                                        "exactly (seed per-thread histograms with EmptyLike)"));
-    }
+    std::frexp(static_cast<double>(other.bin_width_) / bin_width_, &exponent);  // a power of two (checked)
     const int shift = exponent - 1;  // other width = this width * 2^shift
     if (shift > 0) Grow(shift);
     const int other_shift = shift < 0 ? -shift : 0;
     for (int b = 0; b < num_bins(); ++b) bins_[MergedIndex(b, other_shift)] += other.bins_[b];
-    for (int b = 0; b < static_cast<int>(other.balanced_.size()); ++b) {
-      balanced_[MergedIndex(b, other_shift)] += other.balanced_[b];
+    if (merge_balanced) {
+      for (int b = 0; b < num_bins(); ++b) balanced_[MergedIndex(b, other_shift)] += other.balanced_[b];
     }
   }
   count_ += other.count_;

@@ -37,15 +37,21 @@ namespace qfuse::calib {
 // share a first width always merge exactly.
 //
 // Sample-balanced counts (optional, beside the counts, on the same bins and re-binned with them):
-// AddSamples adds each finite value of calibration sample s with the weight
-// 1 / max(E_s, E_med), E_s the mean of x^2 over the sample's finite values and E_med the lower
-// median of the E_s of its batch; a sample whose values are all zero adds nothing. So a sample
-// weighs at most what a typical sample of its batch weighs, relative to its own size: a few
+// AddSamples adds each finite value of calibration sample s with the weight 1 / max(E_s, E_med),
+// E_s the mean of x^2 over the sample's finite values and E_med the lower median of the E_s of
+// its group: samples 32k .. 32k + 31 by their index in the calibration set, whatever the batches
+// they came in (so the weights do not depend on the batch size, and a batch of one sample is
+// weighed against its group too). A sample whose values are all zero adds nothing. So a sample
+// weighs at most what a typical sample of its group weighs, relative to its own size: a few
 // samples whose activations run 100x the others' (a trained EfficientNet's calibration set,
 // docs/zoo.md) cannot decide a squared-error threshold for the rest, as they do on the counts.
+// The balanced counts exist only while every value came through AddSamples (Add, AddInParts or
+// merging a histogram without them drops them), and are complete once FinishSamples has weighed
+// the last, open group.
 //
 // Memory is num_bins counters (and num_bins doubles with the balanced counts) plus a few
-// scalars, independent of the number of values.
+// scalars; an open group (samples that arrived in batches not holding their whole group) keeps
+// one int32 row of num_bins per sample until the group completes.
 class AbsHistogram {
  public:
   static constexpr int kDefaultNumBins = 2048;
@@ -80,22 +86,35 @@ class AbsHistogram {
 
   // AddInParts plus the sample-balanced counts: `values` split into `num_samples` equal contiguous
   // samples (taken as 1 sample when num_samples does not divide values.size(): values that are
-  // not sample-major). The counts, range and extremes are Add's, bit for bit. Each part of run()
-  // takes whole samples; the samples' counts are summed in sample order, so the balanced counts
-  // do not depend on `parts` either.
-  void AddSamples(absl::Span<const float> values, int64_t num_samples, int parts, const PartRunner& run);
+  // not sample-major), the first of them sample `first_sample` of the calibration set; calls
+  // come in sample order. The counts, range and extremes are Add's, bit for bit. Each part of
+  // run() takes whole samples; the samples' counts are weighed in sample order, so the balanced
+  // counts do not depend on `parts` either. A sample of 2^31 values or more is added as by
+  // AddInParts (which drops the balanced counts).
+  void AddSamples(absl::Span<const float> values, int64_t num_samples, int64_t first_sample, int parts,
+                  const PartRunner& run);
+  // Weighs the open group (the samples of a group not yet complete): call it after the last
+  // AddSamples, before reading balanced_bins().
+  void FinishSamples();
+  static constexpr int64_t kBalanceGroup = 32;
 
   // Adds `other`'s values as if they had been Added here. Exact: the finer histogram's bins are
   // merged 2^e at a time onto the coarser width, growing this one if `other` is coarser.
   // InvalidArgument if the bin counts differ; FailedPrecondition if both widths are set and
   // their ratio is not a power of two (histograms whose ranges were set by different first
-  // batches; seed per-thread histograms with EmptyLike to avoid this).
+  // batches; seed per-thread histograms with EmptyLike to avoid this) or if `other` has an open
+  // group; either error leaves this histogram as it was. This one's open group is weighed
+  // first; the result keeps balanced counts only if both had them (or one was empty).
   absl::Status Merge(const AbsHistogram& other);
 
   int num_bins() const { return static_cast<int>(bins_.size()); }
   absl::Span<const int64_t> bins() const { return bins_; }
-  // The sample-balanced counts; empty unless AddSamples ran (or a merged histogram had them).
-  absl::Span<const double> balanced_bins() const { return balanced_; }
+  // The sample-balanced counts; empty unless every value came through AddSamples and no group
+  // is open.
+  absl::Span<const double> balanced_bins() const {
+    return sampled_only_ && open_mean_square_.empty() ? absl::Span<const double>(balanced_)
+                                                      : absl::Span<const double>();
+  }
   // 0 while unset (only zeros, or nothing, added so far).
   float bin_width() const { return bin_width_; }
   // bin_width() * num_bins(), in double: the upper end of the last bin.
@@ -137,8 +156,22 @@ class AbsHistogram {
   // 2^exponent at a time.
   void Grow(int exponent);
 
+  // Adds a group's rows (one per sample, num_bins apart, up to top[s]) into the balanced counts,
+  // with the group's median floor; `scratch` rows (a whole group in one batch) are also added
+  // to the counts and left zero.
+  void WeighGroup(int32_t* rows, absl::Span<const double> mean_square, absl::Span<const int> top, bool scratch);
+  // Values came without sample weights: no balanced counts from now on.
+  void DropBalanced();
+
   std::vector<int64_t> bins_;
   std::vector<double> balanced_;
+  bool sampled_only_ = true;  // every value so far came through AddSamples
+  // The open group: its index, and per sample its counts (a row of num_bins), mean square and
+  // highest bin.
+  int64_t open_group_ = -1;
+  std::vector<int32_t> open_rows_;
+  std::vector<double> open_mean_square_;
+  std::vector<int> open_top_;
   float bin_width_ = 0.0f;
   int64_t count_ = 0;
   int64_t nonfinite_count_ = 0;

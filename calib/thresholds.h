@@ -119,7 +119,7 @@ struct ThresholdChoice {
 //              bin centres as candidates, from bin 128 up to but excluding the last.)
 // kBalancedMse: kMse's search with each bin's count replaced by its sample-balanced count
 //              (histogram.h: every calibration sample's squared error relative to
-//              max(its mean square, its batch's median one)); kMse where the histogram has none.
+//              max(its mean square, its group's median one)); kMse where the histogram has none.
 //
 // Errors: FailedPrecondition if the histogram is empty (no finite value added); InvalidArgument
 // for num_quantized_bins outside [2, num_bins] or percentile outside (0, 100]. A histogram

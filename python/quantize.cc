@@ -44,7 +44,7 @@ calibration_data: a path (str or os.PathLike; the spelling of the CLI's --calib_
   Calibration uses the first calib_samples samples (default 512); evaluation uses samples held
   back from calibration, as the CLI does without --eval_data: those past calib_samples, or,
   when there are no more than calib_samples, the last quarter (calibration uses the rest).
-method: 'auto', 'entropy', 'percentile', 'mse' or 'max'.
+method: 'auto', 'entropy', 'percentile', 'mse', 'max' or 'balanced_mse'.
 activation_headroom: every activation threshold, once chosen, times this factor (> 0): headroom
   for deployment data beyond the calibration samples' ranges, at the cost of resolution.
 fusion: 'full', 'bn', 'none' or 'all' (each of the three).

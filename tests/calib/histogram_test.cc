@@ -246,25 +246,73 @@ TEST(AbsHistogramTest, AddInPartsEqualsAdd) {
   }
 }
 
-// Hand-computed: 8 bins; samples of four values each, mean squares 1, 0.25, 16, 0 and 4; the
-// batch's lower median is 1, so the weights are 1 / max(E, 1): 1, 1, 1/16, 0 (an all-zero
-// sample adds nothing) and 1/4. Range 4: width 0.5, so 0.5 -> bin 1, 1 -> bin 2, 2 -> bin 4,
-// 4 -> bin 7.
-// A second batch of 5 values is not split into 2 samples (5 % 2 != 0): one sample, mean square
-// 64 / 5, weight 5 / 64; its max 8 doubles the width, merging the balanced counts as the counts.
-TEST(AbsHistogramTest, AddSamplesWeighsEachSampleAgainstTheBatchMedian) {
+// Hand-computed: 8 bins; samples 0-4 of four values each, mean squares 1, 0.25, 16, 0 and 4;
+// their group's (open until FinishSamples) lower median is 1, so the weights are 1 / max(E, 1):
+// 1, 1, 1/16, 0 (an all-zero sample adds nothing) and 1/4. Range 4: width 0.5, so 0.5 -> bin 1,
+// 1 -> bin 2, 2 -> bin 4, 4 -> bin 7.
+// A second batch, sample 32 (the next group), of 5 values is not split into 2 samples
+// (5 % 2 != 0): one sample, mean square 64 / 5, weight 5 / 64; its max 8 doubles the width,
+// merging the balanced counts as the counts.
+TEST(AbsHistogramTest, AddSamplesWeighsEachSampleAgainstItsGroupsMedian) {
   AbsHistogram h = Make(8), plain = Make(8);
   const std::vector<float> batch = {1, 1, -1, 1, 0.5f, -0.5f, 0.5f, 0.5f, 4, 4, -4, 4, 0, 0, 0, 0, 2, -2, 2, 2};
-  h.AddSamples(batch, 5, 1, kInOrder);
+  h.AddSamples(batch, 5, 0, 1, kInOrder);
   plain.Add(batch);
   ExpectSameHistogram(h, plain);
+  EXPECT_TRUE(h.balanced_bins().empty());  // the group is open
+  h.FinishSamples();
   EXPECT_THAT(h.balanced_bins(), ElementsAre(0.0, 4.0, 4.0, 0.0, 1.0, 0.0, 0.0, 0.25));
   const std::vector<float> second = {8, 0, 0, 0, 0};
-  h.AddSamples(second, 2, 1, kInOrder);
+  h.AddSamples(second, 2, 32, 1, kInOrder);
   plain.Add(second);
   ExpectSameHistogram(h, plain);
+  h.FinishSamples();
   EXPECT_EQ(h.bin_width(), 1.0f);
   EXPECT_THAT(h.balanced_bins(), ElementsAre(4.0 + 4 * 5.0 / 64, 4.0, 1.0, 0.25, 0.0, 0.0, 0.0, 5.0 / 64));
+  // Values added without sample weights drop the balanced counts.
+  h.Add(second);
+  EXPECT_TRUE(h.balanced_bins().empty());
+}
+
+// The same 96 samples (three groups; a range that grows at sample 48; quiet and outsized
+// samples) in batches of 32, 1, 7 and 48 samples: the same counts and the same balanced counts, bit for
+// bit. Batches of fewer samples than a group keep the group open (its rows re-binned when the
+// range grows) and weigh it against the same median. 1000 bins, so that no value sits exactly
+// on a top edge, which re-binning may move by one bin (see above).
+TEST(AbsHistogramTest, AddSamplesDoesNotDependOnTheBatchSize) {
+  std::mt19937 rng(9);
+  const int per_sample = 300;
+  std::vector<float> values(96 * per_sample);
+  // Sample 0 (20x the others) sets the range for every batching: the first batch's max sets the
+  // width, so it must be the same batch max however the samples are batched; samples 48 on
+  // (64x) then grow it by the same powers of two.
+  for (int s = 0; s < 96; ++s) {
+    std::normal_distribution<float> normal(0.f, s < 48 ? 1.0f : 64.0f);
+    const float scale = s == 0 ? 20.0f : s % 29 == 3 ? 1e-3f : s % 31 == 7 ? 100.0f / 64 : 1.0f;
+    for (int i = 0; i < per_sample; ++i) values[s * per_sample + i] = scale * normal(rng);
+  }
+  auto run = [&](int batch) {
+    AbsHistogram h = Make(1000);
+    for (int first = 0; first < 96; first += batch) {
+      const int count = std::min(batch, 96 - first);
+      h.AddSamples(absl::MakeConstSpan(values).subspan(first * per_sample, count * per_sample), count, first, 1,
+                   kInOrder);
+    }
+    h.FinishSamples();
+    return h;
+  };
+  const AbsHistogram want = run(32);
+  for (const int batch : {1, 7, 48}) {
+    SCOPED_TRACE(::testing::Message() << "batches of " << batch);
+    const AbsHistogram got = run(batch);
+    ExpectSameHistogram(got, want);
+    EXPECT_THAT(got.balanced_bins(), ElementsAreArray(want.balanced_bins()));
+  }
+  EXPECT_EQ(want.balanced_bins().size(), 1000u);
+  // The range grew after the first batch (so open rows were re-binned in the smaller batches).
+  AbsHistogram first = Make(1000);
+  first.Add(absl::MakeConstSpan(values).subspan(0, 32 * per_sample));
+  EXPECT_GT(want.bin_width(), first.bin_width());
 }
 
 // On random sample-major batches (growing ranges, a NaN, 8 samples of ~33k values): the counts
@@ -283,16 +331,16 @@ TEST(AbsHistogramTest, AddSamplesEqualsAddAndDoesNotDependOnParts) {
   }
   batches[2][5] = kNaN;
   AbsHistogram reference = Make(2048);
-  for (const std::vector<float>& v : batches) reference.AddSamples(v, 8, 1, kInOrder);
+  for (size_t b = 0; b < batches.size(); ++b) reference.AddSamples(batches[b], 8, 8 * b, 1, kInOrder);
   const std::vector<double> want(reference.balanced_bins().begin(), reference.balanced_bins().end());
   EXPECT_GT(std::count_if(want.begin(), want.end(), [](double c) { return c > 0; }), 100);
   for (int parts = 1; parts <= 4; ++parts) {
     for (const auto* run : {&kInOrder, &kBackward, &kOnThreads}) {
       SCOPED_TRACE(::testing::Message() << parts << " parts");
       AbsHistogram got = Make(2048), plain = Make(2048);
-      for (const std::vector<float>& v : batches) {
-        got.AddSamples(v, 8, parts, *run);
-        plain.Add(v);
+      for (size_t b = 0; b < batches.size(); ++b) {
+        got.AddSamples(batches[b], 8, 8 * b, parts, *run);
+        plain.Add(batches[b]);
         ExpectSameHistogram(got, plain);
       }
       EXPECT_THAT(got.balanced_bins(), ElementsAreArray(want));
@@ -306,14 +354,28 @@ TEST(AbsHistogramTest, AddSamplesEqualsAddAndDoesNotDependOnParts) {
   };
   const std::vector<float> first = constant_samples({1, 2, 0.5f}), second = constant_samples({16, 1, 4, 2});
   AbsHistogram both = Make(64), a = Make(64);
-  both.AddSamples(first, 3, 1, kInOrder);
-  both.AddSamples(second, 4, 1, kInOrder);
-  a.AddSamples(first, 3, 1, kInOrder);
+  both.AddSamples(first, 3, 0, 1, kInOrder);
+  both.AddSamples(second, 4, 32, 1, kInOrder);  // the next group
+  both.FinishSamples();
+  a.AddSamples(first, 3, 0, 1, kInOrder);
   AbsHistogram b = a.EmptyLike();
-  b.AddSamples(second, 4, 1, kInOrder);
+  b.AddSamples(second, 4, 32, 1, kInOrder);
+  EXPECT_EQ(a.Merge(b).code(), absl::StatusCode::kFailedPrecondition);  // b's group is open
+  b.FinishSamples();
   QFUSE_ASSERT_OK(a.Merge(b));
   ExpectSameHistogram(a, both);
   EXPECT_THAT(a.balanced_bins(), ElementsAreArray(both.balanced_bins()));
+  EXPECT_FALSE(a.balanced_bins().empty());
+  // A failed Merge leaves this histogram as it was; merging one without balanced counts drops them.
+  AbsHistogram other_grid = Make(64);
+  other_grid.Add(std::vector<float>{3.0f});
+  const std::vector<double> before(a.balanced_bins().begin(), a.balanced_bins().end());
+  EXPECT_EQ(a.Merge(other_grid).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(a.balanced_bins(), ElementsAreArray(before));
+  AbsHistogram plain = a.EmptyLike();
+  plain.Add(first);
+  QFUSE_ASSERT_OK(a.Merge(plain));
+  EXPECT_TRUE(a.balanced_bins().empty());
 }
 
 TEST(AbsHistogramTest, MergeIntoUnsetWidthAdoptsOtherGridAndKeepsZeros) {

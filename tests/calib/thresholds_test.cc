@@ -343,8 +343,9 @@ AbsHistogram WithOutlierSamples(uint64_t seed, int outliers) {
     if (batch < outliers) {
       for (int i = 0; i < 256; ++i) values[i] *= 100.0f;
     }
-    h.AddSamples(values, 16, 1, inline_run);
+    h.AddSamples(values, 16, 16 * batch, 1, inline_run);
   }
+  h.FinishSamples();
   return h;
 }
 
