@@ -1,6 +1,7 @@
 #include "calib/histogram.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -21,6 +22,16 @@ bool IsFinite(float x) { return std::fabs(x) <= kFloatMax; }  // false for NaN a
 
 // Index of the bin `src` lands in when bins are merged 2^shift at a time.
 int MergedIndex(int src, int shift) { return shift >= 31 ? 0 : src >> shift; }
+
+// Merges bins [0, size) of `bins` 2^shift at a time, in place.
+template <typename Count>
+void MergeInPlace(Count* bins, int size, int shift) {
+  for (int b = 0; b < size; ++b) {
+    const Count v = bins[b];
+    bins[b] = 0;
+    bins[MergedIndex(b, shift)] += v;  // Index <= b: already re-binned.
+  }
+}
 
 }  // namespace
 
@@ -302,9 +313,11 @@ void AbsHistogram::AddSamples(absl::Span<const float> values, int64_t num_sample
 void AbsHistogram::WeighGroup(int32_t* rows, absl::Span<const double> mean_square, absl::Span<const int> top,
                               bool scratch) {
   const size_t stride = bins_.size();
-  std::vector<double> sorted(mean_square.begin(), mean_square.end());
-  const auto median = sorted.begin() + (sorted.size() - 1) / 2;
-  std::nth_element(sorted.begin(), median, sorted.end());
+  std::array<double, kBalanceGroup> sorted;  // a group holds at most kBalanceGroup samples
+  std::copy(mean_square.begin(), mean_square.end(), sorted.begin());
+  const auto end = sorted.begin() + mean_square.size();
+  const auto median = sorted.begin() + (mean_square.size() - 1) / 2;
+  std::nth_element(sorted.begin(), median, end);
   const double typical = *median;
   for (size_t s = 0; s < mean_square.size(); ++s) {
     int32_t* row = rows + s * stride;
@@ -343,24 +356,10 @@ void AbsHistogram::CoverRange(float max_abs) {
 }
 
 void AbsHistogram::Grow(int exponent) {
-  for (int b = 0; b < num_bins(); ++b) {
-    const int64_t v = bins_[b];
-    bins_[b] = 0;
-    bins_[MergedIndex(b, exponent)] += v;  // Index <= b: already re-binned.
-  }
-  for (int b = 0; b < static_cast<int>(balanced_.size()); ++b) {
-    const double v = balanced_[b];
-    balanced_[b] = 0;
-    balanced_[MergedIndex(b, exponent)] += v;
-  }
-  const size_t stride = bins_.size();
+  MergeInPlace(bins_.data(), num_bins(), exponent);
+  if (!balanced_.empty()) MergeInPlace(balanced_.data(), num_bins(), exponent);
   for (size_t s = 0; s < open_top_.size(); ++s) {
-    int32_t* row = open_rows_.data() + s * stride;
-    for (int b = 0; b <= open_top_[s]; ++b) {
-      const int32_t v = row[b];
-      row[b] = 0;
-      row[MergedIndex(b, exponent)] += v;
-    }
+    MergeInPlace(open_rows_.data() + s * bins_.size(), open_top_[s] + 1, exponent);
     open_top_[s] = open_top_[s] < 0 ? -1 : MergedIndex(open_top_[s], exponent);
   }
   bin_width_ = std::ldexp(bin_width_, exponent);
