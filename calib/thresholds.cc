@@ -338,7 +338,7 @@ ThresholdChoice ChooseSingle(const AbsHistogram& histogram, const ThresholdOptio
     case CalibrationMethod::kBalancedMse:
       edge = MseEdge(ScoredBins(histogram), histogram.num_bins(), options.num_quantized_bins);
       break;
-    case CalibrationMethod::kAuto:  // ChooseThreshold picks among the four above
+    case CalibrationMethod::kAuto:  // ChooseThreshold picks among the others
       break;
   }
   ThresholdChoice choice = AtEdge(histogram, edge);
@@ -356,9 +356,11 @@ absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, c
   const bool balanced = !histogram.balanced_bins().empty();
   ThresholdChoice best;
   double best_error = kInf;
-  for (CalibrationMethod m : {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile, CalibrationMethod::kMse,
-                              CalibrationMethod::kMax, CalibrationMethod::kBalancedMse}) {
-    if (m == CalibrationMethod::kBalancedMse && !balanced) continue;  // it would repeat kMse
+  // Entropy's and mse's thresholds are edges from M up (or max|x|), where the balanced_mse
+  // search (mse's, without balanced counts) already minimises this score, so they can only tie
+  // it or max: not searched.
+  for (CalibrationMethod m : {CalibrationMethod::kPercentile, CalibrationMethod::kMax,
+                              balanced ? CalibrationMethod::kBalancedMse : CalibrationMethod::kMse}) {
     const ThresholdChoice choice = ChooseSingle(histogram, options, m);
     const double error = ErrorAt(occupied, options.num_quantized_bins - 1, choice.threshold / histogram.bin_width());
     if (best_error == kInf || error < best_error || (error == best_error && choice.threshold > best.threshold)) {

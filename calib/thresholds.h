@@ -106,10 +106,11 @@ struct ThresholdChoice {
 //              is good, and never a threshold that clips a large share of the values, such as
 //              entropy's answer on a tensor with a big non-zero spike (a normalised image
 //              background), nor one that a few outsized calibration samples stretch for the
-//              rest. Ties go to the larger threshold, then to the earlier method in that list.
-//              balanced_mse minimises the same score over every edge from M up, so auto takes
-//              its threshold unless another method's ties it or lies below edge M; the
-//              calibration table records the pick.
+//              rest. Ties go to the larger threshold. balanced_mse (mse without balanced counts)
+//              minimises the same score over every edge from M up, where entropy's and mse's
+//              thresholds lie (or at max|x|, which max is), so only percentile, max and
+//              balanced_mse (mse) are searched: the others could only tie. Ties between those
+//              go to the earlier in that order. The calibration table records the pick.
 // kMse:        for every candidate j = M..n, T_j = e_j, L = M - 1: each bin's count sits at its
 //              centre x_b = (b + 0.5) * w and quantizes to k * T_j / L with
 //              k = min(round_half_even(x_b * L / T_j), L) (ONNX QuantizeLinear rounding, then

@@ -391,6 +391,31 @@ TEST(ThresholdsTest, AutoIsNotStretchedByOutlierSamples) {
   EXPECT_EQ(plain_auto.threshold, pooled.threshold);
 }
 
+// auto searches only percentile, max and balanced_mse (mse without balanced counts): entropy's
+// and mse's thresholds are edges the balanced_mse search already scores. Its score is still no
+// worse than any method's, on random plain histograms and on sample-balanced ones.
+TEST(ThresholdsTest, AutoScoresNoWorseThanEveryMethod) {
+  std::vector<AbsHistogram> histograms;
+  for (auto& [c, h] : RandomCases(9)) histograms.push_back(std::move(h));
+  for (const int outliers : {0, 1, 2}) histograms.push_back(WithOutlierSamples(40 + outliers, outliers));
+  for (size_t i = 0; i < histograms.size(); ++i) {
+    const AbsHistogram& h = histograms[i];
+    for (const int levels : {128, 256}) {
+      SCOPED_TRACE(::testing::Message() << "histogram " << i << " levels " << levels);
+      QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice chosen, ChooseThreshold(h, Options(CalibrationMethod::kAuto, levels)));
+      const double auto_error = BalancedQuantizationError(h, chosen.threshold, levels);
+      for (const CalibrationMethod method : kAllMethods) {
+        SCOPED_TRACE(CalibrationMethodName(method));
+        QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice c, ChooseThreshold(h, Options(method, levels)));
+        const double error = BalancedQuantizationError(h, c.threshold, levels);
+        EXPECT_LE(auto_error, error * (1 + 1e-12));
+        // A tie goes to the larger threshold.
+        if (error == auto_error) EXPECT_GE(chosen.threshold, c.threshold);
+      }
+    }
+  }
+}
+
 TEST(ThresholdsTest, EntropyRejectsEmptyLastBinAndFallsBackToNoClipping) {
   // c = [0, 0, 0, 5] (bins 0..2 empty): every i < 4 has an empty last kept bin -> +inf.
   QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins({0, 0, 0, 5}, 0.25f, 0.9f, 0.95f));
