@@ -1,7 +1,9 @@
 #include "ir/tensor.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -16,14 +18,20 @@ namespace {
 // Cache-line alignment lets SIMD kernels use aligned loads on tensor starts.
 constexpr size_t kTensorAlignment = 64;
 
-// Freed buffers of 64 KiB and more are kept (up to 256 MiB in all) and handed out again
+// Freed buffers of 64 KiB and more are kept (while the kept and the handed-out ones together stay
+// within 256 MiB plus the most bytes of such buffers handed out at once since the last
+// TrimTensorBufferCache) and handed out again
 // for a request of their size or down to 1/kMaxReuseRatio of it (the smallest that fits): a
 // runtime that allocates the same activations every run then touches warm memory instead of
 // fresh pages the OS must zero and map each time, and one cached buffer serves the many sizes
 // of a network's layers instead of one buffer being kept per size. The ratio bounds how much
 // of a buffer a small tensor can hold idle. Peak memory of `tools/run --bench` at batch 16,
 // 224x224, with ratio 2 -> 8: MobileNetV2 fp32 296 -> 230 MiB, ResNet-18 fp32 260 -> 242 MiB,
-// at the same speed (docs/performance.md, fifteenth session).
+// at the same speed (docs/performance.md, fifteenth session). The bound grows with the process's
+// own peak because a fixed one made large batches fault in fresh pages on every run: PaddleOCR's
+// 320x320 detector at batch 32 (325 MiB of activations) ran 3.6x slower per sample than at
+// batch 8 (docs/performance.md, twenty-fifth session). An executor trims the cache back to the
+// fixed bound when it goes, so one phase's large batches do not stay cached for the next.
 class BufferCache {
  public:
   static BufferCache& Get() {
@@ -41,15 +49,41 @@ class BufferCache {
         *capacity = it->first;
         cached_bytes_ -= it->first;
         free_.erase(it);
+        Hold(it->first);
         return p;
       }
+      uint8_t* p = static_cast<uint8_t*>(std::aligned_alloc(kTensorAlignment, bytes));
+      if (p != nullptr) Hold(bytes);
+      return p;
     }
     return static_cast<uint8_t*>(std::aligned_alloc(kTensorAlignment, bytes));
+  }
+  size_t cached_bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cached_bytes_;
+  }
+  void Trim() {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (cached_bytes_ > kMaxCached) {  // the largest first
+      auto last = std::prev(free_.end());
+      cached_bytes_ -= last->first;
+      std::free(last->second);
+      free_.erase(last);
+    }
+    peak_held_bytes_ = held_bytes_;
   }
   void Give(uint8_t* p, size_t bytes) {
     if (bytes >= kMinCached) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (cached_bytes_ + bytes <= kMaxCached) {
+      held_bytes_ -= bytes;
+      // Over the bound, smaller kept buffers make room first: a larger one serves more sizes.
+      const size_t bound = peak_held_bytes_ + kMaxCached;
+      while (held_bytes_ + cached_bytes_ + bytes > bound && !free_.empty() && free_.begin()->first < bytes) {
+        cached_bytes_ -= free_.begin()->first;
+        std::free(free_.begin()->second);
+        free_.erase(free_.begin());
+      }
+      if (held_bytes_ + cached_bytes_ + bytes <= bound) {
         free_.emplace(bytes, p);
         cached_bytes_ += bytes;
         return;
@@ -62,9 +96,16 @@ class BufferCache {
   static constexpr size_t kMinCached = size_t{64} << 10;
   static constexpr size_t kMaxReuseRatio = 8;
   static constexpr size_t kMaxCached = size_t{256} << 20;
+  // Under mu_: a buffer of `bytes` handed out.
+  void Hold(size_t bytes) {
+    held_bytes_ += bytes;
+    peak_held_bytes_ = std::max(peak_held_bytes_, held_bytes_);
+  }
   std::mutex mu_;
   std::multimap<size_t, uint8_t*> free_;  // capacity -> buffer
   size_t cached_bytes_ = 0;
+  size_t held_bytes_ = 0;       // buffers of kMinCached bytes or more handed out and not given back
+  size_t peak_held_bytes_ = 0;  // the most held_bytes_ has been
 };
 
 size_t PaddedBytes(size_t bytes) {
@@ -72,6 +113,9 @@ size_t PaddedBytes(size_t bytes) {
   return ((bytes + kTensorAlignment - 1) / kTensorAlignment + 1) * kTensorAlignment;
 }
 }  // namespace
+
+void TrimTensorBufferCache() { BufferCache::Get().Trim(); }
+size_t CachedTensorBufferBytes() { return BufferCache::Get().cached_bytes(); }
 
 int64_t NumElements(absl::Span<const int64_t> dims) {
   absl::StatusOr<int64_t> n = base::CheckedElementCount(dims, "tensor");

@@ -96,6 +96,12 @@ class Executor {
   Executor(std::unique_ptr<ir::Graph> owned, const ir::Graph& graph, int num_threads, bool memoize)
       : owned_graph_(std::move(owned)), graph_(graph), pool_(num_threads), memoize_(memoize) {}
 
+  // Declared first, so destroyed last: trims the tensor buffer cache once every tensor of this
+  // executor is freed.
+  struct TrimBufferCacheOnExit {
+    ~TrimBufferCacheOnExit() { ir::TrimTensorBufferCache(); }
+  };
+  TrimBufferCacheOnExit trim_buffer_cache_;
   std::unique_ptr<ir::Graph> owned_graph_;  // the lowered copy, when there is one
   const ir::Graph& graph_;
   ThreadPool pool_;

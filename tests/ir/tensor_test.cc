@@ -1,9 +1,10 @@
 // ir::Tensor's buffers: zero-filled or uninitialized with the alignment padding cleared, and
 // the buffer cache (ir/tensor.cc) handing a freed buffer of 64 KiB or more to a later tensor
 // of its size or down to an eighth of it, never to a smaller one, and never shared by two
-// live tensors.
+// live tensors; a live set beyond 256 MiB cached whole until trimmed.
 #include "ir/tensor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -59,6 +60,31 @@ TEST(TensorTest, FreedBuffersServeTheirSizeDownToAnEighthOfIt) {
   std::memset(other.raw_data(), 0x22, other.byte_size());
   EXPECT_EQ(static_cast<const uint8_t*>(reused.raw_data())[reused.byte_size() - 1], 0x11);
   EXPECT_EQ(static_cast<const uint8_t*>(other.raw_data())[0], 0x22);
+}
+
+// A live set beyond the cache's fixed 256 MiB (a large batch of a 320x320 model) stays cached
+// whole, so the next run reuses every buffer instead of faulting in fresh pages; a trim gives
+// back what is kept beyond 256 MiB.
+TEST(TensorTest, LargeLiveSetsStayCachedUntilTrimmed) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  TrimTensorBufferCache();
+  const size_t before = CachedTensorBufferBytes();
+  ASSERT_LE(before, 256 * kMiB);
+  constexpr int64_t kElements = int64_t{30} << 20;  // 120 MiB of floats
+  std::vector<const void*> freed;
+  {
+    std::vector<Tensor> live;
+    for (int i = 0; i < 3; ++i) live.push_back(Tensor::Uninitialized(DataType::kFloat32, {kElements}));
+    for (const Tensor& t : live) freed.push_back(t.raw_data());
+  }
+  EXPECT_GE(CachedTensorBufferBytes(), before + 360 * kMiB);
+  {
+    std::vector<Tensor> again;
+    for (int i = 0; i < 3; ++i) again.push_back(Tensor::Uninitialized(DataType::kFloat32, {kElements}));
+    for (const Tensor& t : again) EXPECT_NE(std::find(freed.begin(), freed.end(), t.raw_data()), freed.end());
+  }
+  TrimTensorBufferCache();
+  EXPECT_LE(CachedTensorBufferBytes(), 256 * kMiB);
 }
 
 TEST(TensorTest, CopiesOwnTheirBuffer) {
