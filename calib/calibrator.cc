@@ -75,6 +75,10 @@ absl::Status CheckActivationHeadroom(double headroom) {
 absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& data, const CalibrateOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   QFUSE_RETURN_IF_ERROR(CheckActivationHeadroom(options.activation_headroom));
+  if (options.batch_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch_size must be positive, or 0 for the default, got ", options.batch_size));
+  }
   int64_t total = std::min(options.num_samples, data.size());
   // A model with a fixed batch dim takes exactly that many samples per run: use whole batches.
   if (data.fixed_batch() > 0) total -= total % data.fixed_batch();
@@ -127,7 +131,10 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
   std::unique_ptr<ProgressBar> progress;
   if (options.show_progress) progress = std::make_unique<ProgressBar>("calibrate", total);
   int64_t peak = 0;
-  const int64_t batch_size = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
+  int64_t batch_size = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
+  if (batch_size <= 0) {
+    QFUSE_ASSIGN_OR_RETURN(batch_size, data::BatchWithinInputBytes(data, 32, data::kDefaultBatchInputBytes));
+  }
   absl::flat_hash_map<std::string, const ir::Value*> inputs_by_name;
   for (const ir::Value* gi : graph.inputs()) inputs_by_name.emplace(gi->name(), gi);
   for (batch_start = 0; batch_start < total; batch_start += batch_count) {

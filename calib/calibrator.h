@@ -18,7 +18,9 @@ struct CalibrateOptions {
   ThresholdOptions threshold;
   UnsignedGrid unsigned_grid = UnsignedGrid::kNone;
   int64_t num_samples = 512;  // taken from the start of the dataset, in order
-  int64_t batch_size = 32;
+  // Samples per runtime batch; 0: as many as fit data::kDefaultBatchInputBytes of input, at
+  // most 32 (a model with a fixed batch dim always takes that).
+  int64_t batch_size = 0;
   int num_threads = 2;
   bool show_progress = true;  // progress bar / lines on stderr
   // Residual operands (a quantized unit's residual input, or either input of an Add of

@@ -1,5 +1,6 @@
 #include "data/dataset.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -231,6 +232,15 @@ class SlicedDataset : public Dataset {
 };
 
 }  // namespace
+
+absl::StatusOr<int64_t> BatchWithinInputBytes(Dataset& data, int64_t max_samples, int64_t max_input_bytes) {
+  if (data.size() == 0 || max_samples <= 1) return max_samples;
+  QFUSE_ASSIGN_OR_RETURN(const std::vector<ir::NamedTensor> first, data.ReadBatch(0, 1));
+  int64_t sample_bytes = 0;
+  for (const ir::NamedTensor& input : first) sample_bytes += static_cast<int64_t>(input.tensor.byte_size());
+  if (sample_bytes <= 0) return max_samples;
+  return std::clamp<int64_t>(max_input_bytes / sample_bytes, 1, max_samples);
+}
 
 absl::Status CheckBatchRange(int64_t start, int64_t count, int64_t size, int64_t fixed_batch) {
   if (start < 0 || count <= 0 || start > size - count) {

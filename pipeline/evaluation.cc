@@ -61,7 +61,10 @@ absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, dat
   std::vector<int64_t> filled;
   std::unique_ptr<calib::ProgressBar> progress;
   if (options.show_progress) progress = std::make_unique<calib::ProgressBar>(options.label, total);
-  const int64_t batch = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
+  int64_t batch = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
+  if (batch <= 0) {
+    QFUSE_ASSIGN_OR_RETURN(batch, data::BatchWithinInputBytes(data, 100, data::kDefaultBatchInputBytes));
+  }
   for (int64_t start = 0; start < total; start += batch) {
     const int64_t count = std::min(batch, total - start);
     QFUSE_ASSIGN_OR_RETURN(std::vector<ir::NamedTensor> inputs, data.ReadBatch(start, count));

@@ -17,7 +17,9 @@ namespace qfuse::pipeline {
 
 struct EvaluateOptions {
   int64_t max_samples = 0;  // 0: the whole dataset
-  int64_t batch_size = 100;
+  // Samples per runtime batch; 0: as many as fit data::kDefaultBatchInputBytes of input, at
+  // most 100 (a model with a fixed batch dim always takes that).
+  int64_t batch_size = 0;
   runtime::ExecutorOptions executor;
   bool show_progress = true;
   const char* label = "evaluate";

@@ -32,8 +32,9 @@ ABSL_FLAG(std::vector<std::string>, calib_data, {},
 ABSL_FLAG(std::vector<std::string>, data, {}, "alias of --calib_data (its old name here)");
 ABSL_FLAG(int64_t, calib_samples, 512, "calibration samples, from the start of --calib_data");
 ABSL_FLAG(int64_t, samples, 512, "alias of --calib_samples (its old name here)");
-ABSL_FLAG(int64_t, batch_size, 32, "samples per runtime batch");
-ABSL_FLAG(int64_t, batch, 32, "alias of --batch_size (its old name here)");
+ABSL_FLAG(int64_t, batch_size, 0,
+          "samples per runtime batch; 0: as many as fit 8 MiB of input, at most 32 (a fixed batch dim wins)");
+ABSL_FLAG(int64_t, batch, 0, "alias of --batch_size (its old name here)");
 ABSL_FLAG(std::string, method, "auto", "auto, entropy, percentile, mse, max or balanced_mse");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(double, activation_headroom, 1.0, "every activation threshold, once chosen, times this factor (> 0)");

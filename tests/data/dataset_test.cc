@@ -172,6 +172,30 @@ TEST(DatasetTest, NpyFloatAndUint8) {
   EXPECT_EQ(u->DescribeSample(2), dir + "/u.npy sample 2");
 }
 
+// The default batch holds at most the given input bytes, summed over the inputs of one sample
+// (uint8 files are read as float32: 4 bytes an element), at least one sample, at most max.
+TEST(DatasetTest, BatchWithinInputBytes) {
+  const auto Batch = [](Dataset& data, int64_t max_samples, int64_t max_bytes) {
+    absl::StatusOr<int64_t> batch = BatchWithinInputBytes(data, max_samples, max_bytes);
+    EXPECT_TRUE(batch.ok()) << batch.status();
+    return batch.value_or(-1);
+  };
+  const std::string dir = FreshDir("ds_batch_bytes");
+  WriteBytes(dir + "/x.npy", NpyBytes("<f4", false, {3, 1000}, AsBytes<float>(std::vector<float>(3000, 1.f))));
+  WriteBytes(dir + "/y.npy", NpyBytes("|u1", false, {3, 250}, std::string(750, '\x01')));
+  auto one = InputsOnlyGraph({{"x", ir::DataType::kFloat32, {kBatch, 1000}}});
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> x, OpenDataset({Source(dir + "/x.npy")}, *one, 0));
+  EXPECT_EQ(Batch(*x, 32, 10000), 2);  // 4000 bytes a sample
+  EXPECT_EQ(Batch(*x, 32, 3999), 1);
+  EXPECT_EQ(Batch(*x, 32, int64_t{1} << 30), 32);
+  auto two = InputsOnlyGraph({{"x", ir::DataType::kFloat32, {kBatch, 1000}}, {"y", ir::DataType::kFloat32, {kBatch, 250}}});
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> xy,
+                             OpenDataset({Source(dir + "/x.npy", "x"), Source(dir + "/y.npy", "y")}, *two, 0));
+  EXPECT_EQ(Batch(*xy, 32, 10000), 2);  // 5000 bytes a sample
+  EXPECT_EQ(Batch(*xy, 32, 9999), 1);
+  EXPECT_EQ(Batch(*xy, 32, 15000), 3);
+}
+
 TEST(DatasetTest, RawFloat32) {
   const std::string dir = FreshDir("ds_raw");
   WriteBytes(dir + "/x.raw", AsBytes<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
