@@ -49,7 +49,7 @@ class BufferCache {
         *capacity = it->first;
         cached_bytes_ -= it->first;
         free_.erase(it);
-        Hold(it->first);
+        Hold(*capacity);
         return p;
       }
       uint8_t* p = static_cast<uint8_t*>(std::aligned_alloc(kTensorAlignment, bytes));
