@@ -97,6 +97,7 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
   QFUSE_ASSIGN_OR_RETURN(ValueMap accumulated, RunAndCollect(*all_int8.graph, inputs, options.executor));
   LayerAnalysis analysis;
   analysis.output_sqnr_db = OutputSqnr(*fused.graph, reference, accumulated);
+  if (!inputs.empty() && !inputs[0].tensor.dims().empty()) analysis.samples = inputs[0].tensor.dims()[0];
 
   // Layers: nodes of the float graph with a FLOAT output that quantization touches.
   std::vector<const ir::Node*> layers;

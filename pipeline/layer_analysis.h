@@ -5,6 +5,7 @@
 #ifndef QFUSE_PIPELINE_LAYER_ANALYSIS_H_
 #define QFUSE_PIPELINE_LAYER_ANALYSIS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct LayerAnalysis {
   std::vector<std::string> suggested_keep_float;
   double output_sqnr_db = 0;
   double output_sqnr_with_suggestion_db = 0;
+  int64_t samples = 0;  // the evaluation samples analysed
 };
 
 struct LayerAnalysisOptions {

@@ -17,6 +17,10 @@
 namespace qfuse::pipeline {
 namespace {
 
+// Input bytes the per-layer analysis takes at most (see RunLevel).
+constexpr int64_t kAnalysisInputBytes = int64_t{4} << 20;
+
+
 namespace fs = std::filesystem;
 
 class Stopwatch {
@@ -142,7 +146,17 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
 
   Stopwatch analyze;
   if (config.analysis_samples > 0) {
-    QFUSE_ASSIGN_OR_RETURN(auto batch, eval_data.ReadBatch(0, std::min(config.analysis_samples, eval_data.size())));
+    // The analysis keeps every layer's output of every sample twice (float and int8): on a
+    // 320x320 detector 8 samples took 3.3 GiB, so the samples are bounded by their input bytes.
+    const int64_t asked = std::min(config.analysis_samples, eval_data.size());
+    QFUSE_ASSIGN_OR_RETURN(int64_t samples, data::BatchWithinInputBytes(eval_data, asked, kAnalysisInputBytes));
+    if (samples < asked) {
+      absl::PrintF("per-layer analysis %s: on %d of %d samples (it keeps every layer's output of each; at most %d MiB "
+                   "of input)\n",
+                   name, samples, asked, kAnalysisInputBytes >> 20);
+    }
+    if (eval_data.fixed_batch() > 0) samples = eval_data.fixed_batch();
+    QFUSE_ASSIGN_OR_RETURN(auto batch, eval_data.ReadBatch(0, samples));
     LayerAnalysisOptions analysis;
     analysis.suggest_keep_float = config.suggest_keep_float;
     analysis.executor.num_threads = config.threads;

@@ -64,6 +64,7 @@ TEST(QuantizePipelineTest, AllLevelsEndToEndAndDeterministic) {
     EXPECT_GT(level.sqnr_db, 10);
     EXPECT_GT(level.cosine, 0.98);
     EXPECT_FALSE(level.analysis.layers.empty());
+    EXPECT_EQ(level.analysis.samples, 8);  // 28x28 samples: far within the analysis's input bound
     for (size_t i = 1; i < level.analysis.layers.size(); ++i) {
       EXPECT_LE(level.analysis.layers[i - 1].sqnr_accumulated, level.analysis.layers[i].sqnr_accumulated);
     }

@@ -140,6 +140,7 @@ Json LevelJson(const pipeline::LevelResult& level) {
   Json layers = Json::array();
   for (const pipeline::LayerError& layer : level.analysis.layers) layers.push_back(LayerJson(layer));
   j["layers"] = std::move(layers);
+  j["layer_analysis_samples"] = level.analysis.samples;
   Json suggested = Json::array();
   for (const std::string& node : level.analysis.suggested_keep_float) suggested.push_back(node);
   j["keep_float_suggestion"] = {{"nodes", std::move(suggested)},
