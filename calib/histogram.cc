@@ -293,6 +293,12 @@ void AbsHistogram::AddSamples(absl::Span<const float> values, int64_t num_sample
     } else {
       open_group_ = group;
       for (int64_t k = s; k < group_end; ++k) {
+        // Indices that come again (a tensor sample-major in some batches only) would grow the
+        // open group past kBalanceGroup samples: weigh it as it is first.
+        if (open_mean_square_.size() >= static_cast<size_t>(kBalanceGroup)) {
+          FinishSamples();
+          open_group_ = group;
+        }
         int32_t* row = row_data + k * bins_.size();
         const size_t at = open_rows_.size();
         open_rows_.resize(at + bins_.size(), 0);

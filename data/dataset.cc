@@ -234,7 +234,8 @@ class SlicedDataset : public Dataset {
 }  // namespace
 
 absl::StatusOr<int64_t> BatchWithinInputBytes(Dataset& data, int64_t max_samples, int64_t max_input_bytes) {
-  if (data.size() == 0 || max_samples <= 1) return max_samples;
+  if (data.fixed_batch() > 0) return data.fixed_batch();  // the only count ReadBatch takes
+  if (data.size() == 0 || max_samples <= 1) return std::max<int64_t>(max_samples, 1);
   QFUSE_ASSIGN_OR_RETURN(const std::vector<ir::NamedTensor> first, data.ReadBatch(0, 1));
   int64_t sample_bytes = 0;
   for (const ir::NamedTensor& input : first) sample_bytes += static_cast<int64_t>(input.tensor.byte_size());

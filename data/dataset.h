@@ -43,8 +43,8 @@ absl::Status CheckBatchRange(int64_t start, int64_t count, int64_t size, int64_t
 // Samples per batch that keep one batch's inputs within `max_input_bytes` (at least 1, at most
 // `max_samples`), from the size of sample 0: the default batch of calibration and evaluation,
 // so that a large-input model (a 320x320 detector takes 1.2 MB a sample and holds about 10 MB
-// of activations per sample) does not hold hundreds of MiB per batch. `max_samples` when the
-// dataset is empty.
+// of activations per sample) does not hold hundreds of MiB per batch. The fixed batch of a
+// model that has one; max(max_samples, 1) when the dataset is empty.
 absl::StatusOr<int64_t> BatchWithinInputBytes(Dataset& data, int64_t max_samples, int64_t max_input_bytes);
 // The input bytes per batch of that default.
 inline constexpr int64_t kDefaultBatchInputBytes = int64_t{8} << 20;

@@ -62,7 +62,8 @@ absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, dat
   std::unique_ptr<calib::ProgressBar> progress;
   if (options.show_progress) progress = std::make_unique<calib::ProgressBar>(options.label, total);
   int64_t batch = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
-  if (batch <= 0) {
+  if (batch < 0) return absl::InvalidArgumentError(absl::StrCat("batch size must be positive or 0, got ", batch));
+  if (batch == 0) {
     QFUSE_ASSIGN_OR_RETURN(batch, data::BatchWithinInputBytes(data, 100, data::kDefaultBatchInputBytes));
   }
   for (int64_t start = 0; start < total; start += batch) {
@@ -87,6 +88,15 @@ absl::StatusOr<std::vector<ir::Tensor>> RunOnDataset(const ir::Graph& graph, dat
     }
     for (size_t k = 0; k < outputs->size(); ++k) {
       const ir::Tensor& t = (*outputs)[k].tensor;
+      // A data-dependent output shape must not write past what the first batch set up.
+      std::vector<int64_t> expected = results[k].dims();
+      expected[0] = count;
+      if (t.dtype() != results[k].dtype() || t.dims() != expected) {
+        return absl::InvalidArgumentError(absl::StrCat("samples ", start, "..", start + count - 1, ": output '",
+                                                       (*outputs)[k].name, "' has shape ", ir::DimsToString(t.dims()),
+                                                       ", expected ", ir::DimsToString(expected),
+                                                       " as in the first batch"));
+      }
       std::memcpy(static_cast<uint8_t*>(results[k].raw_data()) + filled[k], t.raw_data(), t.byte_size());
       filled[k] += static_cast<int64_t>(t.byte_size());
     }

@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 
@@ -32,6 +33,16 @@ bool IsPureShapeArithmetic(const std::string& op) {
 constexpr int64_t kMaxMemoElements = 1024;
 
 }  // namespace
+
+namespace {
+std::atomic<int64_t> live_executors{0};
+}  // namespace
+
+Executor::TrimBufferCacheOnExit::TrimBufferCacheOnExit() { live_executors.fetch_add(1); }
+
+Executor::TrimBufferCacheOnExit::~TrimBufferCacheOnExit() {
+  if (live_executors.fetch_sub(1) == 1) ir::TrimTensorBufferCache();
+}
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const ir::Graph& given, const ExecutorOptions& options) {
   QFUSE_RETURN_IF_ERROR(given.Verify());

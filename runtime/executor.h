@@ -96,10 +96,11 @@ class Executor {
   Executor(std::unique_ptr<ir::Graph> owned, const ir::Graph& graph, int num_threads, bool memoize)
       : owned_graph_(std::move(owned)), graph_(graph), pool_(num_threads), memoize_(memoize) {}
 
-  // Declared first, so destroyed last: trims the tensor buffer cache once every tensor of this
-  // executor is freed.
+  // Declared first, so destroyed last: when the last live executor goes, trims the tensor
+  // buffer cache once every tensor of it is freed (not while another executor still runs).
   struct TrimBufferCacheOnExit {
-    ~TrimBufferCacheOnExit() { ir::TrimTensorBufferCache(); }
+    TrimBufferCacheOnExit();
+    ~TrimBufferCacheOnExit();
   };
   TrimBufferCacheOnExit trim_buffer_cache_;
   std::unique_ptr<ir::Graph> owned_graph_;  // the lowered copy, when there is one

@@ -65,7 +65,7 @@ SANITIZE_SAMPLE=(
   //tests/ir:graph_test //tests/ir:onnx_corpus_roundtrip_test //tests/ir:onnx_import_test
   //tests/base:file_util_test //tests/base:checked_math_test //tests/base:output_dir_test
   //tests/ir:shape_inference_guard_test
-  //tests/data:idx_npy_test //tests/data:image_test //tests/calib:calibration_table_test
+  //tests/data:idx_npy_test //tests/data:image_test //tests/calib:calibration_table_test //tests/calib:histogram_test
   //tests/fuzz:npy_fuzzer_replay_test //tests/fuzz:idx_fuzzer_replay_test //tests/fuzz:image_fuzzer_replay_test
   //tests/fuzz:pb_fuzzer_replay_test //tests/fuzz:table_fuzzer_replay_test
 )

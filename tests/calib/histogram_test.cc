@@ -191,6 +191,23 @@ const AbsHistogram::PartRunner kInOrder = [](int parts, const std::function<void
 const AbsHistogram::PartRunner kBackward = [](int parts, const std::function<void(int)>& fn) {
   for (int k = parts - 1; k >= 0; --k) fn(k);
 };
+// A sample index that comes again (a tensor whose leading dim matches the batch in some
+// batches only) keeps joining the open group; a group is weighed once it holds 32 samples, so
+// 40 one-sample calls with index 0 give two groups (32 and 8) of identical samples, each value
+// weighing 1 / (its sample's mean square), and never a group beyond 32 (ASan in CI's sanitizer
+// stage).
+TEST(AbsHistogramTest, RepeatedSampleIndicesNeverGrowAGroupBeyond32) {
+  AbsHistogram h;
+  const std::vector<float> sample = {1.f, 2.f, 2.f, 3.f};  // mean square (1 + 4 + 4 + 9) / 4 = 4.5
+  for (int call = 0; call < 40; ++call) h.AddSamples(sample, 1, 0, 1, kInOrder);
+  h.FinishSamples();
+  ASSERT_EQ(h.balanced_bins().size(), h.bins().size());
+  double total = 0;
+  for (double b : h.balanced_bins()) total += b;
+  EXPECT_NEAR(total, 40 * 4 / 4.5, 1e-12);
+  EXPECT_EQ(h.count(), 160);
+}
+
 const AbsHistogram::PartRunner kOnThreads = [](int parts, const std::function<void(int)>& fn) {
   std::vector<std::thread> workers;
   for (int k = 0; k < parts; ++k) workers.emplace_back(fn, k);

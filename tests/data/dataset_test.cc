@@ -194,6 +194,11 @@ TEST(DatasetTest, BatchWithinInputBytes) {
   EXPECT_EQ(Batch(*xy, 32, 10000), 2);  // 5000 bytes a sample
   EXPECT_EQ(Batch(*xy, 32, 9999), 1);
   EXPECT_EQ(Batch(*xy, 32, 15000), 3);
+  // A model with a fixed batch dim takes that count, whatever the bytes.
+  auto fixed = InputsOnlyGraph({{"x", ir::DataType::kFloat32, {3, 1000}}});
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Dataset> f, OpenDataset({Source(dir + "/x.npy")}, *fixed, 0));
+  ASSERT_EQ(f->fixed_batch(), 3);
+  EXPECT_EQ(Batch(*f, 32, 4000), 3);
 }
 
 TEST(DatasetTest, RawFloat32) {
