@@ -274,18 +274,32 @@ double ErrorAt(const Occupied& occupied, double levels, double t) {
   return (sums[0] + sums[1]) + (sums[2] + sums[3]);
 }
 
-int MseEdge(const Occupied& occupied, int n, int num_levels) {
+// The kMse search: the edge of the least score from num_levels up (`all`), and the least among
+// the edges below `top` (max|x| in bin widths), which AtEdge does not clamp (`below_top`, 0 if
+// none).
+struct MseEdges {
+  int all, below_top;
+};
+MseEdges SearchMse(const Occupied& occupied, int n, int num_levels, double top) {
   const double levels = num_levels - 1;  // L: quantized |x| takes k * T / L, k = 0..L.
-  double best_error = kInf;
-  int best_edge = n;
+  double best_error = kInf, best_below = kInf;
+  MseEdges edges{n, 0};
   for (int j = num_levels; j <= n; ++j) {
     const double error = ErrorAt(occupied, levels, j);  // T = e_j, in units of the bin width.
     if (error <= best_error) {
       best_error = error;
-      best_edge = j;
+      edges.all = j;
+    }
+    if (j < top && error <= best_below) {
+      best_below = error;
+      edges.below_top = j;
     }
   }
-  return best_edge;
+  return edges;
+}
+
+int MseEdge(const Occupied& occupied, int n, int num_levels) {
+  return SearchMse(occupied, n, num_levels, 0).all;
 }
 
 }  // namespace
@@ -359,9 +373,25 @@ absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, c
   // Entropy's and mse's thresholds are edges from M up (or max|x|), where the balanced_mse
   // search (mse's, without balanced counts) already minimises this score, so they can only tie
   // it or max: not searched.
-  for (CalibrationMethod m : {CalibrationMethod::kPercentile, CalibrationMethod::kMax,
-                              balanced ? CalibrationMethod::kBalancedMse : CalibrationMethod::kMse}) {
-    const ThresholdChoice choice = ChooseSingle(histogram, options, m);
+  //
+  // One more candidate: that search's least edge below max|x|. Its own least may lie at or above
+  // max|x|, where AtEdge clamps it to max|x| and the score there can be worse than at an edge
+  // below it (the top bin's values count at its centre); entropy's or mse's edge could then have
+  // won, and this candidate is the least of all such edges.
+  const CalibrationMethod searched = balanced ? CalibrationMethod::kBalancedMse : CalibrationMethod::kMse;
+  const MseEdges edges = SearchMse(occupied, histogram.num_bins(), options.num_quantized_bins,
+                                   static_cast<double>(histogram.max_abs()) / histogram.bin_width());
+  std::vector<ThresholdChoice> candidates;
+  for (CalibrationMethod m : {CalibrationMethod::kPercentile, CalibrationMethod::kMax}) {
+    candidates.push_back(ChooseSingle(histogram, options, m));
+  }
+  candidates.push_back(AtEdge(histogram, edges.all));
+  candidates.back().method = searched;
+  if (edges.below_top > 0) {
+    candidates.push_back(AtEdge(histogram, edges.below_top));
+    candidates.back().method = searched;
+  }
+  for (const ThresholdChoice& choice : candidates) {
     const double error = ErrorAt(occupied, options.num_quantized_bins - 1, choice.threshold / histogram.bin_width());
     if (best_error == kInf || error < best_error || (error == best_error && choice.threshold > best.threshold)) {
       best = choice;

@@ -416,6 +416,54 @@ TEST(ThresholdsTest, AutoScoresNoWorseThanEveryMethod) {
   }
 }
 
+// Saturating activations (tanh, sigmoid) streamed in batches whose first one is smaller, so the
+// range grows and max|x| ends inside the top bin, not on an edge: there the balanced_mse
+// search's own least edge can lie at or above max|x|, where AtEdge clamps it and the score is
+// worse than at an edge just below (a case a review found; it made auto worse than mse or
+// entropy before auto also took the search's least edge below max|x|).
+TEST(ThresholdsTest, AutoScoresNoWorseThanEveryMethodOnSaturatedGrownRanges) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::normal_distribution<double> normal(0, 1);
+  const AbsHistogram::PartRunner inline_run = [](int parts, const std::function<void(int)>& fn) {
+    for (int k = 0; k < parts; ++k) fn(k);
+  };
+  for (int trial = 0; trial < 120; ++trial) {
+    const bool tanh_like = trial % 2 == 0;
+    const int samples = 8 + static_cast<int>(u(rng) * 56);
+    const int per_batch = 1 + static_cast<int>(u(rng) * 12);
+    const int values = 256 + static_cast<int>(u(rng) * 3000);
+    const double gain = 1 + 3 * u(rng);
+    const double first_batch_scale = 0.5 + 0.5 * u(rng);
+    AbsHistogram h;
+    for (int start = 0; start < samples; start += per_batch) {
+      const int count = std::min(per_batch, samples - start);
+      std::vector<float> batch(static_cast<size_t>(count) * values);
+      for (int s = 0; s < count; ++s) {
+        const double spread = 0.5 + u(rng);
+        const double scale = start == 0 ? first_batch_scale : 1.0;
+        for (int i = 0; i < values; ++i) {
+          const double z = normal(rng) * gain * spread;
+          batch[static_cast<size_t>(s) * values + i] =
+              static_cast<float>(scale * (tanh_like ? std::tanh(z) : 1 / (1 + std::exp(-z))));
+        }
+      }
+      h.AddSamples(batch, count, start, 1, inline_run);
+    }
+    h.FinishSamples();
+    for (const int levels : {128, 256}) {
+      SCOPED_TRACE(::testing::Message() << "trial " << trial << " levels " << levels);
+      QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice chosen, ChooseThreshold(h, Options(CalibrationMethod::kAuto, levels)));
+      const double auto_error = BalancedQuantizationError(h, chosen.threshold, levels);
+      for (const CalibrationMethod method : kAllMethods) {
+        QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice c, ChooseThreshold(h, Options(method, levels)));
+        EXPECT_LE(auto_error, BalancedQuantizationError(h, c.threshold, levels) * (1 + 1e-9))
+            << CalibrationMethodName(method);
+      }
+    }
+  }
+}
+
 TEST(ThresholdsTest, EntropyRejectsEmptyLastBinAndFallsBackToNoClipping) {
   // c = [0, 0, 0, 5] (bins 0..2 empty): every i < 4 has an empty last kept bin -> +inf.
   QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins({0, 0, 0, 5}, 0.25f, 0.9f, 0.95f));
