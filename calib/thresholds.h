@@ -108,9 +108,11 @@ struct ThresholdChoice {
 //              background), nor one that a few outsized calibration samples stretch for the
 //              rest. Ties go to the larger threshold. balanced_mse (mse without balanced counts)
 //              minimises the same score over every edge from M up, where entropy's and mse's
-//              thresholds lie (or at max|x|, which max is), so only percentile, max and
-//              balanced_mse (mse) are searched: the others could only tie. Ties between those
-//              go to the earlier in that order. The calibration table records the pick.
+//              thresholds lie (or at max|x|, which max is), so auto searches percentile, max,
+//              balanced_mse (mse) and that search's least edge below max|x| (its own least may
+//              lie above max|x| and be clamped to it, where the score can be worse): the others
+//              could only tie, up to the float rounding of a threshold. Ties between these go to
+//              the earlier in that order. The calibration table records the pick.
 // kMse:        for every candidate j = M..n, T_j = e_j, L = M - 1: each bin's count sits at its
 //              centre x_b = (b + 0.5) * w and quantizes to k * T_j / L with
 //              k = min(round_half_even(x_b * L / T_j), L) (ONNX QuantizeLinear rounding, then
