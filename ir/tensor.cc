@@ -30,7 +30,7 @@ constexpr size_t kTensorAlignment = 64;
 // at the same speed (docs/performance.md, fifteenth session). The bound grows with the process's
 // own peak because a fixed one made large batches fault in fresh pages on every run: PaddleOCR's
 // 320x320 detector at batch 32 (325 MiB of activations) ran 3.6x slower per sample than at
-// batch 8 (docs/performance.md, twenty-fifth session). An executor trims the cache back to the
+// batch 8 (docs/performance.md, twenty-fifth session). The last live executor trims the cache to the
 // fixed bound when it goes, so one phase's large batches do not stay cached for the next.
 class BufferCache {
  public:

@@ -110,7 +110,7 @@ class Tensor {
 
 // Tensor buffers of 64 KiB and more, once freed, are kept for reuse (tensor.cc) while the kept
 // and the live ones together stay within 256 MiB plus the most live bytes so far. This gives
-// back what is kept beyond 256 MiB and restarts that peak; an executor calls it when it goes.
+// back what is kept beyond 256 MiB and restarts that peak; the last live executor calls it when it goes.
 void TrimTensorBufferCache();
 // Bytes of the freed buffers kept for reuse.
 size_t CachedTensorBufferBytes();
