@@ -127,7 +127,8 @@ bool AbsHistogram::Apply(const BatchScan& scan) {
 }
 
 void AbsHistogram::BinInto(absl::Span<const float> values, bool all_finite, int64_t* bins) const {
-  // |x| <= range() here, so the product stays below num_bins * (1 + 2^-22).
+  // |x| < range() here for widths this class set (powers of two: the product is exact and below
+  // num_bins); a FromBins width may put a value at the top edge or an ulp past it: the last bin.
   const float inv_width = 1.0f / bin_width_;
   const int last = num_bins() - 1;
   if (all_finite) {
@@ -348,16 +349,17 @@ void AbsHistogram::FinishSamples() {
 
 void AbsHistogram::CoverRange(float max_abs) {
   if (bin_width_ == 0) {
-    const int n = num_bins();
-    float width = std::max(max_abs / static_cast<float>(n), std::numeric_limits<float>::min());
-    while (static_cast<double>(width) * n < max_abs)
-      width = std::nextafter(width, std::numeric_limits<float>::infinity());
-    bin_width_ = width;
+    // The smallest power of two (at least FLT_MIN, itself 2^-126) whose num_bins multiple
+    // exceeds max|x|: it depends on the batch's max only through the power of two it needs.
+    const double n = num_bins();
+    double width = std::numeric_limits<float>::min();
+    while (width * n <= max_abs) width *= 2;
+    bin_width_ = static_cast<float>(width);
     return;
   }
-  if (static_cast<double>(max_abs) <= range()) return;
+  if (static_cast<double>(max_abs) < range()) return;
   int exponent = 1;
-  while (std::ldexp(range(), exponent) < max_abs) ++exponent;
+  while (std::ldexp(range(), exponent) <= max_abs) ++exponent;
   Grow(exponent);
 }
 

@@ -1,4 +1,4 @@
-// Streaming histogram of |x| over a tensor's calibration activations (2048 equal-width bins
+// Streaming histogram of |x| over a tensor's calibration activations (4096 equal-width bins
 // on [0, range) by default), plus the signed min/max, the value count and the non-finite count.
 #ifndef QFUSE_CALIB_HISTOGRAM_H_
 #define QFUSE_CALIB_HISTOGRAM_H_
@@ -15,26 +15,27 @@
 namespace qfuse::calib {
 
 // Binning. Bin b holds the finite values with b * w <= |x| < (b + 1) * w, where w is the bin
-// width; the index is computed as floor(|x| * (1.0f / w)) in float, so a value within an ulp
-// of an edge may land in the neighbouring bin, and |x| == range (and anything rounding past
-// the top) goes to the last bin. NaN and +-Inf are counted in nonfinite_count() and never
-// binned; reporting them is the caller's job.
+// width; the index is computed as floor(|x| * (1.0f / w)) in float, which is exact when w is a
+// power of two (as every width this class sets is), and anything at or past the top (possible
+// only with a width given to FromBins) goes to the last bin. NaN and +-Inf are counted in
+// nonfinite_count() and never binned; reporting them is the caller's job.
 //
 // Range. The width is unset (0) until the first batch holding a non-zero finite value; until
-// then every (zero) value goes to bin 0, which is bin 0 for any later width. That batch sets
-// range = max|x| of the batch (w = range / num_bins, rounded up to a float for which
-// w * num_bins >= max|x|, and at least FLT_MIN). A later batch whose max|x| exceeds the range
-// grows it by k = 2^e, the smallest power of two with k * w * num_bins >= max|x|: new bin j is
-// the exact sum of old bins [j*k, (j+1)*k) (all old bins fall in bin 0 when k >= num_bins).
-// Because k is a power of two, floor(|x| / w) merged k at a time equals floor(|x| / (k * w))
-// even in float, so the result is what binning every value at the final width would give,
-// except that a value that sat at the old top edge (|x| == old range) stays in the bin whose
-// upper edge it is. No interpolation, so counts stay integers and re-binning is exact. The
-// price: after a growth every value, early batches included, only has the coarser resolution
-// (the fine bins are gone), and up to half of the bins may lie above the max, so as few as
-// num_bins / 2 bins resolve the data. Powers of two (rather than the smallest integer k) keep
-// w an exact float multiple of the first width, so growths compose exactly and histograms that
-// share a first width always merge exactly.
+// then every (zero) value goes to bin 0, which is bin 0 for any later width. That batch sets w
+// to the smallest power of two (at least FLT_MIN) with w * num_bins > max|x| of the batch. A
+// later batch whose max|x| reaches the range grows the width to the smallest power of two that
+// covers it the same way: new bin j is the exact sum of old bins [j*k, (j+1)*k), k the ratio of
+// the widths (all old bins fall in bin 0 when k >= num_bins). Since both widths are powers of
+// two, floor(|x| / w) merged k at a time equals floor(|x| / (k * w)) in float, and no value sat
+// at the old top edge, so the bins are exactly what binning every value at the final width
+// would give: the final histogram depends on the values only, not on how they were split into
+// batches or on which batch came first (the width is the smallest power of two covering the
+// max|x| of all values). No interpolation, so counts stay integers. The price: the max lies in
+// the upper half of the range, so between num_bins / 2 and num_bins bins resolve the data
+// (hence 4096 bins: at least TensorRT's 2048 on the data). The sample-balanced counts below are
+// re-binned the same way, but they are sums of doubles, which another batching may add in
+// another order (a group weighed at a finer width is merged after), so across batchings they
+// agree to the rounding of those sums rather than bit for bit.
 //
 // Sample-balanced counts (optional, beside the counts, on the same bins and re-binned with them):
 // AddSamples adds each finite value of calibration sample s with the weight 1 / max(E_s, E_med),
@@ -54,7 +55,7 @@ namespace qfuse::calib {
 // one int32 row of num_bins per sample until the group completes.
 class AbsHistogram {
  public:
-  static constexpr int kDefaultNumBins = 2048;
+  static constexpr int kDefaultNumBins = 4096;
 
   // Empty histogram with kDefaultNumBins bins and an unset width.
   AbsHistogram() : AbsHistogram(kDefaultNumBins) {}
@@ -67,8 +68,7 @@ class AbsHistogram {
   // min <= max finite when any count is non-zero, max(-min, max) <= bin_width * bins.size().
   static absl::StatusOr<AbsHistogram> FromBins(std::vector<int64_t> bins, float bin_width, float min, float max);
 
-  // An empty histogram on this one's grid (same bin count and width). Per-thread histograms
-  // made this way from one histogram always Merge exactly.
+  // An empty histogram on this one's grid (same bin count and width).
   AbsHistogram EmptyLike() const;
 
   // Adds one batch: two passes over `values` (range and non-finite count, then binning), no
@@ -101,9 +101,8 @@ class AbsHistogram {
   // Adds `other`'s values as if they had been Added here. Exact: the finer histogram's bins are
   // merged 2^e at a time onto the coarser width, growing this one if `other` is coarser.
   // InvalidArgument if the bin counts differ; FailedPrecondition if both widths are set and
-  // their ratio is not a power of two (histograms whose ranges were set by different first
-  // batches; seed per-thread histograms with EmptyLike to avoid this) or if `other` has an open
-  // group; either error leaves this histogram as it was. This one's open group is weighed
+  // their ratio is not a power of two (only where FromBins gave a width that is not one) or if
+  // `other` has an open group; either error leaves this histogram as it was. This one's open group is weighed
   // first; the result keeps balanced counts only if both had them (or one was empty).
   absl::Status Merge(const AbsHistogram& other);
 
