@@ -89,10 +89,13 @@ TEST(CalibratorTest, FusedResnetOnFashionMnist) {
 }
 
 // The same 64 images in batches of 1, 5, 16 and 64 (each batching's first batch has its own
-// max): the same table, thresholds bit for bit, with the default method (auto) and entropy.
-// A histogram's grid is the smallest power of two covering all its values (histogram.h), so
-// batching cannot move a threshold; the sample-balanced counts may differ in the last bits of a
-// double, which the searches' scores do not resolve here.
+// max): the same thresholds, with the default method (auto) and entropy. A histogram's grid is
+// the smallest power of two covering all its values (histogram.h), so batching cannot move a
+// threshold; what may differ is the values themselves: a kernel may round differently at
+// another batch size (under the scalar cap the last Gemm's outputs at batch 1 differ from batch
+// 16's in the last bit), and a `max` threshold or a value's extremes follow. So thresholds and
+// extremes are compared to 1e-6 of them; another grid moves a threshold by a bin (1/4096 of the
+// range or more).
 TEST(CalibratorTest, TheTableDoesNotDependOnTheBatchSize) {
   QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, FusedResnet(fusion::FusionLevel::kFull));
   QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(*model.graph, 64));
@@ -106,7 +109,17 @@ TEST(CalibratorTest, TheTableDoesNotDependOnTheBatchSize) {
       SCOPED_TRACE(::testing::Message() << "batch " << batch);
       options.batch_size = batch;
       QFUSE_ASSERT_OK_AND_ASSIGN(const CalibrationRun got, Calibrate(*model.graph, *data, options));
-      EXPECT_EQ(ToJson(got.table), ToJson(want.table));
+      ASSERT_EQ(got.table.tensors.size(), want.table.tensors.size());
+      for (size_t i = 0; i < want.table.tensors.size(); ++i) {
+        const TensorRange& g = got.table.tensors[i];
+        const TensorRange& w = want.table.tensors[i];
+        SCOPED_TRACE(w.name);
+        EXPECT_EQ(g.name, w.name);
+        EXPECT_EQ(g.method, w.method);
+        EXPECT_NEAR(g.threshold, w.threshold, 1e-6 * w.threshold);
+        EXPECT_NEAR(g.min, w.min, 1e-6 * std::fabs(w.min));
+        EXPECT_NEAR(g.max, w.max, 1e-6 * std::fabs(w.max));
+      }
     }
   }
 }
