@@ -45,6 +45,95 @@ absl::StatusOr<ValueMap> RunOutputs(const ir::Graph& graph, const std::vector<ir
   return RunAndCollect(graph, inputs, options, &none);
 }
 
+// The part of `graph` that computes `output` from values the float run already holds, as a
+// graph of its own with those values as its inputs (fed from `reference`, graph inputs from
+// `inputs`). For a copy of the float graph with one layer quantized: upstream of that layer
+// the copy computes every node as the float graph does, so the part's `output` is the whole
+// copy's, for the work of the layer and its Q/DQ nodes instead of the whole model. (A part
+// without Q/DQ is not run: a float op run apart may pick another layout, and with it other
+// float rounding, than in the graph; tests/pipeline/layer_analysis_test.cc.)
+struct GraphPart {
+  std::unique_ptr<ir::Graph> graph;
+  std::vector<ir::NamedTensor> inputs;
+};
+
+absl::StatusOr<GraphPart> PartComputing(const ir::Graph& graph, const std::string& output, const ValueMap& reference,
+                                        const std::vector<ir::NamedTensor>& inputs) {
+  const ir::Value* out = graph.FindValue(output);
+  if (out == nullptr || out->producer() == nullptr) {
+    return absl::InternalError(absl::StrCat("layer analysis: no node computes \"", output, "\""));
+  }
+  std::set<const ir::Node*> nodes = {out->producer()};
+  std::vector<const ir::Node*> pending = {out->producer()};
+  std::set<const ir::Value*> seen;
+  std::vector<const ir::Value*> cut;
+  while (!pending.empty()) {
+    const ir::Node* node = pending.back();
+    pending.pop_back();
+    for (const ir::Value* v : node->inputs()) {
+      if (v == nullptr || v->is_constant() || !seen.insert(v).second) continue;
+      if (v->is_graph_input() || (v->name() != output && reference.count(v->name()) > 0)) {
+        cut.push_back(v);
+        continue;
+      }
+      if (v->producer() == nullptr) {
+        return absl::InternalError(absl::StrCat("layer analysis: no value for \"", v->name(), "\""));
+      }
+      if (nodes.insert(v->producer()).second) pending.push_back(v->producer());
+    }
+  }
+  GraphPart part;
+  part.graph = std::make_unique<ir::Graph>();
+  std::map<const ir::Value*, ir::Value*> mapped;
+  for (const ir::Value* v : cut) {
+    QFUSE_ASSIGN_OR_RETURN(mapped[v], part.graph->AddInput(v->name(), v->type()));
+    const auto held = reference.find(v->name());
+    if (held != reference.end()) {
+      part.inputs.push_back({v->name(), held->second});
+      continue;
+    }
+    const auto given =
+        std::find_if(inputs.begin(), inputs.end(), [&](const ir::NamedTensor& t) { return t.name == v->name(); });
+    if (given == inputs.end()) return absl::InternalError(absl::StrCat("layer analysis: no input \"", v->name(), "\""));
+    part.inputs.push_back(*given);
+  }
+  QFUSE_ASSIGN_OR_RETURN(const std::vector<ir::Node*> order, graph.TopologicalOrder());
+  for (const ir::Node* node : order) {
+    if (nodes.count(node) == 0) continue;
+    std::vector<ir::Value*> node_inputs;
+    for (const ir::Value* v : node->inputs()) {
+      if (v == nullptr) {
+        node_inputs.push_back(nullptr);
+        continue;
+      }
+      auto m = mapped.find(v);
+      if (m == mapped.end()) {  // a constant, first read here
+        QFUSE_ASSIGN_OR_RETURN(ir::Value * c, part.graph->AddConstant(v->name(), *v->initializer()));
+        m = mapped.emplace(v, c).first;
+      }
+      node_inputs.push_back(m->second);
+    }
+    std::vector<std::string> names;
+    for (const ir::Value* o : node->outputs()) names.push_back(o->name());
+    QFUSE_ASSIGN_OR_RETURN(ir::Node * copy, part.graph->AddNode(node->op_type(), node->name(), node_inputs, names,
+                                                                node->attrs(), node->domain()));
+    for (size_t i = 0; i < names.size(); ++i) {
+      copy->output(i)->mutable_type() = node->output(i)->type();
+      mapped[node->output(i)] = copy->output(i);
+    }
+  }
+  QFUSE_RETURN_IF_ERROR(part.graph->MarkOutput(mapped.at(out)));
+  return part;
+}
+
+// Whether `graph` holds a QuantizeLinear or DequantizeLinear node.
+bool HasQdq(const ir::Graph& graph) {
+  for (const ir::Node* n : graph.nodes()) {
+    if (n->op_type() == "QuantizeLinear" || n->op_type() == "DequantizeLinear") return true;
+  }
+  return false;
+}
+
 double OutputSqnr(const ir::Graph& graph, const ValueMap& reference, const ValueMap& actual) {
   double worst = std::numeric_limits<double>::infinity();
   for (const ir::Value* out : graph.outputs()) {
@@ -131,7 +220,13 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
     only.keep_float.erase(n->name());
     QFUSE_ASSIGN_OR_RETURN(ir::Model isolated_model, QuantizedCopy(fused, table, only));
     const std::set<std::string> wanted = {e.output};
-    QFUSE_ASSIGN_OR_RETURN(ValueMap isolated, RunAndCollect(*isolated_model.graph, inputs, options.executor, &wanted));
+    QFUSE_ASSIGN_OR_RETURN(GraphPart part, PartComputing(*isolated_model.graph, e.output, reference, inputs));
+    ValueMap isolated;
+    if (HasQdq(*part.graph)) {
+      QFUSE_ASSIGN_OR_RETURN(isolated, RunAndCollect(*part.graph, part.inputs, options.executor, &wanted));
+    } else {  // quantizing this layer alone adds no Q/DQ before its output: the float graph's output
+      isolated.emplace(e.output, ref);
+    }
     const ir::Tensor& iso = isolated.at(e.output);
     e.sqnr_isolated = SqnrDb(ref.values<float>(), iso.values<float>());
     e.cosine_isolated = Cosine(ref.values<float>(), iso.values<float>());
