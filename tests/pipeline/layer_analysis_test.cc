@@ -10,13 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "calib/calibrator.h"
 #include "data/dataset.h"
 #include "fusion/pipeline.h"
 #include "gtest/gtest.h"
-#include "ir/onnx_import.h"
 #include "pipeline/evaluation.h"
 #include "runtime/executor.h"
+#include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::pipeline {
@@ -39,19 +38,16 @@ absl::StatusOr<ValueMap> RunAll(const ir::Graph& graph, const std::vector<ir::Na
   return values;
 }
 
-void ExpectAnalysisMatchesWholeGraphRuns(const std::string& path, fusion::FusionLevel level) {
-  SCOPED_TRACE(path + " at " + std::string(fusion::FusionLevelName(level)));
-  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model fused, ir::LoadModel(path));
-  QFUSE_ASSERT_OK(fusion::Fuse(&fused, level).status());
-  data::DataSource source;
-  source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenDataset({source}, *fused.graph, 16));
-  calib::CalibrateOptions calibrate;
-  calibrate.num_samples = 16;
-  calibrate.show_progress = false;
-  QFUSE_ASSERT_OK_AND_ASSIGN(calib::CalibrationRun run, calib::Calibrate(*fused.graph, *data, calibrate));
-  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> batch, data->ReadBatch(0, 3));
+void ExpectAnalysisMatchesWholeGraphRuns(const std::string& name, fusion::FusionLevel level) {
+  SCOPED_TRACE(name + " at " + std::string(fusion::FusionLevelName(level)));
   const quant::ConvertOptions convert;
+  QFUSE_ASSERT_OK_AND_ASSIGN(testing::QuantizedSample run,
+                             testing::CalibrateSample(name, level, calib::ThresholdOptions(), convert, 16));
+  const ir::Model& fused = run.model;
+  data::DataSource source;  // the first calibration images
+  source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenDataset({source}, *fused.graph, 3));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> batch, data->ReadBatch(0, 3));
   LayerAnalysisOptions options;
   options.executor.integer_kernels = false;
   QFUSE_ASSERT_OK_AND_ASSIGN(LayerAnalysis analysis, AnalyzeLayers(fused, run.table, convert, batch, options));
@@ -84,7 +80,7 @@ void ExpectAnalysisMatchesWholeGraphRuns(const std::string& path, fusion::Fusion
 }
 
 TEST(LayerAnalysisTest, FiguresAreThoseOfWholeGraphRuns) {
-  for (const char* model : {"models/resnet_small/model.onnx", "models/mobilenetv2_small/model.onnx"}) {
+  for (const char* model : {"resnet_small", "mobilenetv2_small"}) {
     for (const fusion::FusionLevel level : {fusion::FusionLevel::kFull, fusion::FusionLevel::kNone}) {
       ExpectAnalysisMatchesWholeGraphRuns(model, level);
     }

@@ -146,15 +146,10 @@ TEST(QdqConverterTest, KeepFloatAndMissingTensorsAndUnknownNodes) {
 // max_widened_output_error of its bias (the default 1/256 always allows it here: the bound is
 // about K * 128 / 2^32), else the unit stays float. One note each.
 TEST(QdqConverterTest, OversizedBiasWidensOrKeepsTheUnitFloat) {
-  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, ir::LoadModel("models/resnet_small/model.onnx"));
-  QFUSE_ASSERT_OK(fusion::Fuse(&model, fusion::FusionLevel::kFull).status());
-  data::DataSource source;
-  source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenDataset({source}, *model.graph, 16));
-  calib::CalibrateOptions calibrate;
-  calibrate.num_samples = 16;
-  calibrate.show_progress = false;
-  QFUSE_ASSERT_OK_AND_ASSIGN(calib::CalibrationRun run, calib::Calibrate(*model.graph, *data, calibrate));
+  QFUSE_ASSERT_OK_AND_ASSIGN(
+      testing::QuantizedSample run,
+      testing::CalibrateSample("resnet_small", fusion::FusionLevel::kFull, calib::ThresholdOptions(), ConvertOptions(), 16));
+  ir::Model& model = run.model;
   // The first unit with a bias: scale its bias so the unwidened int32 bias is about 2^31 - 2^21.
   ir::Node* unit = nullptr;
   for (ir::Node* n : model.graph->nodes()) {

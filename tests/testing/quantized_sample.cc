@@ -7,9 +7,9 @@
 
 namespace qfuse::testing {
 
-absl::StatusOr<QuantizedSample> QuantizeSampleWith(const std::string& name, fusion::FusionLevel level,
-                                                   const calib::ThresholdOptions& threshold,
-                                                   const quant::ConvertOptions& convert) {
+absl::StatusOr<QuantizedSample> CalibrateSample(const std::string& name, fusion::FusionLevel level,
+                                                const calib::ThresholdOptions& threshold,
+                                                const quant::ConvertOptions& convert, int64_t samples) {
   QuantizedSample q;
   QFUSE_ASSIGN_OR_RETURN(q.model, ir::LoadModel("models/" + name + "/model.onnx"));
   fusion::PipelineOptions fusion_options;
@@ -17,14 +17,21 @@ absl::StatusOr<QuantizedSample> QuantizeSampleWith(const std::string& name, fusi
   QFUSE_RETURN_IF_ERROR(fusion::Fuse(&q.model, level, fusion_options).status());
   data::DataSource source;
   source.path = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
-  QFUSE_ASSIGN_OR_RETURN(auto data, data::OpenDataset({source}, *q.model.graph, 64));
+  QFUSE_ASSIGN_OR_RETURN(auto data, data::OpenDataset({source}, *q.model.graph, samples));
   calib::CalibrateOptions calibrate;
-  calibrate.num_samples = 64;
+  calibrate.num_samples = samples;
   calibrate.show_progress = false;
   calibrate.threshold = threshold;
   calibrate.unsigned_grid = quant::UnsignedGridOf(convert);
   QFUSE_ASSIGN_OR_RETURN(calib::CalibrationRun run, calib::Calibrate(*q.model.graph, *data, calibrate));
   q.table = run.table;
+  return q;
+}
+
+absl::StatusOr<QuantizedSample> QuantizeSampleWith(const std::string& name, fusion::FusionLevel level,
+                                                   const calib::ThresholdOptions& threshold,
+                                                   const quant::ConvertOptions& convert) {
+  QFUSE_ASSIGN_OR_RETURN(QuantizedSample q, CalibrateSample(name, level, threshold, convert));
   QFUSE_ASSIGN_OR_RETURN(q.stats, quant::ConvertToQdq(&q.model, q.table, convert));
   return q;
 }

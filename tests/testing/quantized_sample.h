@@ -6,6 +6,7 @@
 #ifndef QFUSE_TESTS_TESTING_QUANTIZED_SAMPLE_H_
 #define QFUSE_TESTS_TESTING_QUANTIZED_SAMPLE_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,13 @@ struct QuantizedSample {
   quant::ConversionStats stats;
   calib::CalibrationTable table;
 };
+
+// The bundled sample `name` fused at `level` (with the unit forms of the options' target) and
+// calibrated on its first `samples` Fashion-MNIST training images: the float model (not
+// converted) and its table, in a QuantizedSample with empty stats.
+absl::StatusOr<QuantizedSample> CalibrateSample(const std::string& name, fusion::FusionLevel level,
+                                                const calib::ThresholdOptions& threshold,
+                                                const quant::ConvertOptions& convert, int64_t samples = 64);
 
 absl::StatusOr<QuantizedSample> QuantizeSampleWith(const std::string& name, fusion::FusionLevel level,
                                                    const calib::ThresholdOptions& threshold,
