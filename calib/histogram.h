@@ -102,8 +102,9 @@ class AbsHistogram {
   // merged 2^e at a time onto the coarser width, growing this one if `other` is coarser.
   // InvalidArgument if the bin counts differ; FailedPrecondition if both widths are set and
   // their ratio is not a power of two (only where FromBins gave a width that is not one) or if
-  // `other` has an open group; either error leaves this histogram as it was. This one's open group is weighed
-  // first; the result keeps balanced counts only if both had them (or one was empty).
+  // `other` has an open group; either error leaves this histogram as it was. This one's open
+  // group is weighed first; the result keeps balanced counts only if both had them (or one was
+  // empty).
   absl::Status Merge(const AbsHistogram& other);
 
   int num_bins() const { return static_cast<int>(bins_.size()); }
