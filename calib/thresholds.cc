@@ -333,8 +333,16 @@ double BalancedQuantizationError(const AbsHistogram& histogram, double threshold
 
 namespace {
 
+// The searches' last candidate edge: the top of the last occupied bin (at least num_levels).
+// The histogram's range reaches up to twice max|x| (a power-of-two grid); edges above the data
+// would be clamped to max|x| by AtEdge, so a search that picked one there (an empty stretch
+// where the rounding grid happens to line up, or a KL with no clipped tail) would return max|x|
+// with a score worse than it measured.
+int SearchTop(absl::Span<const int64_t> c, int num_levels) { return std::max(MaxEdge(c), num_levels); }
+
 ThresholdChoice ChooseSingle(const AbsHistogram& histogram, const ThresholdOptions& options, CalibrationMethod method) {
   const absl::Span<const int64_t> c = histogram.bins();
+  const int top = SearchTop(c, options.num_quantized_bins);
   int edge = 0;
   switch (method) {
     case CalibrationMethod::kMax:
@@ -344,13 +352,13 @@ ThresholdChoice ChooseSingle(const AbsHistogram& histogram, const ThresholdOptio
       edge = PercentileEdge(c, histogram.count(), options.percentile);
       break;
     case CalibrationMethod::kEntropy:
-      edge = EntropyEdge(c, options.num_quantized_bins, options.entropy_skip_zero_spike);
+      edge = EntropyEdge(c.first(top), options.num_quantized_bins, options.entropy_skip_zero_spike);
       break;
     case CalibrationMethod::kMse:
-      edge = MseEdge(OccupiedBins(c), histogram.num_bins(), options.num_quantized_bins);
+      edge = MseEdge(OccupiedBins(c), top, options.num_quantized_bins);
       break;
     case CalibrationMethod::kBalancedMse:
-      edge = MseEdge(ScoredBins(histogram), histogram.num_bins(), options.num_quantized_bins);
+      edge = MseEdge(ScoredBins(histogram), top, options.num_quantized_bins);
       break;
     case CalibrationMethod::kAuto:  // ChooseThreshold picks among the others
       break;
@@ -379,7 +387,8 @@ absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, c
   // below it (the top bin's values count at its centre); entropy's or mse's edge could then have
   // won, and this candidate is the least of all such edges.
   const CalibrationMethod searched = balanced ? CalibrationMethod::kBalancedMse : CalibrationMethod::kMse;
-  const MseEdges edges = SearchMse(occupied, histogram.num_bins(), options.num_quantized_bins,
+  const MseEdges edges = SearchMse(occupied, SearchTop(histogram.bins(), options.num_quantized_bins),
+                                   options.num_quantized_bins,
                                    static_cast<double>(histogram.max_abs()) / histogram.bin_width());
   std::vector<ThresholdChoice> candidates;
   for (CalibrationMethod m : {CalibrationMethod::kPercentile, CalibrationMethod::kMax}) {

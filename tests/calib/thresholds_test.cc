@@ -258,8 +258,8 @@ TEST(ThresholdsTest, EntropyPicksTheLeastKlByTheDefinition) {
 
 // Sparse histograms (nothing below bin M - 1) where several candidates score exactly 0, e.g.
 // c[200] = 1, c[1000] = 2: keeping bins [0, 201) folds all mass into bin 200 and keeping all
-// 2048 puts each value in its own group, both KL 0; the tie goes to the larger edge (no
-// clipping). A grouped KL with a rounding residue of 1e-16 picked 201, 936 and 131 here.
+// 1001 up to the data's top puts each value in its own group, both KL 0; the tie goes to the
+// larger edge (no clipping). A grouped KL with a rounding residue of 1e-16 picked 201, 936 and 131 here.
 TEST(ThresholdsTest, EntropySparseTiesGoToTheLargerEdge) {
   const std::vector<std::vector<std::pair<int, int64_t>>> cases = {
       {{200, 1}, {1000, 2}}, {{935, 10}, {1780, 6}, {1816, 8}}, {{130, 1}, {131, 1}, {1500, 1}}};
@@ -271,8 +271,10 @@ TEST(ThresholdsTest, EntropySparseTiesGoToTheLargerEdge) {
     ThresholdOptions o = Options(CalibrationMethod::kEntropy, 128);
     o.entropy_skip_zero_spike = false;
     QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice, ChooseThreshold(h, o));
-    EXPECT_EQ(choice.edge, DefinitionEntropyEdge(c, 128));
-    if (spikes[0].first == 200) EXPECT_EQ(choice.edge, 2048);
+    // The search ends at the last occupied bin's top (edges above it would clamp to max|x|).
+    const int top = spikes.back().first + 1;
+    EXPECT_EQ(choice.edge, DefinitionEntropyEdge(std::vector<int64_t>(c.begin(), c.begin() + top), 128));
+    if (spikes[0].first == 200) EXPECT_EQ(choice.edge, 1001);
   }
 }
 
@@ -539,9 +541,29 @@ TEST(ThresholdsTest, SingleSpikeGivesItsValueForEveryMethod) {
     SCOPED_TRACE(CalibrationMethodName(method));
     QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice a, ChooseThreshold(spike, Options(method)));
     EXPECT_EQ(a.threshold, 3.5f);
-    EXPECT_GE(a.edge, 3585);  // any edge at or above the spike's bin, clamped to max|x|
+    EXPECT_EQ(a.edge, 3585);  // the searches end at the last occupied bin's top
     QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice b, ChooseThreshold(middle, Options(method)));
     EXPECT_EQ(b.threshold, 5.005f);
+  }
+}
+
+// The power-of-two grid leaves up to half of the bins above max|x|. A search over those empty
+// edges found one where the rounding grid lines up and AtEdge clamped it to max|x|: mse gave
+// T = 1.0 here with 27x the squared error of its pick on the data's own edges (a read-only
+// review's reproducer). The searches now end at the last occupied bin.
+TEST(ThresholdsTest, SearchesDoNotPickEdgesAboveTheData) {
+  AbsHistogram h;  // width 2^-11: 1.0 in bin 2048 of 4096
+  std::vector<float> values(100, 0.5f);
+  values.push_back(1.0f);
+  h.Add(values);
+  for (const CalibrationMethod method : {CalibrationMethod::kMse, CalibrationMethod::kEntropy}) {
+    SCOPED_TRACE(CalibrationMethodName(method));
+    QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice c, ChooseThreshold(h, Options(method)));
+    EXPECT_LE(c.edge, 2049);
+    if (method == CalibrationMethod::kMse) {
+      EXPECT_LT(c.threshold, 1.0f);
+      EXPECT_LT(QuantizationError(h, c.threshold, 128), QuantizationError(h, 1.0, 128));
+    }
   }
 }
 
