@@ -55,8 +55,9 @@ std::vector<const ir::Value*> ResidualValues(const ir::Graph& graph);
 
 // One pass over the samples with one streaming |x| histogram per observed value (histogram.h:
 // its grid is a power of two set by all the values, so batching does not move a threshold,
-// beyond the last bits of values that a kernel rounds differently at another batch size and
-// the sample-balanced weights of tensors whose leading dim is not the batch), then a threshold
+// beyond the last bits of values that a kernel rounds differently at another batch size, the
+// sample-balanced weights of tensors whose leading dim is not the batch, and the order in which
+// the balanced counts' doubles are summed, which can flip an exact tie), then a threshold
 // per value. NaN or Inf in an activation is an error naming the tensor and the samples of the
 // batch.
 absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& data, const CalibrateOptions& options);

@@ -45,9 +45,10 @@ absl::StatusOr<AbsHistogram> AbsHistogram::Create(int num_bins) {
 
 absl::StatusOr<AbsHistogram> AbsHistogram::FromBins(std::vector<int64_t> bins, float bin_width, float min, float max) {
   if (bins.empty()) return absl::InvalidArgumentError("AbsHistogram::FromBins: no bins");
-  if (!IsFinite(bin_width) || bin_width < 0) {
+  // A subnormal width would make 1 / width infinite, and every bin index with it.
+  if (!IsFinite(bin_width) || (bin_width != 0 && !(bin_width >= std::numeric_limits<float>::min()))) {
     return absl::InvalidArgumentError(
-        absl::StrCat("AbsHistogram::FromBins: bin width must be finite and >= 0, got ", bin_width));
+        absl::StrCat("AbsHistogram::FromBins: bin width must be 0 or a finite normal float > 0, got ", bin_width));
   }
   int64_t count = 0;
   for (size_t b = 0; b < bins.size(); ++b) {
@@ -70,9 +71,11 @@ absl::StatusOr<AbsHistogram> AbsHistogram::FromBins(std::vector<int64_t> bins, f
     return absl::InvalidArgumentError(absl::StrCat("AbsHistogram::FromBins: bad min/max ", min, " / ", max));
   }
   const float max_abs = std::max(-min, max);
-  if (bin_width == 0 ? max_abs != 0 : static_cast<double>(max_abs) > h.range()) {
+  // Strictly below the range, as Add keeps it: a value at the top edge would sit in the last bin
+  // here but in the bin above it once a later Add grew the width.
+  if (bin_width == 0 ? max_abs != 0 : static_cast<double>(max_abs) >= h.range()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("AbsHistogram::FromBins: max |x| ", max_abs, " lies outside the histogram range ", h.range()));
+        absl::StrCat("AbsHistogram::FromBins: max |x| ", max_abs, " is not below the histogram range ", h.range()));
   }
   h.min_ = min;
   h.max_ = max;
@@ -387,7 +390,7 @@ absl::Status AbsHistogram::Merge(const AbsHistogram& other) {
       return absl::FailedPreconditionError(absl::StrCat("AbsHistogram::Merge: bin widths ", bin_width_, " and ",
                                                         other.bin_width_,
                                                         " are not a power of two apart, so bins cannot be merged "
-                                                        "exactly (seed per-thread histograms with EmptyLike)"));
+                                                        "exactly (only a FromBins width can be)"));
     }
   }
   FinishSamples();

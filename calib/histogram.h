@@ -63,9 +63,9 @@ class AbsHistogram {
   // Empty histogram with `num_bins` (>= 1) bins and an unset width.
   static absl::StatusOr<AbsHistogram> Create(int num_bins);
 
-  // Rebuilds a histogram from stored bins (e.g. a fixture or a cache): counts >= 0,
-  // bin_width finite and >= 0 (0: unset, then only bins[0] may be non-zero and min == max == 0),
-  // min <= max finite when any count is non-zero, max(-min, max) <= bin_width * bins.size().
+  // Rebuilds a histogram from stored bins (e.g. a fixture or a cache): counts >= 0, bin_width
+  // 0 (unset: then only bins[0] may be non-zero and min == max == 0) or a finite normal float,
+  // min <= max finite when any count is non-zero, max(-min, max) < bin_width * bins.size().
   static absl::StatusOr<AbsHistogram> FromBins(std::vector<int64_t> bins, float bin_width, float min, float max);
 
   // An empty histogram on this one's grid (same bin count and width).

@@ -129,7 +129,8 @@ struct ThresholdChoice {
 // holding only zeros gives kZeroRangeThreshold with edge 0, for every method. A single spike
 // (all mass in one bin b) gives T = A for every method: percentile stops at e_{b+1}; entropy
 // scores 0 for every i > b and +inf below; MSE scores e_{b+1} (when >= e_M) at 1/4 w^2, which
-// only e_b (clipping) ties, and any larger winning edge is clamped to A.
+// only e_b (clipping) ties, and the ties go to the larger edge. The searches end at e_{b+1},
+// the last occupied bin's top (clamped to A, as every edge above max|x| would be).
 absl::StatusOr<ThresholdChoice> ChooseThreshold(const AbsHistogram& histogram, const ThresholdOptions& options);
 
 // Expected squared error, in units of the bin width squared, of quantizing the histogram's

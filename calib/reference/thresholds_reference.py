@@ -10,11 +10,12 @@ T = min(j * w, A) (in float64, then float32). Ties of exactly equal scores go to
 
   max         j = last non-empty bin + 1.
   percentile  smallest j >= 1 with cumsum(c)[j-1] >= percentile / 100 * N.
-  entropy     for i = M..n (M = number of quantized levels): P = c[:i] with sum(c[i:]) added
+  entropy     for i = M..top (M = number of quantized levels; top = max(M, max's j): the
+              searches end at the last occupied bin's top): P = c[:i] with sum(c[i:]) added
               to P[i-1]; bins j < i form M groups floor(j * M / i); Q[j] = group sum / number
               of non-empty bins in the group where c[j] > 0, else 0; KL(P/N || Q/sum(c[:i]))
               over P > 0, +inf if Q == 0 where P > 0 (no smoothing). Pick the minimum.
-  mse         for j = M..n: T_j = j (units of w), L = M - 1, bin centres x = b + 0.5,
+  mse         for j = M..top: T_j = j (units of w), L = M - 1, bin centres x = b + 0.5,
               k = min(rint(x * L / T_j), L) (half to even), error = sum c * (x - k * T_j / L)^2.
 
   entropy_skip_zero_spike  entropy on counts with c[0] replaced by c[1] (pytorch-quantization's
@@ -66,11 +67,10 @@ def percentile_edge(counts, percentile):
     return int(np.argmax(reached)) + 1
 
 
-def entropy_scores(counts, levels):
-    n = counts.size
+def entropy_scores(counts, levels, top):
     total = float(counts.sum())
     scores = {}
-    for i in range(levels, n + 1):
+    for i in range(levels, top + 1):
         kept = counts[:i]
         tail = counts[i:].sum()
         ref = kept.copy()
@@ -92,14 +92,13 @@ def entropy_scores(counts, levels):
     return scores
 
 
-def mse_scores(counts, levels):
-    n = counts.size
+def mse_scores(counts, levels, top):
     steps = float(levels - 1)
     occupied = np.flatnonzero(counts)
     x = occupied.astype(np.float64) + 0.5
     weight = counts[occupied].astype(np.float64)
     scores = {}
-    for j in range(levels, n + 1):
+    for j in range(levels, top + 1):
         t = float(j)
         k = np.minimum(np.rint(x * steps / t), steps)
         d = x - k * t / steps
@@ -124,12 +123,13 @@ def compute_all(counts, width, amax, levels, percentile):
     if amax == 0:
         return {m: {"threshold": ZERO_RANGE_THRESHOLD, "edge": 0} for m in METHODS}, {}
     edges = {"max": max_edge(counts), "percentile": percentile_edge(counts, percentile)}
+    search_top = max(edges["max"], levels)  # the searched edges end at the last occupied bin's top
     margins = {}
     zero_spike_flattened = counts.copy()
     zero_spike_flattened[0] = counts[1]
     for name, fn, c in (("entropy", entropy_scores, counts), ("mse", mse_scores, counts),
                         ("entropy_skip_zero_spike", entropy_scores, zero_spike_flattened)):
-        scores = fn(c, levels)
+        scores = fn(c, levels, search_top)
         edges[name] = pick_largest_minimum(scores)
         margins[name] = relative_margin(scores, edges[name])
     expected = {m: {"threshold": edge_threshold(edges[m], width, amax), "edge": edges[m]} for m in METHODS}
@@ -137,8 +137,9 @@ def compute_all(counts, width, amax, levels, percentile):
 
 
 # ----------------------------------------------------------------------------------------------
-# Fixture histograms: |x| in NUM_BINS bins on [0, max|x|] (one batch), binned like
-# AbsHistogram: floor(|x| * (1 / w)) in float32, clamped to the last bin.
+# Fixture histograms: |x| in NUM_BINS bins on [0, NUM_BINS * w), binned as AbsHistogram bins one
+# batch: w the smallest power of two (at least FLT_MIN) with w * NUM_BINS > max|x|, bin
+# floor(|x| * (1 / w)) in float32 (exact, and below NUM_BINS, as w is a power of two).
 
 
 def abs_histogram(values):
@@ -149,9 +150,12 @@ def abs_histogram(values):
         counts = np.zeros(NUM_BINS, dtype=np.int64)
         counts[0] = values.size
         return counts, np.float32(0), values
-    width = np.float32(amax / np.float32(NUM_BINS))  # exact: NUM_BINS is a power of two
+    width = np.float32(np.finfo(np.float32).tiny)
+    while float(width) * NUM_BINS <= float(amax):
+        width = np.float32(width * 2)
     idx = (a * (np.float32(1) / width)).astype(np.int64)
-    counts = np.bincount(np.minimum(idx, NUM_BINS - 1), minlength=NUM_BINS).astype(np.int64)
+    assert idx.max() < NUM_BINS
+    counts = np.bincount(idx, minlength=NUM_BINS).astype(np.int64)
     return counts, width, values
 
 
@@ -170,7 +174,7 @@ def make_cases():
 
     spike = np.full(1000, 3.5, dtype=np.float32)
     spike[::2] = -3.5
-    cases.append(("single_spike", "500 x 3.5 and 500 x -3.5: all mass in the last bin", spike, 128))
+    cases.append(("single_spike", "500 x 3.5 and 500 x -3.5: all mass in one bin", spike, 128))
 
     relu = np.maximum(rng.standard_normal(1_000_000), 0.0).astype(np.float32)
     cases.append(("relu_half_normal", "max(N(0,1), 0) x 1e6 (about half exact zeros), uint8: 256 levels",

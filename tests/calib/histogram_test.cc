@@ -119,7 +119,7 @@ TEST(AbsHistogramTest, GrowthBeyondBinCountMergesEverythingIntoBinZero) {
   AbsHistogram h = Make(4);
   h.Add(std::vector<float>{3.5f, 1.0f, 2.0f});  // width 1: bins 1, 2, 3
   ASSERT_THAT(h.bins(), ElementsAre(0, 1, 1, 1));
-  h.Add(std::vector<float>{100.0f});  // k = 32 (4 * 32 = 128 >= 100), width 32
+  h.Add(std::vector<float>{100.0f});  // k = 32 (4 * 32 = 128 > 100), width 32
   EXPECT_EQ(h.bin_width(), 32.0f);
   EXPECT_THAT(h.bins(), ElementsAre(3, 0, 0, 1));
 }
@@ -166,7 +166,7 @@ TEST(AbsHistogramTest, MergeOnSharedGridEqualsSequentialAdds) {
   EXPECT_EQ(t2.bin_width(), 4.0f);
   QFUSE_ASSERT_OK(main.Merge(t1));
   QFUSE_ASSERT_OK(main.Merge(t2));  // coarser: main grows
-  QFUSE_ASSERT_OK(main.Merge(t3));  // finer: its bins merge 4 at a time
+  QFUSE_ASSERT_OK(main.Merge(t3));  // finer (width 2): its bins merge 2 at a time
   EXPECT_EQ(main.bin_width(), sequential.bin_width());
   EXPECT_THAT(main.bins(), ElementsAreArray(sequential.bins()));
   // Width 4: [0, 4) holds 1.5, 2.5, 0, 0.7; [4, 8) holds 5 and 7.9; 8 -> bin 2; 30 -> bin 7.
@@ -398,7 +398,7 @@ TEST(AbsHistogramTest, AddSamplesEqualsAddAndDoesNotDependOnParts) {
   // A failed Merge leaves this histogram as it was; merging one without balanced counts drops them.
   std::vector<int64_t> one(64, 0);
   one[63] = 1;
-  QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram other_grid, AbsHistogram::FromBins(one, 3.0f / 64, 0.0f, 3.0f));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram other_grid, AbsHistogram::FromBins(one, 3.0f / 64, 0.0f, 2.99f));
   const std::vector<double> before(a.balanced_bins().begin(), a.balanced_bins().end());
   EXPECT_EQ(a.Merge(other_grid).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(a.balanced_bins(), ElementsAreArray(before));
@@ -439,7 +439,7 @@ TEST(AbsHistogramTest, MergeRejectsMismatchedGrids) {
   EXPECT_THAT(a.bins(), ElementsAre(0, 1, 0, 0, 1, 0, 0, 0));
   std::vector<int64_t> one(8, 0);
   one[7] = 1;
-  QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram odd, AbsHistogram::FromBins(one, 0.375f, 0.0f, 3.0f));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram odd, AbsHistogram::FromBins(one, 0.375f, 0.0f, 2.99f));
   EXPECT_EQ(a.Merge(odd).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(a.count(), 2);  // unchanged
   AbsHistogram c = Make(4);
@@ -458,6 +458,22 @@ TEST(AbsHistogramTest, FromBinsValidates) {
   EXPECT_EQ(AbsHistogram::FromBins({1, 1}, 1.0f, 0, 2.5f).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(AbsHistogram::FromBins({1, 1}, kNaN, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(AbsHistogram::FromBins({1, 1}, 1.0f, 1, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  // max |x| must lie below the range, as Add keeps it: a value at the top edge would sit in the
+  // last bin here and in the bin above it once a later Add grew the width.
+  EXPECT_EQ(AbsHistogram::FromBins({0, 1}, 1.0f, 0, 2.0f).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AbsHistogram::FromBins({0, 1}, 1.0f, -2.0f, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  QFUSE_EXPECT_OK(AbsHistogram::FromBins({0, 1}, 1.0f, 0, 1.9999999f).status());
+  // A subnormal width: 1 / width is infinite, and so would every later bin index be.
+  EXPECT_EQ(AbsHistogram::FromBins(std::vector<int64_t>(8, 0), 1e-39f, 0, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AbsHistogram::FromBins({1, 1}, -1.0f, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
+  QFUSE_ASSERT_OK_AND_ASSIGN(AbsHistogram smallest, AbsHistogram::FromBins(std::vector<int64_t>(8, 0),
+                                                                           std::numeric_limits<float>::min(), 0, 0));
+  smallest.Add(std::vector<float>{0.0f, 1e-40f, 1.0f});  // the width grows to cover 1
+  EXPECT_EQ(smallest.count(), 3);
+  EXPECT_EQ(smallest.bin_width(), 0.25f);  // 8 bins of 2^-2 cover 1 strictly (8 of 2^-3 do not)
+  EXPECT_EQ(smallest.bins()[0], 2);
+  EXPECT_EQ(smallest.bins()[4], 1);
 }
 
 // Many batches with growing scales, against a direct binning of all values at the final width.

@@ -25,6 +25,8 @@ namespace {
 // Written by calib/reference/thresholds_reference.py; relative to the workspace root, which is
 // the working directory under `bazel test`.
 constexpr char kCasesPath[] = "tests/testdata/calib/threshold_cases.json";
+// The largest float below 1: max |x| of fixtures on [0, 1), which a histogram range must exceed.
+constexpr float kBelowOne = 0.99999994f;
 
 constexpr CalibrationMethod kAllMethods[] = {CalibrationMethod::kEntropy, CalibrationMethod::kPercentile,
                                              CalibrationMethod::kMse,     CalibrationMethod::kMax,
@@ -87,22 +89,23 @@ TEST(ThresholdsReferenceTest, FixtureThresholdsAreTheExpectedShape) {
   for (const nlohmann::json& c : root.at("cases")) {
     for (const auto& [key, expected] : c.at("expected").items()) edges[c.at("name")][key] = expected.at("edge");
   }
-  // Gaussian + outliers at 20-30 (width 0.01449): entropy clips at 4.77, far below max 29.68.
-  EXPECT_EQ(edges["gaussian_outliers"]["entropy"], 329);
-  EXPECT_EQ(edges["gaussian_outliers"]["percentile"], 269);
+  // Gaussian + outliers at 20-30 (width 2^-6): entropy clips at 4.5, far below max 29.68.
+  EXPECT_EQ(edges["gaussian_outliers"]["entropy"], 288);
+  EXPECT_EQ(edges["gaussian_outliers"]["percentile"], 250);
   EXPECT_EQ(edges["gaussian_outliers"]["mse"], 1016);
-  EXPECT_EQ(edges["gaussian_outliers"]["max"], 2048);
+  EXPECT_EQ(edges["gaussian_outliers"]["max"], 1900);
   // Uniform: entropy keeps the whole range.
   EXPECT_EQ(edges["uniform"]["entropy"], 2048);
   EXPECT_EQ(edges["uniform"]["mse"], 2042);
   EXPECT_EQ(edges["all_zeros"]["entropy"], 0);
-  EXPECT_EQ(edges["single_spike"]["entropy"], 2048);
-  EXPECT_EQ(edges["single_spike"]["mse"], 2048);
-  // Post-ReLU, 256 levels: the zero spike pulls entropy down to 1.80 unless skipped (4.63).
-  EXPECT_EQ(edges["relu_half_normal"]["entropy"], 767);
-  EXPECT_EQ(edges["relu_half_normal"]["entropy_skip_zero_spike"], 1971);
-  EXPECT_EQ(edges["relu_half_normal"]["percentile"], 1603);
-  EXPECT_EQ(edges["relu_half_normal"]["mse"], 1796);
+  // One occupied bin (3.5 at width 2^-9: bin 1792): the searches end at its top.
+  EXPECT_EQ(edges["single_spike"]["entropy"], 1793);
+  EXPECT_EQ(edges["single_spike"]["mse"], 1793);
+  // Post-ReLU, 256 levels (width 2^-8): the zero spike pulls entropy down to 2.0 unless skipped (4.31).
+  EXPECT_EQ(edges["relu_half_normal"]["entropy"], 512);
+  EXPECT_EQ(edges["relu_half_normal"]["entropy_skip_zero_spike"], 1103);
+  EXPECT_EQ(edges["relu_half_normal"]["percentile"], 964);
+  EXPECT_EQ(edges["relu_half_normal"]["mse"], 1084);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -227,7 +230,7 @@ std::vector<RandomCase> RandomCases(uint64_t seed) {
   std::vector<RandomCase> cases;
   for (int iteration = 0; iteration < 24; ++iteration) {
     std::vector<int64_t> c = RandomHistogram(iteration, rng);
-    absl::StatusOr<AbsHistogram> h = AbsHistogram::FromBins(c, 1.0f / c.size(), 0.0f, 1.0f);
+    absl::StatusOr<AbsHistogram> h = AbsHistogram::FromBins(c, 1.0f / c.size(), 0.0f, kBelowOne);
     EXPECT_TRUE(h.ok()) << h.status();
     if (h.ok()) cases.push_back({std::move(c), *std::move(h)});
   }
@@ -267,7 +270,7 @@ TEST(ThresholdsTest, EntropySparseTiesGoToTheLargerEdge) {
     std::vector<int64_t> c(2048, 0);
     for (const auto& [bin, count] : spikes) c[bin] = count;
     SCOPED_TRACE(::testing::Message() << "first spike at " << spikes[0].first);
-    QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins(c, 1.0f / 2048, 0.0f, 1.0f));
+    QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h, AbsHistogram::FromBins(c, 1.0f / 2048, 0.0f, kBelowOne));
     ThresholdOptions o = Options(CalibrationMethod::kEntropy, 128);
     o.entropy_skip_zero_spike = false;
     QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice, ChooseThreshold(h, o));
@@ -521,7 +524,7 @@ TEST(ThresholdsTest, AutoPicksTheLeastErrorAndDoesNotClipBehindASpike) {
   // On a smooth post-ReLU-like histogram, auto's error is no worse than entropy's either.
   std::vector<int64_t> smooth(2048, 0);
   for (int b = 0; b < 2048; ++b) smooth[b] = static_cast<int64_t>(1e6 * std::exp(-b / 150.0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram s, AbsHistogram::FromBins(smooth, 0.001f, 0.0f, 2.048f));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram s, AbsHistogram::FromBins(smooth, 0.001f, 0.0f, 2.047f));
   QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice s_auto, ChooseThreshold(s, Options(CalibrationMethod::kAuto)));
   QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice s_entropy, ChooseThreshold(s, Options(CalibrationMethod::kEntropy)));
   EXPECT_LE(QuantizationError(s, s_auto.threshold, 128), QuantizationError(s, s_entropy.threshold, 128));
