@@ -62,7 +62,7 @@ absl::StatusOr<Value*> Graph::AddConstant(const std::string& name, Tensor tensor
 void Graph::SetConstantData(Value* value, Tensor tensor) {
   value->type_.dtype = tensor.dtype();
   value->type_.shape = Shape::FromDims(tensor.dims());
-  value->initializer_ = std::make_unique<Tensor>(std::move(tensor));
+  value->initializer_ = std::make_shared<const Tensor>(std::move(tensor));
 }
 
 absl::StatusOr<Node*> Graph::AddNode(const std::string& op_type, const std::string& name,
@@ -393,7 +393,7 @@ std::unique_ptr<Graph> Graph::Clone() const {
     nv->name_ = v->name_;
     nv->type_ = v->type_;
     nv->producer_output_ = v->producer_output_;
-    if (v->initializer_) nv->initializer_ = std::make_unique<Tensor>(*v->initializer_);
+    nv->initializer_ = v->initializer_;  // shared: constants are never changed in place
     nv->is_graph_input_ = v->is_graph_input_;
     nv->is_graph_output_ = v->is_graph_output_;
     value_map[v.get()] = nv.get();

@@ -58,7 +58,8 @@ class Value {
   Node* producer_ = nullptr;
   int producer_output_ = -1;
   std::vector<Use> uses_;
-  std::unique_ptr<Tensor> initializer_;
+  // Immutable once set, so a Clone shares it instead of copying the weights.
+  std::shared_ptr<const Tensor> initializer_;
   bool is_graph_input_ = false;
   bool is_graph_output_ = false;
 };
@@ -100,7 +101,7 @@ class Graph {
   Graph(Graph&&) = default;
   Graph& operator=(Graph&&) = default;
 
-  // Deep copy with the same names, ids and node order.
+  // Copy with the same names, ids and node order; constants (immutable) are shared, not copied.
   std::unique_ptr<Graph> Clone() const;
 
   const std::string& name() const { return name_; }
