@@ -59,6 +59,8 @@ absl::StatusOr<OutputAgreement> CompareOutputs(const ir::Tensor& reference, cons
 // SQNR (dB) and cosine of two equally sized float spans.
 double SqnrDb(absl::Span<const float> reference, absl::Span<const float> actual);
 double Cosine(absl::Span<const float> a, absl::Span<const float> b);
+// Both in one pass: the same values as SqnrDb and Cosine.
+void SqnrAndCosine(absl::Span<const float> reference, absl::Span<const float> actual, double* sqnr_db, double* cosine);
 
 }  // namespace qfuse::pipeline
 

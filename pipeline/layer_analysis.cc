@@ -59,16 +59,16 @@ absl::StatusOr<std::map<std::string, Agreement>> RunAndCompare(const ir::Graph& 
     if (t.dtype() != ir::DataType::kFloat32) return;
     const auto ref = reference.find(v.name());
     if (ref == reference.end()) return;
-    agreement[v.name()] = {SqnrDb(ref->second.values<float>(), t.values<float>()),
-                           Cosine(ref->second.values<float>(), t.values<float>())};
+    Agreement& a = agreement[v.name()];
+    SqnrAndCosine(ref->second.values<float>(), t.values<float>(), &a.sqnr, &a.cosine);
   };
   QFUSE_ASSIGN_OR_RETURN(auto results, exec->Run(inputs, run));
   for (auto& out : results) {
     if (out.tensor.dtype() != ir::DataType::kFloat32) continue;
     const auto ref = reference.find(out.name);
     if (ref != reference.end()) {
-      agreement[out.name] = {SqnrDb(ref->second.values<float>(), out.tensor.values<float>()),
-                             Cosine(ref->second.values<float>(), out.tensor.values<float>())};
+      Agreement& a = agreement[out.name];
+      SqnrAndCosine(ref->second.values<float>(), out.tensor.values<float>(), &a.sqnr, &a.cosine);
     }
     (*outputs)[out.name] = std::move(out.tensor);
   }
@@ -269,8 +269,7 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
       isolated.emplace(e.output, ref);
     }
     const ir::Tensor& iso = isolated.at(e.output);
-    e.sqnr_isolated = SqnrDb(ref.values<float>(), iso.values<float>());
-    e.cosine_isolated = Cosine(ref.values<float>(), iso.values<float>());
+    SqnrAndCosine(ref.values<float>(), iso.values<float>(), &e.sqnr_isolated, &e.cosine_isolated);
     analysis.layers.push_back(e);
     if (options.suggest_keep_float > 0) {
       // This layer alone in float, the rest int8.

@@ -15,6 +15,29 @@ ir::Tensor Floats(std::vector<int64_t> dims, const std::vector<float>& values) {
   return ir::Tensor::FromVector<float>(std::move(dims), values);
 }
 
+// 21 values (every partial sum and a tail of 5): SQNR and cosine against a plain loop in long
+// double; the one-pass form gives SqnrDb's and Cosine's values exactly.
+TEST(SqnrDbTest, EveryValueCounts) {
+  std::vector<float> reference, actual;
+  long double signal = 0, noise = 0, dot = 0, actual_norm = 0;
+  for (int i = 0; i < 21; ++i) {
+    reference.push_back(static_cast<float>(i + 1));
+    actual.push_back(static_cast<float>(i + 1) + 0.5f * static_cast<float>(i % 3 - 1) + (i == 20 ? 3.0f : 0.0f));
+    const long double r = reference.back(), x = actual.back();
+    signal += r * r;
+    noise += (r - x) * (r - x);
+    dot += r * x;
+    actual_norm += x * x;
+  }
+  const double sqnr = SqnrDb(reference, actual), cosine = Cosine(reference, actual);
+  EXPECT_NEAR(sqnr, static_cast<double>(10 * std::log10(signal / noise)), 1e-12);
+  EXPECT_NEAR(cosine, static_cast<double>(dot / std::sqrt(signal * actual_norm)), 1e-15);
+  double both_sqnr = 0, both_cosine = 0;
+  SqnrAndCosine(reference, actual, &both_sqnr, &both_cosine);
+  EXPECT_EQ(both_sqnr, sqnr);
+  EXPECT_EQ(both_cosine, cosine);
+}
+
 // Four samples of two values; sample 3's output is 10x the others' and its error 50x:
 // per sample SQNR 20, 20, 20 and 10 log10(100 / 25) dB, hand-computed.
 TEST(CompareOutputsTest, PerSampleNumbersAreHandComputed) {
