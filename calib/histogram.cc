@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <immintrin.h>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "runtime/cpu_isa.h"
 
 namespace qfuse::calib {
 namespace {
@@ -90,8 +92,59 @@ AbsHistogram AbsHistogram::EmptyLike() const {
 
 float AbsHistogram::max_abs() const { return count_ == 0 ? 0.0f : std::max(-min_, max_); }
 
+namespace {
+
+// The extremes of the finite values of `values` (ignoring the sign of zero) and their count, eight
+// lanes per AVX2 instruction; lo / hi are FLT_MAX / lowest when none is finite.
+__attribute__((target("avx2"))) void ScanAvx2(const float* x, size_t n, float* lo, float* hi, int64_t* finite) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 highest = _mm256_set1_ps(kFloatMax), lowest = _mm256_set1_ps(-kFloatMax);
+  __m256 vlo = highest, vhi = lowest;
+  __m256i count = _mm256_setzero_si256();  // minus the finite lanes (a true compare is -1)
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 ok = _mm256_cmp_ps(_mm256_and_ps(v, abs_mask), highest, _CMP_LE_OQ);  // false for NaN
+    count = _mm256_sub_epi32(count, _mm256_castps_si256(ok));
+    vlo = _mm256_min_ps(vlo, _mm256_blendv_ps(highest, v, ok));
+    vhi = _mm256_max_ps(vhi, _mm256_blendv_ps(lowest, v, ok));
+  }
+  alignas(32) float lo_lanes[8], hi_lanes[8];
+  alignas(32) int32_t lanes[8];
+  _mm256_store_ps(lo_lanes, vlo);
+  _mm256_store_ps(hi_lanes, vhi);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), count);
+  for (int l = 0; l < 8; ++l) {
+    *lo = std::min(*lo, lo_lanes[l]);
+    *hi = std::max(*hi, hi_lanes[l]);
+    *finite += lanes[l];
+  }
+  for (; i < n; ++i) {
+    if (!IsFinite(x[i])) continue;
+    *lo = std::min(*lo, x[i]);
+    *hi = std::max(*hi, x[i]);
+    ++*finite;
+  }
+}
+
+}  // namespace
+
 AbsHistogram::BatchScan AbsHistogram::Scan(absl::Span<const float> values) {
   BatchScan scan;
+  // Each int32 lane counts one value in eight: below 2^31 up to 2^34 values.
+  if (runtime::IsaAllowed(runtime::Isa::kAvx2) && values.size() < (size_t{1} << 34)) {
+    scan.finite = 0;
+    ScanAvx2(values.data(), values.size(), &scan.lo, &scan.hi, &scan.finite);
+    scan.nonfinite = static_cast<int64_t>(values.size()) - scan.finite;
+    // The scalar scan keeps the first of equal values; only zeros differ among equal values (in
+    // sign), so an extreme of zero takes the sign of the first zero, as there.
+    if (scan.lo == 0 || scan.hi == 0) {
+      const float* zero = std::find(values.begin(), values.end(), 0.0f);  // -0.0f == 0.0f
+      if (scan.lo == 0) scan.lo = *zero;
+      if (scan.hi == 0) scan.hi = *zero;
+    }
+    return scan;
+  }
   for (const float x : values) {
     if (IsFinite(x)) {
       scan.lo = std::min(scan.lo, x);

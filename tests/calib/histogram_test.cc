@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/casts.h"
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -137,6 +138,45 @@ TEST(AbsHistogramTest, NonFiniteValuesAreCountedNotBinned) {
   EXPECT_EQ(h.min(), 1.0f);
   EXPECT_EQ(h.max(), 2.0f);
   EXPECT_THAT(h.bins(), ElementsAre(0, 1, 1, 0));
+}
+
+// The range pass (eight lanes per instruction where AVX2 is allowed; the test command runs it
+// under each ISA cap) against a plain loop keeping the first of equal values: the extremes bit
+// for bit (a zero extreme takes the first zero's sign) and the non-finite count, for every length
+// up to 40 (whole vectors and tails) and values with NaN, +-Inf, +-0 and FLT_MAX in many places.
+TEST(AbsHistogramTest, RangePassKeepsTheFirstZerosSignAndSkipsNonFinite) {
+  std::mt19937 rng(5);
+  const float kMax = std::numeric_limits<float>::max();
+  const std::vector<float> pool = {0.0f, -0.0f, kNaN, kInf, -kInf, 1.5f, -2.0f, kMax, -kMax, 0.25f};
+  for (int n = 0; n <= 40; ++n) {
+    for (int trial = 0; trial < 30; ++trial) {
+      std::vector<float> values(n);
+      for (float& v : values) {
+        // Mostly one kind per trial (all zeros, all non-finite, ...), some of everything.
+        const int pick = static_cast<int>(rng() % (trial < 10 ? 2 : trial < 20 ? 5 : pool.size()));
+        v = pool[(pick + trial) % pool.size()];
+      }
+      float lo = kMax, hi = std::numeric_limits<float>::lowest();
+      int64_t nonfinite = 0;
+      for (const float v : values) {
+        if (!std::isfinite(v)) {
+          ++nonfinite;
+          continue;
+        }
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+      AbsHistogram h = Make(8);
+      h.Add(values);
+      SCOPED_TRACE(::testing::Message() << "n " << n << " trial " << trial);
+      EXPECT_EQ(h.nonfinite_count(), nonfinite);
+      EXPECT_EQ(h.count(), n - nonfinite);
+      if (h.count() > 0) {
+        EXPECT_EQ(absl::bit_cast<uint32_t>(h.min()), absl::bit_cast<uint32_t>(lo));
+        EXPECT_EQ(absl::bit_cast<uint32_t>(h.max()), absl::bit_cast<uint32_t>(hi));
+      }
+    }
+  }
 }
 
 TEST(AbsHistogramTest, TinyRangeKeepsANormalBinWidth) {
