@@ -221,7 +221,7 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
   QFUSE_ASSIGN_OR_RETURN(ValueMap reference, RunAndCollect(*fused.graph, inputs, options.executor));
   QFUSE_ASSIGN_OR_RETURN(ir::Model all_int8, QuantizedCopy(fused, table, convert));
   // The whole-int8 run is compared value by value as it goes: keeping its values too would
-  // double the analysis' memory (DenseNet-121, 16 samples of 128x128: 1.6 GB more peak RSS).
+  // double the analysis' memory (DenseNet-121, 16 samples of 128x128: 1.5 GiB more peak RSS).
   ValueMap int8_outputs;
   QFUSE_ASSIGN_OR_RETURN(const auto accumulated,
                          RunAndCompare(*all_int8.graph, inputs, options.executor, reference, &int8_outputs));

@@ -146,8 +146,9 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
 
   Stopwatch analyze;
   if (config.analysis_samples > 0) {
-    // The analysis keeps every layer's output of every sample twice (float and int8): on a
-    // 320x320 detector 8 samples took 3.3 GiB, so the samples are bounded by their input bytes.
+    // The analysis keeps every layer's float output of every sample (it kept the int8 ones too
+    // when a 320x320 detector took 3.3 GiB for 8 samples), so the samples are bounded by their
+    // input bytes.
     const int64_t asked = std::min(config.analysis_samples, eval_data.size());
     QFUSE_ASSIGN_OR_RETURN(int64_t samples, data::BatchWithinInputBytes(eval_data, asked, kAnalysisInputBytes));
     if (samples < asked) {
