@@ -183,8 +183,9 @@ bool AbsHistogram::Apply(const BatchScan& scan) {
 }
 
 void AbsHistogram::BinInto(absl::Span<const float> values, bool all_finite, int64_t* bins) const {
-  // |x| < range() here for widths this class set (powers of two: the product is exact and below
-  // num_bins); a FromBins width may put a value at the top edge or an ulp past it: the last bin.
+  // |x| < range() here, and for widths this class set (powers of two) the product is exact and
+  // below num_bins; with a FromBins width that is not one, the rounded product of a value just
+  // below the range may reach num_bins: the last bin.
   const float inv_width = 1.0f / bin_width_;
   const int last = num_bins() - 1;
   if (all_finite) {

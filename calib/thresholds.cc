@@ -278,17 +278,19 @@ double ErrorAt(const Occupied& occupied, double levels, double t) {
 // the edges below `top` (max|x| in bin widths), which AtEdge does not clamp (`below_top`, 0 if
 // none). Ties go to the larger edge.
 //
-// The edges are scored from the top down, and an edge is not scored (the search stops) where
-// its clipping error alone, sum over the bins at or above it of count * (x - e_j)^2, exceeds the
-// least score it could still change by a relative 1e-9: that sum only grows as
+// The edges are scored from the top down, and an edge is not scored where its clipping error
+// alone, sum over the bins at or above it of count * (x - e_j)^2, exceeds the least score it
+// could still change by a relative 1e-9 (below `top` the search then stops): that sum only grows as
 // the edge goes down, and the score ErrorAt computes at an edge is at least the same clipped
 // terms (each exact but for the product with its count: k = L gives k * t / L == t exactly)
 // plus non-negative ones, so every edge below would score more, whatever the rounding of the
-// two sums (relative 1e-12 at 4096 bins). So the edges are those of the full search, bit for bit.
+// two sums (about 4 * n * 2^-53: 2e-12 at 4096 bins, so the margin holds up to about 2 million
+// bins). So the edges are those of the full search, bit for bit.
 struct MseEdges {
   int all, below_top;
 };
 constexpr double kClipBoundMargin = 1e-9;
+constexpr int kMaxBoundedBins = 1 << 20;
 MseEdges SearchMse(const Occupied& occupied, int n, int num_levels, double top) {
   const double levels = num_levels - 1;  // L: quantized |x| takes k * T / L, k = 0..L.
   double best_error = kInf, best_below = kInf;
@@ -296,6 +298,7 @@ MseEdges SearchMse(const Occupied& occupied, int n, int num_levels, double top) 
   // Over the occupied bins with x >= j: count, sum of count * (x - j), and of count * (x - j)^2.
   double clipped_count = 0, clipped_first = 0, clipped_error = 0;
   int next = static_cast<int>(occupied.centre.size()) - 1;  // the highest bin not yet clipped
+  const bool bounded = n <= kMaxBoundedBins;                // the margin covers the sums' rounding up to this
   for (int j = n; j >= num_levels; --j) {
     // From edge j + 1 to j: every clipped x - j grows by 1, and bin j (x - j = 0.5) joins.
     clipped_error += 2 * clipped_first + clipped_count;
@@ -306,7 +309,9 @@ MseEdges SearchMse(const Occupied& occupied, int n, int num_levels, double top) 
       clipped_first += c * d;
       clipped_count += c;
     }
-    if (j < top) {
+    if (!bounded) {
+      // Every edge is scored.
+    } else if (j < top) {
       // Neither least can change here or below (best_below >= best_error).
       if (clipped_error > best_below * (1 + kClipBoundMargin)) break;
     } else if (clipped_error > best_error * (1 + kClipBoundMargin)) {

@@ -75,7 +75,9 @@ struct ThresholdChoice {
 //              that share of the values is <= T. pytorch-quantization and ONNX Runtime return
 //              the lower edge of that bin (e_{j-1}), one bin lower.
 // kEntropy:    TensorRT's EntropyCalibration2 (Migacz, "8-bit Inference with TensorRT", GTC
-//              2017). For every candidate i = M..n, M = num_quantized_bins (i = n: no clipping):
+//              2017). For every candidate i = M..top, M = num_quantized_bins, top = max(M, the
+//              last non-empty bin + 1) (i = top: no clipping; edges above it would clip nothing
+//              either, and AtEdge clamps them to A):
 //                P = c[0..i-1] with the clipped tail c[i] + ... + c[n-1] added to P[i-1];
 //                bins j < i are split into M groups g(j) = floor(j * M / i) (sizes differ by at
 //                most one); Q[j] = (sum of c over j's group) / (non-empty bins in the group) if
@@ -84,11 +86,11 @@ struct ThresholdChoice {
 //                q = Q / (c[0] + ... + c[i-1]), in double.
 //              No smoothing: terms with P == 0 add 0, and Q == 0 where P > 0 makes KL = +inf,
 //              which rejects the candidate. That only happens when bin i-1 is empty while the
-//              tail is not (or nothing lies below e_i); i = n is always finite, so a minimum
+//              tail is not (or nothing lies below e_i); i = top is always finite, so a minimum
 //              exists. T = e_i of the minimising i: the right edge of the last kept bin.
 //              Differences from the references:
 //              - TensorRT's slides loop i = 128..2047 (no i = 2048) and return (m + 0.5) * w,
-//                half a bin beyond the kept range; we include i = n and use e_i.
+//                half a bin beyond the kept range; we include i = top and use e_i.
 //              - pytorch-quantization (_compute_amax_entropy) also returns e_i and breaks ties
 //                towards larger i, but sets c[0] = c[1] first (hides the post-ReLU zero spike;
 //                we keep c[0] unless entropy_skip_zero_spike), groups with a float
@@ -113,7 +115,7 @@ struct ThresholdChoice {
 //              lie above max|x| and be clamped to it, where the score can be worse): the others
 //              could only tie, up to the float rounding of a threshold. Ties between these go to
 //              the earlier in that order. The calibration table records the pick.
-// kMse:        for every candidate j = M..n, T_j = e_j, L = M - 1: each bin's count sits at its
+// kMse:        for every candidate j = M..top (as entropy's), T_j = e_j, L = M - 1: each bin's count sits at its
 //              centre x_b = (b + 0.5) * w and quantizes to k * T_j / L with
 //              k = min(round_half_even(x_b * L / T_j), L) (ONNX QuantizeLinear rounding, then
 //              clipping); score = sum_b c[b] * (x_b - q_b)^2 (four interleaved partial sums,

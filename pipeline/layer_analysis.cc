@@ -176,7 +176,11 @@ double OutputSqnr(const ir::Graph& graph, const ValueMap& reference, const Value
   for (const ir::Value* out : graph.outputs()) {
     auto r = reference.find(out->name());
     auto a = actual.find(out->name());
-    if (r == reference.end() || a == actual.end()) continue;
+    // Only FLOAT outputs have an SQNR (an ArgMax's indices do not).
+    if (r == reference.end() || a == actual.end() || r->second.dtype() != ir::DataType::kFloat32 ||
+        a->second.dtype() != ir::DataType::kFloat32) {
+      continue;
+    }
     worst = std::min(worst, SqnrDb(r->second.values<float>(), a->second.values<float>()));
   }
   return worst;

@@ -333,6 +333,45 @@ TEST(ThresholdsTest, MsePicksTheLeastScoreByTheDefinition) {
   }
 }
 
+// The kMse search stops early where an edge's clipping error alone exceeds the least score
+// (thresholds.cc); one or two heavy bins (10^3 to 10^14) with light bins below put many edges'
+// scores just above that bound. Against every edge up to the last occupied bin's top scored by
+// QuantizationError (the search's own sums), ties to the larger edge.
+TEST(ThresholdsTest, MseSearchStopsOnlyWhereNoEdgeBelowCanWin) {
+  std::mt19937_64 rng(31);
+  const auto uniform = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+  int cases = 0;
+  for (int iteration = 0; iteration < 400; ++iteration) {
+    std::vector<int64_t> c(2048, 0);
+    const int heavy_bin = uniform(100, 2047);
+    const int64_t heavy = static_cast<int64_t>(std::pow(10.0, uniform(3, 14)));
+    c[heavy_bin] = heavy;
+    if (uniform(0, 1) == 1) c[heavy_bin - uniform(1, 3)] = heavy / uniform(2, 9);
+    for (int k = uniform(0, 50); k > 0; --k) c[uniform(0, heavy_bin - 1)] += uniform(1, 10);
+    const float width = 1.0f / 2048;
+    QFUSE_ASSERT_OK_AND_ASSIGN(const AbsHistogram h,
+                               AbsHistogram::FromBins(c, width, 0.0f, (heavy_bin + 0.5f) * width));
+    for (const int levels : {3, 128, 129, 256}) {
+      SCOPED_TRACE(::testing::Message() << "histogram " << iteration << " levels " << levels);
+      const int top = std::max(heavy_bin + 1, levels);
+      int want = 0;
+      double best = std::numeric_limits<double>::infinity();
+      for (int j = levels; j <= top; ++j) {
+        const double error = QuantizationError(h, j * static_cast<double>(width), levels);
+        if (error <= best) {
+          best = error;
+          want = j;
+        }
+      }
+      QFUSE_ASSERT_OK_AND_ASSIGN(const ThresholdChoice choice,
+                                 ChooseThreshold(h, Options(CalibrationMethod::kMse, levels)));
+      EXPECT_EQ(choice.edge, want);
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 1600);
+}
+
 // Sample-balanced histograms (AddSamples): batches of 16 samples of 256 |N(0, 1)| values, with
 // `outliers` of the 48 samples (the first of their batch) 100 times larger.
 AbsHistogram WithOutlierSamples(uint64_t seed, int outliers) {

@@ -142,7 +142,9 @@ TEST(GraphTest, NodeNamesStayUnique) {
   EXPECT_EQ(g.UniqueNodeName("act_1"), "act_1");
 }
 
-TEST(GraphTest, CloneIsDeepAndEqual) {
+// A clone has its own values and nodes but shares the (immutable) constant tensors; giving a
+// constant of the clone new data leaves the original's alone.
+TEST(GraphTest, CloneIsEqualAndSharesConstants) {
   Fixture f;
   Build(&f);
   std::unique_ptr<Graph> copy = f.graph.Clone();
@@ -150,9 +152,15 @@ TEST(GraphTest, CloneIsDeepAndEqual) {
   Value* w = copy->FindValue("w");
   ASSERT_NE(w, nullptr);
   EXPECT_NE(w, f.w);
-  EXPECT_TRUE(w->initializer()->BitwiseEqual(*f.w->initializer()));
+  EXPECT_EQ(w->initializer(), f.w->initializer());  // the same tensor, not a copy
   EXPECT_EQ(copy->num_nodes(), f.graph.num_nodes());
   EXPECT_EQ(copy->FindValue("a")->uses()[0].node->name(), "add");
+  const Tensor before = *f.w->initializer();
+  Tensor other = before;
+  other.mutable_values<float>()[0] += 1.0f;
+  copy->SetConstantData(w, other);
+  EXPECT_TRUE(f.w->initializer()->BitwiseEqual(before));
+  EXPECT_TRUE(w->initializer()->BitwiseEqual(other));
 }
 
 TEST(TensorTest, ShapesAndCopies) {
