@@ -18,6 +18,46 @@ int64_t ArgMaxRow(absl::Span<const float> values, int64_t i, int64_t classes) {
   return std::max_element(row.begin(), row.end()) - row.begin();
 }
 
+// Sums over two equally sized float spans, in double: a^2, b^2, a * b and (a - b)^2. Element i
+// goes to partial sum i % 8 of each, and the eight are added pairwise at the end: independent
+// chains (one long chain ran at one add per four cycles, a tenth of the per-layer analysis).
+// Spans of different sizes give NaN sums (and NaN figures), not a silent truncation.
+struct PairSums {
+  double aa = 0, bb = 0, ab = 0, dd = 0;
+};
+PairSums SumPairs(absl::Span<const float> a, absl::Span<const float> b) {
+  constexpr size_t kLanes = 8;
+  if (a.size() != b.size()) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    return {nan, nan, nan, nan};
+  }
+  double aa[kLanes] = {}, bb[kLanes] = {}, ab[kLanes] = {}, dd[kLanes] = {};
+  const size_t n = a.size();
+  for (size_t i = 0; i < n; i += kLanes) {
+    const size_t lanes = std::min(kLanes, n - i);
+    for (size_t l = 0; l < lanes; ++l) {
+      const double x = a[i + l], y = b[i + l], d = x - y;
+      aa[l] += x * x;
+      bb[l] += y * y;
+      ab[l] += x * y;
+      dd[l] += d * d;
+    }
+  }
+  const auto total = [](const double* s) { return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])); };
+  return {total(aa), total(bb), total(ab), total(dd)};
+}
+
+double SqnrOf(const PairSums& s) {
+  if (s.dd == 0) return std::numeric_limits<double>::infinity();
+  return 10 * std::log10(s.aa / s.dd);
+}
+
+double CosineOf(const PairSums& s) {
+  if (s.aa == 0 && s.bb == 0) return 1;
+  if (s.aa == 0 || s.bb == 0) return 0;
+  return s.ab / std::sqrt(s.aa * s.bb);
+}
+
 // Fills the per-sample fields of `a` for `samples` equal slices of `reference`/`actual`.
 void PerSampleAgreement(absl::Span<const float> reference, absl::Span<const float> actual, int64_t samples,
                         OutputAgreement* a) {
@@ -26,15 +66,10 @@ void PerSampleAgreement(absl::Span<const float> reference, absl::Span<const floa
   std::vector<double> error(samples, 0.0);
   double total_error = 0;
   for (int64_t i = 0; i < samples; ++i) {
-    double signal = 0;
-    for (int64_t k = i * per_sample; k < (i + 1) * per_sample; ++k) {
-      const double r = reference[k];
-      const double e = r - actual[k];
-      signal += r * r;
-      error[i] += e * e;
-    }
-    // As SqnrDb: +inf without error.
-    sqnr[i] = error[i] == 0 ? std::numeric_limits<double>::infinity() : 10 * std::log10(signal / error[i]);
+    const PairSums sums =
+        SumPairs(reference.subspan(i * per_sample, per_sample), actual.subspan(i * per_sample, per_sample));
+    error[i] = sums.dd;
+    sqnr[i] = SqnrOf(sums);
     total_error += error[i];
   }
   a->samples = samples;
@@ -120,45 +155,6 @@ absl::StatusOr<double> Top1Accuracy(const ir::Tensor& logits, const std::vector<
   for (int64_t i = 0; i < n; ++i) correct += ArgMaxRow(values, i, classes) == labels[i];
   return 100.0 * correct / n;
 }
-
-namespace {
-
-// Sums over two equally sized float spans, in double: a^2, b^2, a * b and (a - b)^2. Element i
-// goes to partial sum i % 8 of each, and the eight are added pairwise at the end: independent
-// chains (one long chain ran at one add per four cycles, a tenth of the per-layer analysis).
-struct PairSums {
-  double aa = 0, bb = 0, ab = 0, dd = 0;
-};
-PairSums SumPairs(absl::Span<const float> a, absl::Span<const float> b) {
-  constexpr size_t kLanes = 8;
-  double aa[kLanes] = {}, bb[kLanes] = {}, ab[kLanes] = {}, dd[kLanes] = {};
-  const size_t n = std::min(a.size(), b.size());
-  for (size_t i = 0; i < n; i += kLanes) {
-    const size_t lanes = std::min(kLanes, n - i);
-    for (size_t l = 0; l < lanes; ++l) {
-      const double x = a[i + l], y = b[i + l], d = x - y;
-      aa[l] += x * x;
-      bb[l] += y * y;
-      ab[l] += x * y;
-      dd[l] += d * d;
-    }
-  }
-  const auto total = [](const double* s) { return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])); };
-  return {total(aa), total(bb), total(ab), total(dd)};
-}
-
-double SqnrOf(const PairSums& s) {
-  if (s.dd == 0) return std::numeric_limits<double>::infinity();
-  return 10 * std::log10(s.aa / s.dd);
-}
-
-double CosineOf(const PairSums& s) {
-  if (s.aa == 0 && s.bb == 0) return 1;
-  if (s.aa == 0 || s.bb == 0) return 0;
-  return s.ab / std::sqrt(s.aa * s.bb);
-}
-
-}  // namespace
 
 double SqnrDb(absl::Span<const float> reference, absl::Span<const float> actual) {
   return SqnrOf(SumPairs(reference, actual));

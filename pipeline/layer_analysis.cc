@@ -1,6 +1,7 @@
 #include "pipeline/layer_analysis.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -19,21 +20,32 @@ namespace {
 
 using ValueMap = std::map<std::string, ir::Tensor>;
 
+// Runs `graph` with every node output computed as the graph has it, showing each node output
+// to `observe`; returns the graph's outputs.
+absl::StatusOr<std::vector<ir::NamedTensor>> RunObserving(
+    const ir::Graph& graph, const std::vector<ir::NamedTensor>& inputs, const runtime::ExecutorOptions& options,
+    std::function<void(const ir::Value&, const ir::Tensor&)> observe) {
+  runtime::ExecutorOptions as_written = options;
+  as_written.fuse_float_chains = false;
+  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, as_written));
+  runtime::RunOptions run;
+  run.observer = std::move(observe);
+  return exec->Run(inputs, run);
+}
+
 // Runs `graph` and keeps its outputs plus every FLOAT node output named in `wanted`
 // (every one when `wanted` is null): each kept activation is a deep copy.
 absl::StatusOr<ValueMap> RunAndCollect(const ir::Graph& graph, const std::vector<ir::NamedTensor>& inputs,
                                        const runtime::ExecutorOptions& options,
                                        const std::set<std::string>* wanted = nullptr) {
-  runtime::ExecutorOptions as_written = options;
-  as_written.fuse_float_chains = false;  // every node output computed, as the graph has it
-  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, as_written));
   ValueMap values;
-  runtime::RunOptions run;
-  run.observer = [&](const ir::Value& v, const ir::Tensor& t) {
-    if (t.dtype() != ir::DataType::kFloat32 || (wanted != nullptr && wanted->count(v.name()) == 0)) return;
-    values[v.name()] = t;
-  };
-  QFUSE_ASSIGN_OR_RETURN(auto outputs, exec->Run(inputs, run));
+  QFUSE_ASSIGN_OR_RETURN(
+      auto outputs, RunObserving(graph, inputs, options, [&](const ir::Value& v, const ir::Tensor& t) {
+        if (t.dtype() != ir::DataType::kFloat32 || (wanted != nullptr && wanted->count(v.name()) == 0)) {
+          return;
+        }
+        values[v.name()] = t;
+      }));
   for (auto& out : outputs) values[out.name] = std::move(out.tensor);
   return values;
 }
@@ -43,33 +55,26 @@ struct Agreement {
   double sqnr = 0, cosine = 0;
 };
 
-// Runs `graph` and compares each FLOAT node output that `reference` holds with it as the run
+// Runs `graph` and compares each FLOAT value that `reference` holds with it as the run
 // computes it, keeping the two figures rather than the tensor; the graph's outputs are kept in
-// `outputs`.
+// `outputs` (those that are not node outputs, such as a constant, are compared there).
 absl::StatusOr<std::map<std::string, Agreement>> RunAndCompare(const ir::Graph& graph,
                                                                const std::vector<ir::NamedTensor>& inputs,
                                                                const runtime::ExecutorOptions& options,
                                                                const ValueMap& reference, ValueMap* outputs) {
-  runtime::ExecutorOptions as_written = options;
-  as_written.fuse_float_chains = false;  // every node output computed, as the graph has it
-  QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, as_written));
   std::map<std::string, Agreement> agreement;
-  runtime::RunOptions run;
-  run.observer = [&](const ir::Value& v, const ir::Tensor& t) {
-    if (t.dtype() != ir::DataType::kFloat32) return;
-    const auto ref = reference.find(v.name());
+  const auto compare = [&](const std::string& name, const ir::Tensor& t) {
+    if (t.dtype() != ir::DataType::kFloat32 || agreement.count(name) > 0) return;
+    const auto ref = reference.find(name);
     if (ref == reference.end()) return;
-    Agreement& a = agreement[v.name()];
+    Agreement& a = agreement[name];
     SqnrAndCosine(ref->second.values<float>(), t.values<float>(), &a.sqnr, &a.cosine);
   };
-  QFUSE_ASSIGN_OR_RETURN(auto results, exec->Run(inputs, run));
+  QFUSE_ASSIGN_OR_RETURN(
+      auto results,
+      RunObserving(graph, inputs, options, [&](const ir::Value& v, const ir::Tensor& t) { compare(v.name(), t); }));
   for (auto& out : results) {
-    if (out.tensor.dtype() != ir::DataType::kFloat32) continue;
-    const auto ref = reference.find(out.name);
-    if (ref != reference.end()) {
-      Agreement& a = agreement[out.name];
-      SqnrAndCosine(ref->second.values<float>(), out.tensor.values<float>(), &a.sqnr, &a.cosine);
-    }
+    compare(out.name, out.tensor);
     (*outputs)[out.name] = std::move(out.tensor);
   }
   return agreement;

@@ -36,6 +36,14 @@ TEST(SqnrDbTest, EveryValueCounts) {
   SqnrAndCosine(reference, actual, &both_sqnr, &both_cosine);
   EXPECT_EQ(both_sqnr, sqnr);
   EXPECT_EQ(both_cosine, cosine);
+  // Spans of different sizes are a caller's error: NaN, not the figures of a truncation.
+  const std::vector<float> shorter(reference.begin(), reference.end() - 1);
+  EXPECT_TRUE(std::isnan(SqnrDb(reference, shorter)));
+  EXPECT_TRUE(std::isnan(Cosine(shorter, reference)));
+  // One sample: its own SQNR is the pooled one, bit for bit (the same sums).
+  QFUSE_ASSERT_OK_AND_ASSIGN(OutputAgreement one, CompareOutputs(Floats({1, 21}, reference), Floats({1, 21}, actual)));
+  EXPECT_EQ(one.median_sample_sqnr_db, one.sqnr_db);
+  EXPECT_EQ(one.worst_sample_sqnr_db, one.sqnr_db);
 }
 
 // Four samples of two values; sample 3's output is 10x the others' and its error 50x:
