@@ -4,8 +4,11 @@
 // and its accumulated figures those of the whole Q/DQ graph; bit for bit.
 #include "pipeline/layer_analysis.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "pipeline/evaluation.h"
 #include "runtime/executor.h"
+#include "tests/testing/graph_builder.h"
 #include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
 
@@ -85,6 +89,59 @@ TEST(LayerAnalysisTest, FiguresAreThoseOfWholeGraphRuns) {
       ExpectAnalysisMatchesWholeGraphRuns(model, level);
     }
   }
+}
+
+// Integer graph outputs have no SQNR: the output figures are the FLOAT output's alone. Here a
+// Cast to INT32 of the output holds small non-negative integers (0 to 14), whose bits read as
+// float are denormals in proportion to them; int8 error moves 21 of its 512 values across an
+// integer, an SQNR of those integers (31.2 dB) far below the float output's (49.0 dB), which
+// the analysis took as the worst output SQNR when it read every output as float.
+TEST(LayerAnalysisTest, OutputSqnrIsTheFloatOutputsAlone) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("x", {8, 4, 4, 4});
+  ir::Value* c1 = b.Op("Conv", {x, b.Random("w1", {4, 4, 1, 1}, 0.5f, 1.5f)}, "c1", {8, 4, 4, 4});
+  ir::Value* y = b.Op("Conv", {c1, b.Random("w2", {4, 4, 1, 1}, 0.5f, 1.5f)}, "y", {8, 4, 4, 4});
+  ir::Value* as_int = b.Op("Cast", {y}, "y_int32", {8, 4, 4, 4}, b.Attrs({{"to", int64_t{6}}}));  // INT32
+  as_int->mutable_type().dtype = ir::DataType::kInt32;
+  b.Output(y);
+  b.Output(as_int);
+  ir::Tensor input(ir::DataType::kFloat32, {8, 4, 4, 4});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (float& v : input.mutable_values<float>()) v = u(rng);
+  const std::vector<ir::NamedTensor> batch = {{"x", input}};
+  LayerAnalysisOptions options;
+  options.executor.integer_kernels = false;
+  options.suggest_keep_float = 1;
+  // Thresholds at each value's max on this batch (all values are positive).
+  QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap reference, RunAll(b.graph(), batch, options.executor));
+  reference["x"] = input;  // a run does not show its graph inputs
+  calib::CalibrationTable table;
+  for (const char* name : {"c1", "x", "y"}) {
+    const auto v = reference.at(name).values<float>();
+    const float max = *std::max_element(v.begin(), v.end());
+    table.tensors.push_back({name, max, max / 127, 0.f, max, "max"});
+  }
+  const quant::ConvertOptions convert;
+  QFUSE_ASSERT_OK_AND_ASSIGN(LayerAnalysis analysis, AnalyzeLayers(b.model(), table, convert, batch, options));
+
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model all_int8, QuantizedCopy(b.model(), table, convert));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap int8, RunAll(*all_int8.graph, batch, options.executor));
+  const auto ref_ints = reference.at("y_int32").values<int32_t>();
+  const auto int8_ints = int8.at("y_int32").values<int32_t>();
+  ASSERT_FALSE(std::equal(ref_ints.begin(), ref_ints.end(), int8_ints.begin()))
+      << "the integer output must differ between the runs for this test to see it";
+  const double float_sqnr = SqnrDb(reference.at("y").values<float>(), int8.at("y").values<float>());
+  ASSERT_TRUE(std::isfinite(float_sqnr));
+  EXPECT_EQ(analysis.output_sqnr_db, float_sqnr);
+  // With the suggested layer kept float: again the float output's SQNR alone.
+  ASSERT_EQ(analysis.suggested_keep_float.size(), 1u);
+  quant::ConvertOptions suggested = convert;
+  suggested.keep_float.insert(analysis.suggested_keep_float[0]);
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model suggested_model, QuantizedCopy(b.model(), table, suggested));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap with_suggestion, RunAll(*suggested_model.graph, batch, options.executor));
+  EXPECT_EQ(analysis.output_sqnr_with_suggestion_db,
+            SqnrDb(reference.at("y").values<float>(), with_suggestion.at("y").values<float>()));
 }
 
 }  // namespace
