@@ -20,32 +20,31 @@ namespace {
 
 using ValueMap = std::map<std::string, ir::Tensor>;
 
-// Runs `graph` with every node output computed as the graph has it, showing each node output
-// to `observe`; returns the graph's outputs.
-absl::StatusOr<std::vector<ir::NamedTensor>> RunObserving(
-    const ir::Graph& graph, const std::vector<ir::NamedTensor>& inputs, const runtime::ExecutorOptions& options,
-    std::function<void(const ir::Value&, const ir::Tensor&)> observe) {
+// Runs `graph` with every node output computed as the graph has it (`run` says what to show
+// or keep of them); returns the graph's outputs.
+absl::StatusOr<std::vector<ir::NamedTensor>> RunAsWritten(const ir::Graph& graph,
+                                                          const std::vector<ir::NamedTensor>& inputs,
+                                                          const runtime::ExecutorOptions& options,
+                                                          const runtime::RunOptions& run) {
   runtime::ExecutorOptions as_written = options;
   as_written.fuse_float_chains = false;
   QFUSE_ASSIGN_OR_RETURN(auto exec, runtime::Executor::Create(graph, as_written));
-  runtime::RunOptions run;
-  run.observer = std::move(observe);
   return exec->Run(inputs, run);
 }
 
 // Runs `graph` and keeps its outputs plus every FLOAT node output named in `wanted`
-// (every one when `wanted` is null): each kept activation is a deep copy.
+// (every one when `wanted` is null), handed over by the executor when the run is done with
+// each: no copies.
 absl::StatusOr<ValueMap> RunAndCollect(const ir::Graph& graph, const std::vector<ir::NamedTensor>& inputs,
                                        const runtime::ExecutorOptions& options,
                                        const std::set<std::string>* wanted = nullptr) {
   ValueMap values;
-  QFUSE_ASSIGN_OR_RETURN(
-      auto outputs, RunObserving(graph, inputs, options, [&](const ir::Value& v, const ir::Tensor& t) {
-        if (t.dtype() != ir::DataType::kFloat32 || (wanted != nullptr && wanted->count(v.name()) == 0)) {
-          return;
-        }
-        values[v.name()] = t;
-      }));
+  runtime::RunOptions run;
+  run.kept = &values;
+  run.keep = [&](const ir::Value& v, const ir::Tensor& t) {
+    return t.dtype() == ir::DataType::kFloat32 && (wanted == nullptr || wanted->count(v.name()) > 0);
+  };
+  QFUSE_ASSIGN_OR_RETURN(auto outputs, RunAsWritten(graph, inputs, options, run));
   for (auto& out : outputs) values[out.name] = std::move(out.tensor);
   return values;
 }
@@ -70,9 +69,9 @@ absl::StatusOr<std::map<std::string, Agreement>> RunAndCompare(const ir::Graph& 
     Agreement& a = agreement[name];
     SqnrAndCosine(ref->second.values<float>(), t.values<float>(), &a.sqnr, &a.cosine);
   };
-  QFUSE_ASSIGN_OR_RETURN(
-      auto results,
-      RunObserving(graph, inputs, options, [&](const ir::Value& v, const ir::Tensor& t) { compare(v.name(), t); }));
+  runtime::RunOptions run;
+  run.observer = [&](const ir::Value& v, const ir::Tensor& t) { compare(v.name(), t); };
+  QFUSE_ASSIGN_OR_RETURN(auto results, RunAsWritten(graph, inputs, options, run));
   for (auto& out : results) {
     compare(out.name, out.tensor);
     (*outputs)[out.name] = std::move(out.tensor);

@@ -203,6 +203,24 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
     }
     return &plain[s];
   };
+  // Frees a slot whose last reader has run, or hands it to RunOptions::kept.
+  auto release = [&](int s) -> absl::Status {
+    const ir::Value& value = *slot_values_[s];
+    if (options.kept != nullptr && view[s] != nullptr && value.producer() != nullptr && options.keep &&
+        options.keep(value, *view[s])) {
+      QFUSE_ASSIGN_OR_RETURN(const Tensor* t, plain_view(s));
+      Tensor& whole = t == &plain[s] ? plain[s] : owned[s];
+      live -= static_cast<int64_t>(owned[s].byte_size() + plain[s].byte_size());
+      // A memoized value (shape arithmetic) is not owned by this run: copied.
+      (*options.kept)[value.name()] = t == &whole ? std::move(whole) : *t;
+    } else {
+      live -= static_cast<int64_t>(owned[s].byte_size() + plain[s].byte_size());
+    }
+    owned[s] = Tensor();
+    plain[s] = Tensor();
+    view[s] = nullptr;
+    return absl::OkStatus();
+  };
   std::vector<const Tensor*> in_ptrs;
   std::vector<TensorLayout> in_layouts;
   std::vector<Tensor> outs;
@@ -236,12 +254,7 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
         options.node_seconds->emplace_back(
             step.node, std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count());
       }
-      for (int s : step.free_after) {
-        live -= static_cast<int64_t>(owned[s].byte_size() + plain[s].byte_size());
-        owned[s] = Tensor();
-        plain[s] = Tensor();
-        view[s] = nullptr;
-      }
+      for (int s : step.free_after) QFUSE_RETURN_IF_ERROR(release(s));
       continue;
     }
     in_ptrs.clear();
@@ -284,12 +297,7 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
       }
     }
     peak_bytes_ = std::max(peak_bytes_, live);
-    for (int s : step.free_after) {
-      live -= static_cast<int64_t>(owned[s].byte_size() + plain[s].byte_size());
-      owned[s] = Tensor();
-      plain[s] = Tensor();
-      view[s] = nullptr;
-    }
+    for (int s : step.free_after) QFUSE_RETURN_IF_ERROR(release(s));
   }
   completed = true;
   std::vector<NamedTensor> results;

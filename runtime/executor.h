@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +52,11 @@ struct RunOptions {
   // Called once for every value a node produces, right after it is computed (before
   // it may be freed). Used by calibration and per-layer error analysis.
   std::function<void(const ir::Value& value, const Tensor& tensor)> observer;
+  // With `kept`: every value a node produces that `keep` accepts is moved into `kept` (by value
+  // name, in the plain layout) when the run no longer needs it, instead of being freed, so a
+  // caller keeps activations without copying them. Graph outputs are returned, not kept.
+  std::function<bool(const ir::Value& value, const Tensor& tensor)> keep;
+  std::map<std::string, Tensor>* kept = nullptr;
   // When set, receives the wall time of every node, in execution order.
   std::vector<std::pair<const ir::Node*, double>>* node_seconds = nullptr;
 };

@@ -5,6 +5,7 @@
 #include "runtime/executor.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "gtest/gtest.h"
 #include "ir/tensor.h"
 #include "tests/testing/graph_builder.h"
+#include "tests/testing/onnx_test_case.h"
+#include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
 
 namespace qfuse::runtime {
@@ -108,6 +111,64 @@ TEST(ExecutorLifetimeTest, UnreadOutputFreedAtOnceGraphOutputKept) {
     const float xi = static_cast<float>(i) - 500.f;
     ASSERT_EQ(relu[i], xi > 0 ? xi : 0.f) << i;
     ASSERT_EQ(zero[i], 0.f) << i;
+  }
+}
+
+// RunOptions::kept hands over what the observer sees, without copies: every node output but
+// the graph's outputs, in the plain layout (the int8 units of the sample run channels-last), on
+// the first run and on the second, whose shape arithmetic comes from the memo.
+TEST(ExecutorKeepTest, KeptValuesAreTheObservedOnes) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model model, testing::QuantizeSample("mobilenetv2_small", fusion::FusionLevel::kFull,
+                                                                      quant::ActivationType::kUint8));
+  QFUSE_ASSERT_OK_AND_ASSIGN(testing::OnnxTestCase tc, testing::LoadOnnxTestCase("models/mobilenetv2_small"));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executor> exec, Executor::Create(*model.graph));
+  for (int round = 0; round < 2; ++round) {
+    std::map<std::string, ir::Tensor> seen, kept;
+    RunOptions run;
+    run.observer = [&](const ir::Value& v, const ir::Tensor& t) { seen.emplace(v.name(), t); };
+    run.keep = [](const ir::Value& v, const ir::Tensor&) { return v.name() != "skip_me"; };
+    run.kept = &kept;
+    QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<NamedTensor> outputs, exec->Run(tc.inputs, run));
+    ASSERT_GT(kept.size(), 15u);
+    for (const NamedTensor& out : outputs) {
+      EXPECT_EQ(kept.count(out.name), 0u) << out.name;
+      seen.erase(out.name);
+    }
+    EXPECT_EQ(kept.size(), seen.size());
+    for (const auto& [name, want] : seen) {
+      auto got = kept.find(name);
+      ASSERT_NE(got, kept.end()) << "round " << round << ": " << name << " not kept";
+      EXPECT_TRUE(got->second.BitwiseEqual(want)) << "round " << round << ": " << name;
+      EXPECT_EQ(got->second.dims(), want.dims()) << name;
+    }
+  }
+}
+
+// A shape-arithmetic value that the second run takes from the memo is kept as well (a copy:
+// the memo keeps its own).
+TEST(ExecutorKeepTest, MemoizedShapeValuesAreKept) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {2, kElements / 2});
+  ir::Value* shape = b.Op("Shape", {x}, "shape", {2});
+  shape->mutable_type().dtype = ir::DataType::kInt64;
+  ir::Value* same = b.Op("Identity", {shape}, "same", {2});  // shape-only: memoized
+  same->mutable_type().dtype = ir::DataType::kInt64;
+  b.Output(b.Op("Reshape", {x, same}, "y", {2, kElements / 2}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executor> exec, Executor::Create(b.graph()));
+  ASSERT_EQ(exec->shape_arithmetic_nodes(), 1);
+  ir::Tensor input = Ramp(0.f);
+  QFUSE_ASSERT_OK(input.SetDims({2, kElements / 2}));
+  for (int round = 0; round < 2; ++round) {
+    std::map<std::string, ir::Tensor> kept;
+    RunOptions run;
+    run.keep = [](const ir::Value&, const ir::Tensor&) { return true; };
+    run.kept = &kept;
+    QFUSE_ASSERT_OK(exec->Run({{"x", input}}, run).status());
+    ASSERT_EQ(kept.size(), 2u) << "round " << round;
+    for (const char* name : {"shape", "same"}) {
+      ASSERT_EQ(kept.count(name), 1u) << "round " << round << ": " << name;
+      EXPECT_TRUE(kept.at(name).BitwiseEqual(ir::Tensor::FromVector<int64_t>({2}, {2, kElements / 2}))) << name;
+    }
   }
 }
 
