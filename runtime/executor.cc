@@ -209,6 +209,7 @@ absl::StatusOr<std::vector<NamedTensor>> Executor::Run(const std::vector<NamedTe
     if (options.kept != nullptr && view[s] != nullptr && value.producer() != nullptr && options.keep &&
         options.keep(value, *view[s])) {
       QFUSE_ASSIGN_OR_RETURN(const Tensor* t, plain_view(s));
+      peak_bytes_ = std::max(peak_bytes_, live);  // with the plain copy of a blocked value
       Tensor& whole = t == &plain[s] ? plain[s] : owned[s];
       live -= static_cast<int64_t>(owned[s].byte_size() + plain[s].byte_size());
       // A memoized value (shape arithmetic) is not owned by this run: copied.

@@ -55,6 +55,7 @@ struct RunOptions {
   // With `kept`: every value a node produces that `keep` accepts is moved into `kept` (by value
   // name, in the plain layout) when the run no longer needs it, instead of being freed, so a
   // caller keeps activations without copying them. Graph outputs are returned, not kept.
+  // `keep` sees the tensor in the layout its producer wrote (blocked for some int8 units).
   std::function<bool(const ir::Value& value, const Tensor& tensor)> keep;
   std::map<std::string, Tensor>* kept = nullptr;
   // When set, receives the wall time of every node, in execution order.

@@ -50,20 +50,28 @@ def one_model(name, pkg, data, qfuse_run, chars, reduce_range, fold_affine):
     path = os.path.join(pkg, run_ocr.ASSETS, run_ocr.MODELS[name][0])
     calib = np.load(os.path.join(data, name, "calib.npy"))
     ev = np.load(os.path.join(data, name, "eval.npy"))
-    rec.update(calib_samples=len(calib), eval_samples=len(ev))
     module = onnx_torch.OnnxModule(path, (BATCH,) + calib.shape[1:], fold_affine=fold_affine).eval()
+    # The run's sample count (its --samples: the first N calibration and evaluation images),
+    # from the size of its fp32 outputs.
+    fp32_path = os.path.join(qfuse_run, name, "qfuse_fp32.f32")
+    per_sample = onnx_torch.run_batched(module, ev[:BATCH], BATCH)[0].size
+    n, rest = divmod(os.path.getsize(fp32_path) // 4, per_sample)
+    if rest or not 0 < n <= min(len(ev), len(calib)) or n % BATCH:
+        raise ValueError(f"{fp32_path}: not the outputs of a multiple of {BATCH} samples of {data}/{name}")
+    calib, ev = calib[:n], ev[:n]
+    rec.update(calib_samples=n, eval_samples=n)
     fp32 = onnx_torch.run_batched(module, ev, BATCH)
-    fp32 = fp32 if name == "rec" else fp32.reshape(len(ev), -1)
-    qfuse_fp32 = run_ocr.outputs_shape(os.path.join(qfuse_run, name, "qfuse_fp32.f32"), len(ev), name)
+    fp32 = fp32 if name == "rec" else fp32.reshape(n, -1)
+    qfuse_fp32 = run_ocr.outputs_shape(fp32_path, n, name)
     rec["fp32_vs_qfuse_fp32_max_abs"] = float(np.abs(fp32 - qfuse_fp32).max())
     rec["fp32_task"] = run_ocr.task_score(name, fp32, os.path.join(data, name), fp32, chars)
-    qfuse = run_ocr.outputs_shape(os.path.join(qfuse_run, name, "qfuse_int8_full.f32"), len(ev), name)
+    qfuse = run_ocr.outputs_shape(os.path.join(qfuse_run, name, "qfuse_int8_full.f32"), n, name)
     rec["qfuse_full"] = dict(zip(("sqnr_db", "median_sample_sqnr_db"), sqnr_pair(fp32, qfuse)),
                              task=run_ocr.task_score(name, qfuse, os.path.join(data, name), fp32, chars))
     try:
         qmodel = fx_peer.quantize(module, calib, "fbgemm", reduce_range=reduce_range)
         q = onnx_torch.run_batched(qmodel, ev, BATCH)
-        q = q if name == "rec" else q.reshape(len(ev), -1)
+        q = q if name == "rec" else q.reshape(n, -1)
         rec["fx"] = dict(zip(("sqnr_db", "median_sample_sqnr_db"), sqnr_pair(fp32, q)),
                          task=run_ocr.task_score(name, q, os.path.join(data, name), fp32, chars))
         rec["fx_fp32_modules"] = sorted({type(m).__name__ for m in qmodel.modules()
@@ -79,7 +87,7 @@ def one_model(name, pkg, data, qfuse_run, chars, reduce_range, fold_affine):
 def check(r, max_fp32_diff=1e-3):
     """What fails the CI bar: the torch module's float output off qfuse's (the conversion is not
     the model), FX failing, or qfuse's int8 `full` below FX's on pooled SQNR or on the task."""
-    if r["fp32_vs_qfuse_fp32_max_abs"] > max_fp32_diff:
+    if not r["fp32_vs_qfuse_fp32_max_abs"] <= max_fp32_diff:  # NaN fails
         return [f"torch fp32 differs from qfuse fp32 by {r['fp32_vs_qfuse_fp32_max_abs']:.3g}"]
     if "fx" not in r:
         return ["FX: " + r.get("fx_error", "no result")]

@@ -59,10 +59,11 @@ def _fold(node, args):
     if op == "Gather":
         return np.take(args[0], args[1], axis=at.get("axis", 0))
     if op == "Squeeze":
-        return np.squeeze(args[0], axis=tuple(at["axes"]) if "axes" in at else None)
+        axes = at["axes"] if "axes" in at else (list(args[1]) if len(args) > 1 else None)
+        return np.squeeze(args[0], axis=tuple(int(a) for a in axes) if axes is not None else None)
     if op == "Unsqueeze":
         out = args[0]
-        for a in sorted(at["axes"]):
+        for a in sorted(at["axes"] if "axes" in at else [int(v) for v in args[1]]):
             out = np.expand_dims(out, a)
         return out
     if op == "Reshape":
@@ -70,7 +71,8 @@ def _fold(node, args):
     if op in ("Add", "Sub", "Mul", "Div"):
         a, b = args
         r = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply}.get(op)
-        return r(a, b) if r else (a // b if a.dtype.kind in "iu" else a / b)
+        # ONNX's integer Div truncates toward zero
+        return r(a, b) if r else (np.trunc(a / b).astype(a.dtype) if a.dtype.kind in "iu" else a / b)
     raise NotImplementedError(op)
 
 
@@ -166,8 +168,8 @@ class OnnxModule(nn.Module):
         if at.get("axes") != [-1]:
             return None
         x = mean.input[0]
-        sub = next((u for u in self.users.get(mean.output[0], []) if u.op_type == "Sub"), None)
-        if sub is None or list(sub.input) != [x, mean.output[0]]:
+        sub = self._only_user(mean.output[0], "Sub")
+        if sub is None or list(sub.input) != [x, mean.output[0]] or len(self.users.get(sub.output[0], [])) != 2:
             return None
         pow_, div = None, None
         for u in self.users.get(sub.output[0], []):
@@ -252,6 +254,9 @@ class OnnxModule(nn.Module):
         at = _attrs(clip)
         if "min" in at or "max" in at:
             return float(at.get("min", -np.inf)), float(at.get("max", np.inf))
+        for bound in clip.input[1:]:
+            if bound and self._c(bound) is None:
+                raise NotImplementedError(f"node {clip.name}: Clip with a bound computed at run time")
         lo = self._c(clip.input[1]) if len(clip.input) > 1 and clip.input[1] else None
         hi = self._c(clip.input[2]) if len(clip.input) > 2 and clip.input[2] else None
         return (float(lo) if lo is not None else -np.inf), (float(hi) if hi is not None else np.inf)
@@ -307,8 +312,9 @@ class OnnxModule(nn.Module):
             return ("module", self._add_module(n, nn.AdaptiveAvgPool2d(1)), [x])
         if op in ("AveragePool", "MaxPool"):
             pads = at.get("pads", [0, 0, 0, 0])
-            if pads[:2] != pads[2:]:
-                raise NotImplementedError(f"node {n.name}: asymmetric pads")
+            if pads[:2] != pads[2:] or at.get("ceil_mode", 0) or at.get("auto_pad", b"NOTSET") != b"NOTSET" or \
+                    any(d != 1 for d in at.get("dilations", [1, 1])):
+                raise NotImplementedError(f"node {n.name}: {op} form (pads, ceil_mode, auto_pad, dilations)")
             kw = dict(kernel_size=tuple(at["kernel_shape"]), stride=tuple(at.get("strides", at["kernel_shape"])),
                       padding=tuple(pads[:2]))
             m = nn.MaxPool2d(**kw) if op == "MaxPool" else \
@@ -316,7 +322,10 @@ class OnnxModule(nn.Module):
             return ("module", self._add_module(n, m), [x])
         if op == "Resize":
             scales = c(n.input[2]) if len(n.input) > 2 and n.input[2] else None
+            # nn.Upsample's nearest is ONNX's asymmetric / floor (exact for whole factors)
             if at.get("mode", b"nearest") != b"nearest" or scales is None or scales.size != 4 or \
+                    at.get("coordinate_transformation_mode", b"half_pixel") != b"asymmetric" or \
+                    at.get("nearest_mode", b"round_prefer_floor") != b"floor" or \
                     list(scales[:2]) != [1, 1] or any(s != int(s) for s in scales[2:]):
                 raise NotImplementedError(f"node {n.name}: Resize form")
             return ("module", self._add_module(n, nn.Upsample(scale_factor=tuple(float(s) for s in scales[2:]),
@@ -333,7 +342,7 @@ class OnnxModule(nn.Module):
                 raise AssertionError("folded earlier")
             if c(a) is not None or c(b) is not None:
                 k = c(a) if c(a) is not None else c(b)
-                if not _scalar(k):
+                if not _scalar(k) or k.ndim > len(shapes[b if c(a) is not None else a]):
                     raise NotImplementedError(f"node {n.name}: {op} with a constant tensor of shape {k.shape}")
                 return ("scalar", (op, float(k), c(a) is not None), [b if c(a) is not None else a])
             return ("binary", op, [a, b])
