@@ -47,14 +47,15 @@ void ProgressBar::Print(int64_t done, bool final_line) {
     const int filled = static_cast<int>(fraction * kBarWidth);
     std::string bar(filled, '#');
     bar.resize(kBarWidth, '.');
-    std::fprintf(out_, "\r%s [%s] %lld/%lld  %.1f samples/s  ETA %.0fs   %s", label_.c_str(), bar.c_str(),
-                 static_cast<long long>(done), static_cast<long long>(total_), rate, eta, final_line ? "\n" : "");
+    std::fprintf(out_, "\r%s [%s] %lld/%lld  %.1f %s/s  ETA %.0fs   %s", label_.c_str(), bar.c_str(),
+                 static_cast<long long>(done), static_cast<long long>(total_), rate, unit_.c_str(), eta,
+                 final_line ? "\n" : "");
   } else if (final_line) {
-    std::fprintf(out_, "%s: %lld samples in %.2fs (%.1f samples/s)\n", label_.c_str(), static_cast<long long>(done),
-                 elapsed, rate);
+    std::fprintf(out_, "%s: %lld %s in %.2fs (%.1f %s/s)\n", label_.c_str(), static_cast<long long>(done),
+                 unit_.c_str(), elapsed, rate, unit_.c_str());
   } else {
-    std::fprintf(out_, "%s: %lld/%lld (%.0f%%), %.1f samples/s, ETA %.0fs\n", label_.c_str(),
-                 static_cast<long long>(done), static_cast<long long>(total_), 100 * fraction, rate, eta);
+    std::fprintf(out_, "%s: %lld/%lld (%.0f%%), %.1f %s/s, ETA %.0fs\n", label_.c_str(), static_cast<long long>(done),
+                 static_cast<long long>(total_), 100 * fraction, rate, unit_.c_str(), eta);
   }
   std::fflush(out_);
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace qfuse::calib {
 
@@ -21,11 +22,14 @@ class ProgressBar {
   void Update(int64_t done);
   // Final line with the total time and rate.
   void Finish();
+  // What the items are called in the lines ("samples" unless set).
+  void set_unit(std::string unit) { unit_ = std::move(unit); }
 
  private:
   void Print(int64_t done, bool final_line);
 
   std::string label_;
+  std::string unit_ = "samples";
   int64_t total_;
   std::FILE* out_;
   bool interactive_;

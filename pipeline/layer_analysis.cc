@@ -222,6 +222,28 @@ std::string LayerKind(const ir::Node& node) {
   return kind + " unit";
 }
 
+absl::StatusOr<KeepFloatChoice> ChooseKeepFloat(
+    const std::vector<std::pair<double, std::string>>& candidates, int k, double none_db,
+    const std::function<absl::StatusOr<double>(const std::set<std::string>&)>& sqnr_with) {
+  KeepFloatChoice choice;
+  choice.output_sqnr_db = none_db;
+  std::set<std::string> kept;
+  int trials = 0;
+  for (const auto& [gain, name] : candidates) {
+    if (gain <= 0 || trials == 4 * k || static_cast<int>(choice.layers.size()) == k) break;
+    ++trials;
+    kept.insert(name);
+    QFUSE_ASSIGN_OR_RETURN(const double sqnr, sqnr_with(kept));
+    if (sqnr > choice.output_sqnr_db) {
+      choice.output_sqnr_db = sqnr;
+      choice.layers.push_back(name);
+    } else {
+      kept.erase(name);
+    }
+  }
+  return choice;
+}
+
 absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib::CalibrationTable& table,
                                             const quant::ConvertOptions& convert,
                                             const std::vector<ir::NamedTensor>& inputs,
@@ -251,7 +273,10 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
   for (const ir::Node* n : layers) all_float.keep_float.insert(n->name());
   std::vector<std::pair<double, std::string>> fallback_gain;
   std::unique_ptr<calib::ProgressBar> progress;
-  if (options.show_progress) progress = std::make_unique<calib::ProgressBar>(options.label, layers.size());
+  if (options.show_progress) {
+    progress = std::make_unique<calib::ProgressBar>(options.label, layers.size());
+    progress->set_unit("layers");
+  }
   int64_t analysed = 0;
   for (const ir::Node* n : layers) {
     if (progress) progress->Update(analysed++);
@@ -294,17 +319,17 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
   if (options.suggest_keep_float > 0) {
     std::stable_sort(fallback_gain.begin(), fallback_gain.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
-    quant::ConvertOptions suggested = convert;
-    for (int k = 0; k < options.suggest_keep_float && k < static_cast<int>(fallback_gain.size()) &&
-                    fallback_gain[k].first > 0;
-         ++k) {
-      analysis.suggested_keep_float.push_back(fallback_gain[k].second);
-      suggested.keep_float.insert(fallback_gain[k].second);
-    }
-    // Only layers whose fallback alone raised the output SQNR are suggested.
-    QFUSE_ASSIGN_OR_RETURN(ir::Model suggested_model, QuantizedCopy(fused, table, suggested));
-    QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunOutputs(*suggested_model.graph, inputs, options.executor));
-    analysis.output_sqnr_with_suggestion_db = OutputSqnr(*fused.graph, reference, values);
+    const auto sqnr_with = [&](const std::set<std::string>& kept) -> absl::StatusOr<double> {
+      quant::ConvertOptions trial = convert;
+      trial.keep_float.insert(kept.begin(), kept.end());
+      QFUSE_ASSIGN_OR_RETURN(ir::Model trial_model, QuantizedCopy(fused, table, trial));
+      QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunOutputs(*trial_model.graph, inputs, options.executor));
+      return OutputSqnr(*fused.graph, reference, values);
+    };
+    QFUSE_ASSIGN_OR_RETURN(KeepFloatChoice choice, ChooseKeepFloat(fallback_gain, options.suggest_keep_float,
+                                                                   analysis.output_sqnr_db, sqnr_with));
+    analysis.suggested_keep_float = std::move(choice.layers);
+    analysis.output_sqnr_with_suggestion_db = choice.output_sqnr_db;
   }
   return analysis;
 }

@@ -176,6 +176,7 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
     QFUSE_ASSIGN_OR_RETURN(std::vector<ir::Tensor> with, RunOnDataset(*suggested.graph, eval_data, eval));
     QFUSE_ASSIGN_OR_RETURN(OutputAgreement a, CompareOutputs(fp32_outputs[0], with[0]));
     r.suggestion_agreement = a.top1_agreement;
+    r.suggestion_sqnr_db = a.sqnr_db;
     if (!labels.empty()) {
       QFUSE_ASSIGN_OR_RETURN(r.suggestion_top1, Top1Accuracy(with[0], labels));
     }

@@ -70,7 +70,8 @@ struct LevelResult {
   std::vector<OutputAgreement> outputs;  // every FLOAT graph output vs fp32; the fields above are outputs[0]'s
   // With the analysis' suggested layers kept float (when there is a suggestion).
   double suggestion_top1 = -1;
-  double suggestion_agreement = 0;
+  double suggestion_agreement = 0;  // NaN for outputs that are not rows of classes
+  double suggestion_sqnr_db = 0;    // outputs[0]'s, on the evaluation set
   PhaseSeconds seconds;
   calib::CalibrationTable table;
   LayerAnalysis analysis;

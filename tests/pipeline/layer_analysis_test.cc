@@ -144,5 +144,42 @@ TEST(LayerAnalysisTest, OutputSqnrIsTheFloatOutputsAlone) {
             SqnrDb(reference.at("y").values<float>(), with_suggestion.at("y").values<float>()));
 }
 
+// The greedy choice on hand-made SQNRs: the output error is the sum of the errors of the layers
+// left int8, +0.8 from A and from B, -1 from C, +0.5 from D (all int8: 1.1). Alone, A and B
+// each leave 0.3 and D 0.6 (all three help) and C 2.1 (not tried). A is kept (0.3); A with B
+// leaves -0.5, worse, so B is refused although it helped alone; A with D leaves -0.2: kept.
+TEST(ChooseKeepFloatTest, KeepsALayerOnlyIfItHelpsTheSetChosenSoFar) {
+  const std::map<std::string, double> error = {{"A", 0.8}, {"B", 0.8}, {"C", -1.0}, {"D", 0.5}};
+  int calls = 0;
+  const auto sqnr_with = [&](const std::set<std::string>& kept) -> absl::StatusOr<double> {
+    ++calls;
+    double e = 0;
+    for (const auto& [name, v] : error) {
+      if (kept.count(name) == 0) e += v;
+    }
+    return -20 * std::log10(std::abs(e));  // signal power 1
+  };
+  const double none = sqnr_with({}).value();
+  const std::vector<std::pair<double, std::string>> candidates = {{sqnr_with({"A"}).value() - none, "A"},
+                                                                  {sqnr_with({"B"}).value() - none, "B"},
+                                                                  {sqnr_with({"D"}).value() - none, "D"},
+                                                                  {sqnr_with({"C"}).value() - none, "C"}};
+  ASSERT_GT(candidates[0].first, 0);
+  ASSERT_GT(candidates[2].first, 0);
+  ASSERT_LT(candidates[3].first, 0);
+  calls = 0;
+  QFUSE_ASSERT_OK_AND_ASSIGN(KeepFloatChoice choice, ChooseKeepFloat(candidates, 3, none, sqnr_with));
+  EXPECT_EQ(choice.layers, (std::vector<std::string>{"A", "D"}));
+  EXPECT_EQ(calls, 3);  // A, A+B, A+D; C not tried
+  EXPECT_DOUBLE_EQ(choice.output_sqnr_db, -20 * std::log10(0.2));
+  // Nothing that helps: no layer, the all-int8 figure.
+  QFUSE_ASSERT_OK_AND_ASSIGN(KeepFloatChoice none_chosen, ChooseKeepFloat({{-1.0, "C"}}, 3, none, sqnr_with));
+  EXPECT_TRUE(none_chosen.layers.empty());
+  EXPECT_EQ(none_chosen.output_sqnr_db, none);
+  // k = 1: A only.
+  QFUSE_ASSERT_OK_AND_ASSIGN(KeepFloatChoice one, ChooseKeepFloat(candidates, 1, none, sqnr_with));
+  EXPECT_EQ(one.layers, (std::vector<std::string>{"A"}));
+}
+
 }  // namespace
 }  // namespace qfuse::pipeline

@@ -143,12 +143,13 @@ Json LevelJson(const pipeline::LevelResult& level) {
   j["layer_analysis_samples"] = level.analysis.samples;
   Json suggested = Json::array();
   for (const std::string& node : level.analysis.suggested_keep_float) suggested.push_back(node);
-  j["keep_float_suggestion"] = {{"nodes", std::move(suggested)},
-                                {"output_sqnr_db", Number(level.analysis.output_sqnr_db)},
-                                {"output_sqnr_with_suggestion_db",
-                                 Number(level.analysis.output_sqnr_with_suggestion_db)},
-                                {"top1_with_suggestion", Number(level.suggestion_top1)},
-                                {"agreement_with_suggestion", Number(level.suggestion_agreement)}};
+  j["keep_float_suggestion"] = {
+      {"nodes", std::move(suggested)},
+      {"output_sqnr_db", Number(level.analysis.output_sqnr_db)},
+      {"output_sqnr_with_suggestion_db", Number(level.analysis.output_sqnr_with_suggestion_db)},
+      {"output_sqnr_with_suggestion_on_eval_db", Number(level.suggestion_sqnr_db)},
+      {"top1_with_suggestion", Number(level.suggestion_top1)},
+      {"agreement_with_suggestion", Number(level.suggestion_agreement)}};
   j["calibration"] = CalibrationJson(level.table);
   return j;
 }

@@ -86,11 +86,23 @@ SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline:
   for (const pipeline::LevelResult& level : result.levels) {
     const pipeline::LayerAnalysis& a = level.analysis;
     if (a.suggested_keep_float.empty()) continue;
+    // The analysis' figures are on its own samples, the table's on the evaluation set: both.
     grid.notes.push_back(absl::StrFormat(
-        "%s: keep float %s -> output SQNR %s dB (all int8: %s dB), top-1 %s%%, agreement %s%%",
+        "%s: keep float %s -> output SQNR %s dB on the %d analysis samples (all int8: %s dB), %s dB on the "
+        "evaluation set (all int8: %s dB)%s",
         pipeline::ResultName(level), absl::StrJoin(a.suggested_keep_float, ", "),
-        FormatFixed(a.output_sqnr_with_suggestion_db, 2), FormatFixed(a.output_sqnr_db, 2),
-        Top1Cell(level.suggestion_top1), FormatFixed(level.suggestion_agreement, 2)));
+        FormatFixed(a.output_sqnr_with_suggestion_db, 2), a.samples, FormatFixed(a.output_sqnr_db, 2),
+        FormatFixed(level.suggestion_sqnr_db, 2), FormatFixed(level.sqnr_db, 2),
+        std::isnan(level.suggestion_agreement)
+            ? ""
+            : absl::StrCat(", top-1 ", Top1Cell(level.suggestion_top1), "%, agreement ",
+                           FormatFixed(level.suggestion_agreement, 2), "%")));
+    if (level.suggestion_sqnr_db < level.sqnr_db) {
+      grid.notes.push_back(absl::StrFormat(
+          "%s: the suggestion lowers the evaluation set's SQNR: chosen on %d samples, it does not carry over "
+          "(more --analysis_samples, or keep every layer int8)",
+          pipeline::ResultName(level), a.samples));
+    }
   }
   return grid;
 }

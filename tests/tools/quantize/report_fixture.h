@@ -60,6 +60,7 @@ inline pipeline::LayerAnalysis SampleAnalysis(int layers, double worst_db) {
     a.layers.push_back(e);
   }
   a.output_sqnr_db = worst_db + 4;
+  a.samples = 16;
   if (layers > 1) {
     a.suggested_keep_float = {a.layers[0].node, a.layers[1].node};
     a.output_sqnr_with_suggestion_db = worst_db + 9.5;
@@ -85,6 +86,7 @@ inline pipeline::QuantizeResult SampleResult(bool labels) {
   full.top1 = labels ? 90.87 : -1;
   full.suggestion_top1 = labels ? 91.04 : -1;
   full.suggestion_agreement = 99.12;
+  full.suggestion_sqnr_db = 29.875;
   full.agreement = 98.76;
   full.sqnr_db = 27.4123;
   full.cosine = 0.998765;
@@ -102,6 +104,7 @@ inline pipeline::QuantizeResult SampleResult(bool labels) {
   none.top1 = labels ? 88.02 : -1;
   none.suggestion_top1 = labels ? 89.5 : -1;
   none.suggestion_agreement = 97.25;
+  none.suggestion_sqnr_db = 21.5;
   none.agreement = 95.4;
   none.sqnr_db = 19.875;
   none.cosine = 0.99211;

@@ -1,5 +1,6 @@
 #include "tools/quantize/report.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -31,8 +32,24 @@ TEST(SummaryTableTest, HoldsTheNumbersOfEveryRow) {
   }
   EXPECT_THAT(table, HasSubstr("fp32 evaluation: 3.500 s"));
   EXPECT_THAT(table, HasSubstr("full: keep float <script>alert('x')</script>, stage0/conv1 -> output SQNR 31.00 dB "
-                               "(all int8: 25.50 dB), top-1 91.04%, agreement 99.12%"));
+                               "on the 16 analysis samples (all int8: 25.50 dB), 29.88 dB on the evaluation set (all "
+                               "int8: 27.41 dB), top-1 91.04%, agreement 99.12%"));
   EXPECT_THAT(table, Not(HasSubstr("n/a")));
+}
+
+// A dense or sequence output has no top-1 agreement (NaN): the suggestion's note gives the SQNRs only.
+TEST(SummaryTableTest, SuggestionOfADenseOutputHasNoAgreement) {
+  pipeline::QuantizeResult result = testing::SampleResult(false);
+  for (pipeline::LevelResult& level : result.levels) level.suggestion_agreement = std::nan("");
+  const std::string table = SummaryTable(result, testing::SampleConfig());
+  EXPECT_THAT(table, HasSubstr("29.88 dB on the evaluation set (all int8: 27.41 dB)\n"));
+  EXPECT_THAT(table, Not(HasSubstr("nan")));
+  EXPECT_THAT(table, Not(HasSubstr("does not carry over")));
+  // Lower on the evaluation set than all int8: said.
+  result.levels[0].suggestion_sqnr_db = 27.0;
+  EXPECT_THAT(SummaryTable(result, testing::SampleConfig()),
+              HasSubstr("full: the suggestion lowers the evaluation set's SQNR: chosen on 16 samples, it does not "
+                        "carry over"));
 }
 
 TEST(SummaryTableTest, ColumnsAreAligned) {
