@@ -1,6 +1,7 @@
 #include "pipeline/layer_analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -230,7 +231,11 @@ absl::StatusOr<KeepFloatChoice> ChooseKeepFloat(
   std::set<std::string> kept;
   int trials = 0;
   for (const auto& [gain, name] : candidates) {
-    if (gain <= 0 || trials == 4 * k || static_cast<int>(choice.layers.size()) == k) break;
+    if (trials >= 4 * k || static_cast<int>(choice.layers.size()) >= k ||
+        choice.output_sqnr_db == std::numeric_limits<double>::infinity()) {
+      break;
+    }
+    if (!(gain > 0)) continue;  // no help alone (or NaN: no FLOAT output to compare)
     ++trials;
     kept.insert(name);
     QFUSE_ASSIGN_OR_RETURN(const double sqnr, sqnr_with(kept));
@@ -313,10 +318,17 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
       fallback_gain.emplace_back(OutputSqnr(*fused.graph, reference, values) - analysis.output_sqnr_db, n->name());
     }
   }
-  if (progress) progress->Finish();
+  if (progress) {
+    progress->Update(static_cast<int64_t>(layers.size()));
+    progress->Finish();
+  }
   std::stable_sort(analysis.layers.begin(), analysis.layers.end(),
                    [](const LayerError& a, const LayerError& b) { return a.sqnr_accumulated < b.sqnr_accumulated; });
   if (options.suggest_keep_float > 0) {
+    // Only gains that are numbers can be ordered (NaN when no output is FLOAT).
+    fallback_gain.erase(
+        std::remove_if(fallback_gain.begin(), fallback_gain.end(), [](const auto& g) { return std::isnan(g.first); }),
+        fallback_gain.end());
     std::stable_sort(fallback_gain.begin(), fallback_gain.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     const auto sqnr_with = [&](const std::set<std::string>& kept) -> absl::StatusOr<double> {

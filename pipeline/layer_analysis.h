@@ -42,8 +42,9 @@ struct LayerAnalysis {
 
 // The greedy choice behind LayerAnalysis::suggested_keep_float. `candidates`: (output SQNR gain
 // of the layer's fallback alone, layer), best first; `sqnr_with`: the output SQNR with a set of
-// layers kept float. Tries the candidates with a positive gain in order (at most 4k), keeping
-// each that raises the SQNR of those kept before it, until k are kept: fallbacks that help
+// layers kept float. Tries the candidates with a positive gain in order (at most 4k; none when
+// k <= 0), keeping each that raises the SQNR of those kept before it, until k are kept or the
+// SQNR is infinite: fallbacks that help
 // alone can cancel or hurt together (PaddleOCR's recogniser: four that each helped gave
 // 14.31 dB together against 14.60 dB all int8).
 struct KeepFloatChoice {

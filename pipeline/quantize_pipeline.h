@@ -4,6 +4,7 @@
 #define QFUSE_PIPELINE_QUANTIZE_PIPELINE_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <set>
 #include <string>
@@ -71,7 +72,7 @@ struct LevelResult {
   // With the analysis' suggested layers kept float (when there is a suggestion).
   double suggestion_top1 = -1;
   double suggestion_agreement = 0;  // NaN for outputs that are not rows of classes
-  double suggestion_sqnr_db = 0;    // outputs[0]'s, on the evaluation set
+  double suggestion_sqnr_db = std::numeric_limits<double>::quiet_NaN();  // output 0's, on the evaluation set
   PhaseSeconds seconds;
   calib::CalibrationTable table;
   LayerAnalysis analysis;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "data/dataset.h"
 #include "fusion/pipeline.h"
 #include "gtest/gtest.h"
@@ -171,14 +173,40 @@ TEST(ChooseKeepFloatTest, KeepsALayerOnlyIfItHelpsTheSetChosenSoFar) {
   QFUSE_ASSERT_OK_AND_ASSIGN(KeepFloatChoice choice, ChooseKeepFloat(candidates, 3, none, sqnr_with));
   EXPECT_EQ(choice.layers, (std::vector<std::string>{"A", "D"}));
   EXPECT_EQ(calls, 3);  // A, A+B, A+D; C not tried
-  EXPECT_DOUBLE_EQ(choice.output_sqnr_db, -20 * std::log10(0.2));
+  EXPECT_NEAR(choice.output_sqnr_db, -20 * std::log10(0.2), 1e-9);
   // Nothing that helps: no layer, the all-int8 figure.
   QFUSE_ASSERT_OK_AND_ASSIGN(KeepFloatChoice none_chosen, ChooseKeepFloat({{-1.0, "C"}}, 3, none, sqnr_with));
   EXPECT_TRUE(none_chosen.layers.empty());
   EXPECT_EQ(none_chosen.output_sqnr_db, none);
-  // k = 1: A only.
+  // k = 1: A only, in one run.
+  calls = 0;
   QFUSE_ASSERT_OK_AND_ASSIGN(KeepFloatChoice one, ChooseKeepFloat(candidates, 1, none, sqnr_with));
   EXPECT_EQ(one.layers, (std::vector<std::string>{"A"}));
+  EXPECT_EQ(calls, 1);
+  // k <= 0: nothing tried.
+  calls = 0;
+  QFUSE_ASSERT_OK_AND_ASSIGN(KeepFloatChoice zero, ChooseKeepFloat(candidates, 0, none, sqnr_with));
+  EXPECT_TRUE(zero.layers.empty());
+  EXPECT_EQ(calls, 0);
+}
+
+// At most 4k runs when no candidate helps the set; NaN gains (no FLOAT output) are not tried.
+TEST(ChooseKeepFloatTest, TriesAtMostFourKAndSkipsNaN) {
+  int calls = 0;
+  const auto never_better = [&](const std::set<std::string>&) -> absl::StatusOr<double> {
+    ++calls;
+    return 10.0;
+  };
+  std::vector<std::pair<double, std::string>> candidates;
+  for (int i = 0; i < 20; ++i) candidates.emplace_back(1.0, absl::StrCat("L", i));
+  QFUSE_ASSERT_OK_AND_ASSIGN(KeepFloatChoice choice, ChooseKeepFloat(candidates, 2, 10.0, never_better));
+  EXPECT_TRUE(choice.layers.empty());
+  EXPECT_EQ(choice.output_sqnr_db, 10.0);
+  EXPECT_EQ(calls, 8);
+  calls = 0;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  QFUSE_ASSERT_OK(ChooseKeepFloat({{nan, "A"}, {nan, "B"}}, 2, 10.0, never_better).status());
+  EXPECT_EQ(calls, 0);
 }
 
 }  // namespace

@@ -204,7 +204,7 @@ std::string SuggestionHtml(const pipeline::LevelResult& level) {
     return "<p class=\"none\">No keep-float suggestion (run with --suggest_keep_float=N to get one).</p>\n";
   }
   std::string html = absl::StrFormat(
-      "<p>Keeping these nodes in float raises the output SQNR from %s dB to %s dB on the %d analysis samples, "
+      "<p>Keeping these nodes in float takes the output SQNR from %s dB to %s dB on the %d analysis samples, "
       "from %s dB to %s dB on the evaluation set%s (pass them to --keep_float):</p>\n<ol>\n",
       FormatFixed(a.output_sqnr_db, 2), FormatFixed(a.output_sqnr_with_suggestion_db, 2), a.samples,
       FormatFixed(level.sqnr_db, 2), FormatFixed(level.suggestion_sqnr_db, 2),

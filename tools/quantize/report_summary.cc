@@ -97,10 +97,11 @@ SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline:
             ? ""
             : absl::StrCat(", top-1 ", Top1Cell(level.suggestion_top1), "%, agreement ",
                            FormatFixed(level.suggestion_agreement, 2), "%")));
-    if (level.suggestion_sqnr_db < level.sqnr_db) {
+    // (Below by more than the printed precision.)
+    if (level.suggestion_sqnr_db < level.sqnr_db - 0.005) {
       grid.notes.push_back(absl::StrFormat(
-          "%s: the suggestion lowers the evaluation set's SQNR: chosen on %d samples, it does not carry over "
-          "(more --analysis_samples, or keep every layer int8)",
+          "%s: the suggestion lowers the evaluation set's SQNR: chosen on %d analysis samples (int8 simulated "
+          "in float), it does not carry over (try more --analysis_samples, or keep every layer int8)",
           pipeline::ResultName(level), a.samples));
     }
   }

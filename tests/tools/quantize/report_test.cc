@@ -48,8 +48,11 @@ TEST(SummaryTableTest, SuggestionOfADenseOutputHasNoAgreement) {
   // Lower on the evaluation set than all int8: said.
   result.levels[0].suggestion_sqnr_db = 27.0;
   EXPECT_THAT(SummaryTable(result, testing::SampleConfig()),
-              HasSubstr("full: the suggestion lowers the evaluation set's SQNR: chosen on 16 samples, it does not "
-                        "carry over"));
+              HasSubstr("full: the suggestion lowers the evaluation set's SQNR: chosen on 16 analysis samples (int8 "
+                        "simulated in float), it does not carry over"));
+  // Lower by less than the printed precision: not said.
+  result.levels[0].suggestion_sqnr_db = result.levels[0].sqnr_db - 0.001;
+  EXPECT_THAT(SummaryTable(result, testing::SampleConfig()), Not(HasSubstr("does not carry over")));
 }
 
 TEST(SummaryTableTest, ColumnsAreAligned) {
@@ -111,6 +114,7 @@ TEST(ReportJsonTest, ParsesBackWithEverythingButTimes) {
   EXPECT_TRUE(full["layers"][8]["sqnr_isolated_db"].is_null());  // +inf
   EXPECT_EQ(full["keep_float_suggestion"]["nodes"].size(), 2u);
   EXPECT_DOUBLE_EQ(full["keep_float_suggestion"]["output_sqnr_with_suggestion_db"].get<double>(), 31.0);
+  EXPECT_DOUBLE_EQ(full["keep_float_suggestion"]["output_sqnr_with_suggestion_on_eval_db"].get<double>(), 29.875);
   const Json& tensors = full["calibration"]["tensors"];
   ASSERT_EQ(tensors.size(), 13u);
   EXPECT_EQ(tensors[1]["name"], "act_01");
