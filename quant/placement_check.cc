@@ -77,6 +77,24 @@ absl::Status CheckWeightedOp(const Node& n) {
   return absl::OkStatus();
 }
 
+// A MatMul whose second input is a dequantized activation, not a weight (attention's Q K^T and
+// P V): it has no weight, and TensorRT takes both inputs from DequantizeLinears (rule 1:
+// every input of the op quantized; rule 1 of CheckQdqParams keeps both per tensor).
+bool IsActivationMatMul(const Node& n) {
+  if (ir::UnitBaseOpOf(n) != ir::UnitBaseOp::kMatMul || !FromDequantize(n.input(1))) return false;
+  const Value* quantized = n.input(1)->producer()->input(0);
+  const Node* q = quantized == nullptr ? nullptr : quantized->producer();
+  return !quantized->is_constant() &&
+         !(Is(q, "QuantizeLinear") && q->input(0) != nullptr && q->input(0)->is_constant());
+}
+
+absl::Status CheckActivationMatMul(const Node& n) {
+  if (!FromDequantize(n.input(0))) {
+    return Broken(n, "both inputs of a MatMul of two activations must come from a DequantizeLinear");
+  }
+  return absl::OkStatus();
+}
+
 enum class Origin { kOther, kFloatWeighted, kQuantizedWeighted };
 
 // Where `v` comes from, through epilogue ops: a weighted op kept float, a quantized one (its
@@ -110,7 +128,9 @@ absl::Status CheckTensorRtPlacement(const ir::Graph& graph) {
         return Broken(*n, "activation scales must be one value (per tensor)");
       }
     }
-    if (IsWeighted(n) && FromDequantize(n->input(1))) QFUSE_RETURN_IF_ERROR(CheckWeightedOp(*n));
+    if (IsWeighted(n) && FromDequantize(n->input(1))) {
+      QFUSE_RETURN_IF_ERROR(IsActivationMatMul(*n) ? CheckActivationMatMul(*n) : CheckWeightedOp(*n));
+    }
     if (Is(n, "QuantizeLinear") && IsWeighted(n->input(0)->producer())) {
       for (const ir::Use& q_use : n->output(0)->uses()) {
         if (!Is(q_use.node, "DequantizeLinear")) continue;

@@ -6,7 +6,8 @@
 //     DequantizeLinear) reads its activation from a DequantizeLinear and its weight from
 //     FLOAT constant -> QuantizeLinear -> DequantizeLinear, per channel only on the output-channel
 //     axis (0 for Conv, Gemm with transB; 1 for MatMul, Gemm without), per tensor for
-//     ConvTranspose; its bias is a FLOAT constant, never a DequantizeLinear;
+//     ConvTranspose; its bias is a FLOAT constant, never a DequantizeLinear; a MatMul of two
+//     activations (attention) takes both from DequantizeLinears, per tensor;
 //  3. no QuantizeLinear sits between a weighted op and the BatchNormalization or activation
 //     that reads it;
 //  4. a residual Add reading a quantized weighted op's (or its activation's) output takes its

@@ -5,11 +5,12 @@
 #include <functional>
 #include <string>
 
-#include "gtest/gtest.h"
 #include "fusion/pipeline.h"
+#include "gtest/gtest.h"
 #include "ir/fused_unit.h"
 #include "ir/onnx_import.h"
 #include "quant/qdq_converter.h"
+#include "tests/testing/graph_builder.h"
 #include "tests/testing/quantized_sample.h"
 #include "tests/testing/status_matchers.h"
 
@@ -67,6 +68,47 @@ TEST(PlacementCheckPartialTest, UnitsKeptFloatPass) {
       fusion::FusionLevel::kFull, calib::ThresholdOptions(), options));  // runs the check itself
   QFUSE_ASSERT_OK(ir::ExpandUnits(q.model.graph.get()));
   QFUSE_EXPECT_OK(CheckTensorRtPlacement(*q.model.graph));
+}
+
+// Attention's MatMul of two activations (x times its transpose) has no weight: the tensorrt
+// conversion quantizes both inputs, and the check takes both from DequantizeLinears (it refused
+// every transformer before: ViT-tiny, the CRNN, PaddleOCR's recogniser). The first input read
+// unquantized fails; with the second unquantized the MatMul is a float op (TensorRT's to run in
+// float), which binds nothing.
+TEST(PlacementCheckActivationMatMulTest, BothInputsDequantized) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("x", {2, 4, 8});
+  ir::Value* xt =
+      b.Op("Transpose", {x}, "xt", {2, 8, 4}, testing::GraphBuilder::Attrs({{"perm", std::vector<int64_t>{0, 2, 1}}}));
+  b.Output(b.Op("MatMul", {x, xt}, "y", {2, 4, 4}));
+  QFUSE_ASSERT_OK(fusion::Fuse(&b.model(), fusion::FusionLevel::kFull).status());
+  calib::CalibrationTable table;
+  for (const char* name : {"x", "xt", "y"}) table.tensors.push_back({name, 2.f, 2.f / 127, -2.f, 2.f, "max"});
+  ConvertOptions options;
+  options.target = DeployTarget::kTensorRt;
+  QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, options).status());  // runs the check itself
+  QFUSE_ASSERT_OK(ir::ExpandUnits(&b.graph()));
+  QFUSE_ASSERT_OK(CheckTensorRtPlacement(b.graph()));
+  ir::Node* matmul = nullptr;
+  for (ir::Node* n : b.graph().nodes()) {
+    if (Is(n, "MatMul")) matmul = n;
+  }
+  ASSERT_NE(matmul, nullptr);
+  for (int side : {0, 1}) {
+    const ir::Node* dq = matmul->input(side)->producer();
+    ASSERT_TRUE(Is(dq, "DequantizeLinear")) << side;
+    std::unique_ptr<ir::Graph> g = b.graph().Clone();
+    ir::Node* copy = nullptr;
+    for (ir::Node* n : g->nodes()) {
+      if (n->name() == matmul->name()) copy = n;
+    }
+    g->SetInput(copy, side, g->FindValue(side == 0 ? "x" : "xt"));  // the float value, not its DQ
+    if (side == 0) {
+      ExpectBroken(CheckTensorRtPlacement(*g), "both inputs of a MatMul of two activations");
+    } else {
+      QFUSE_EXPECT_OK(CheckTensorRtPlacement(*g));
+    }
+  }
 }
 
 TEST_F(PlacementCheckTest, NonZeroZeroPointFails) {
