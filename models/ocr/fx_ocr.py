@@ -84,9 +84,12 @@ def one_model(name, pkg, data, qfuse_run, chars, reduce_range, fold_affine):
     return rec
 
 
-def check(r, max_fp32_diff=1e-3):
+def check(r, max_fp32_diff=1e-2):
     """What fails the CI bar: the torch module's float output off qfuse's (the conversion is not
-    the model), FX failing, or qfuse's int8 `full` below FX's on pooled SQNR or on the task."""
+    the model), FX failing, or qfuse's int8 `full` below FX's on pooled SQNR or on the task.
+    The float bound leaves room for other CPUs' float rounding (1.8e-4 here, on the
+    recogniser's softmax probabilities) and still catches a wrong conversion (about 0.25 on the
+    classifier before BatchNorm2d was put in eval mode for the shape run)."""
     if not r["fp32_vs_qfuse_fp32_max_abs"] <= max_fp32_diff:  # NaN fails
         return [f"torch fp32 differs from qfuse fp32 by {r['fp32_vs_qfuse_fp32_max_abs']:.3g}"]
     if "fx" not in r:
