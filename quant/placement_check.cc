@@ -83,7 +83,8 @@ absl::Status CheckWeightedOp(const Node& n) {
 bool IsActivationMatMul(const Node& n) {
   if (ir::UnitBaseOpOf(n) != ir::UnitBaseOp::kMatMul || !FromDequantize(n.input(1))) return false;
   const Value* quantized = n.input(1)->producer()->input(0);
-  const Node* q = quantized == nullptr ? nullptr : quantized->producer();
+  if (quantized == nullptr) return false;
+  const Node* q = quantized->producer();
   return !quantized->is_constant() &&
          !(Is(q, "QuantizeLinear") && q->input(0) != nullptr && q->input(0)->is_constant());
 }

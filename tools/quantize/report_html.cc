@@ -208,10 +208,7 @@ std::string SuggestionHtml(const pipeline::LevelResult& level) {
       "from %s dB to %s dB on the evaluation set%s (pass them to --keep_float):</p>\n<ol>\n",
       FormatFixed(a.output_sqnr_db, 2), FormatFixed(a.output_sqnr_with_suggestion_db, 2), a.samples,
       FormatFixed(level.sqnr_db, 2), FormatFixed(level.suggestion_sqnr_db, 2),
-      std::isnan(level.suggestion_agreement)
-          ? ""
-          : absl::StrCat("; top-1 ", Top1Cell(level.suggestion_top1), "%, agreement with fp32 ",
-                         FormatFixed(level.suggestion_agreement, 2), "%"));
+      SuggestionAgreementText(level, "; ", "with fp32 "));
   for (const std::string& node : a.suggested_keep_float) {
     absl::StrAppend(&html, "<li><code>", Escape(node), "</code></li>\n");
   }

@@ -19,6 +19,13 @@ std::string SecondsCell(double seconds) { return FormatFixed(seconds, 3); }
 
 std::string Top1Cell(double top1) { return top1 < 0 ? "n/a" : FormatFixed(top1, 2); }
 
+std::string SuggestionAgreementText(const pipeline::LevelResult& level, const std::string& separator,
+                                    const std::string& agreement_label) {
+  if (std::isnan(level.suggestion_agreement)) return "";
+  return absl::StrCat(separator, "top-1 ", Top1Cell(level.suggestion_top1), "%, agreement ", agreement_label,
+                      FormatFixed(level.suggestion_agreement, 2), "%");
+}
+
 std::string FormatFixed(double value, int decimals) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
@@ -93,10 +100,7 @@ SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline:
         pipeline::ResultName(level), absl::StrJoin(a.suggested_keep_float, ", "),
         FormatFixed(a.output_sqnr_with_suggestion_db, 2), a.samples, FormatFixed(a.output_sqnr_db, 2),
         FormatFixed(level.suggestion_sqnr_db, 2), FormatFixed(level.sqnr_db, 2),
-        std::isnan(level.suggestion_agreement)
-            ? ""
-            : absl::StrCat(", top-1 ", Top1Cell(level.suggestion_top1), "%, agreement ",
-                           FormatFixed(level.suggestion_agreement, 2), "%")));
+        SuggestionAgreementText(level, ", ", "")));
     // (Below by more than the printed precision.)
     if (level.suggestion_sqnr_db < level.sqnr_db - 0.005) {
       grid.notes.push_back(absl::StrFormat(

@@ -26,6 +26,10 @@ SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline:
 std::string FormatFixed(double value, int decimals);
 // A top-1 percentage with two decimals, or "n/a" when unknown (negative).
 std::string Top1Cell(double top1);
+// "<sep>top-1 X%, agreement <label>Y%" with the suggested layers kept float; "" when the output
+// has no top-1 agreement (NaN: dense or sequence outputs).
+std::string SuggestionAgreementText(const pipeline::LevelResult& level, const std::string& separator,
+                                    const std::string& agreement_label);
 
 // "entropy", "percentile 99.99", ...
 std::string MethodDescription(const pipeline::QuantizeConfig& config);
