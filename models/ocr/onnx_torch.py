@@ -108,7 +108,6 @@ class OnnxModule(nn.Module):
         for n in nodes:
             for i in n.input:
                 self.users.setdefault(i, []).append(n)
-        self.producer = {o: n for n in nodes for o in n.output}
         self.mods = nn.ModuleDict()
         self.steps = []  # (kind, payload, input names, output name)
         self._build(nodes, tuple(input_shape))
