@@ -57,11 +57,13 @@ struct Agreement {
 
 // Runs `graph` and compares each FLOAT value that `reference` holds with it as the run
 // computes it, keeping the two figures rather than the tensor; the graph's outputs are kept in
-// `outputs` (those that are not node outputs, such as a constant, are compared there).
+// `outputs` (those that are not node outputs, such as a constant, are compared there), and
+// with `quantized` every QuantizeLinear output (8-bit: a quarter of a float value's bytes).
 absl::StatusOr<std::map<std::string, Agreement>> RunAndCompare(const ir::Graph& graph,
                                                                const std::vector<ir::NamedTensor>& inputs,
                                                                const runtime::ExecutorOptions& options,
-                                                               const ValueMap& reference, ValueMap* outputs) {
+                                                               const ValueMap& reference, ValueMap* outputs,
+                                                               ValueMap* quantized = nullptr) {
   std::map<std::string, Agreement> agreement;
   const auto compare = [&](const std::string& name, const ir::Tensor& t) {
     if (t.dtype() != ir::DataType::kFloat32 || agreement.count(name) > 0) return;
@@ -72,6 +74,12 @@ absl::StatusOr<std::map<std::string, Agreement>> RunAndCompare(const ir::Graph& 
   };
   runtime::RunOptions run;
   run.observer = [&](const ir::Value& v, const ir::Tensor& t) { compare(v.name(), t); };
+  if (quantized != nullptr) {
+    run.kept = quantized;
+    run.keep = [](const ir::Value& v, const ir::Tensor&) {
+      return v.producer() != nullptr && v.producer()->op_type() == "QuantizeLinear";
+    };
+  }
   QFUSE_ASSIGN_OR_RETURN(auto results, RunAsWritten(graph, inputs, options, run));
   for (auto& out : results) {
     compare(out.name, out.tensor);
@@ -87,26 +95,34 @@ absl::StatusOr<ValueMap> RunOutputs(const ir::Graph& graph, const std::vector<ir
   return RunAndCollect(graph, inputs, options, &none);
 }
 
-// The part of `graph` that computes `output` from values the float run already holds, as a
-// graph of its own with those values as its inputs (fed from `reference`, graph inputs from
-// `inputs`). For a copy of the float graph with one layer quantized: upstream of that layer
-// the copy computes every node as the float graph does, so the part's `output` is the whole
-// copy's, for the work of the layer and its Q/DQ nodes instead of the whole model. (A part
-// without Q/DQ is not run: a float op run apart may pick another layout, and with it other
-// float rounding, than in the graph; tests/pipeline/layer_analysis_test.cc.)
+// The part of `graph` that computes `outputs` from values held already, as a graph of its own
+// with those values as its inputs (`held` gives a held value or null; graph inputs come from
+// `inputs`). For a copy of the float graph with one layer quantized, the held values are the
+// float run's: upstream of that layer the copy computes every node as the float graph does, so
+// the part's output is the whole copy's, for the work of the layer and its Q/DQ nodes instead
+// of the whole model. (A part without Q/DQ is not run: a float op run apart may pick another
+// layout, and with it other float rounding, than in the graph; tests/pipeline/layer_analysis_test.cc.)
 struct GraphPart {
   std::unique_ptr<ir::Graph> graph;
   std::vector<ir::NamedTensor> inputs;
 };
 
-absl::StatusOr<GraphPart> PartComputing(const ir::Graph& graph, const std::string& output, const ValueMap& reference,
-                                        const std::vector<ir::NamedTensor>& inputs) {
-  const ir::Value* out = graph.FindValue(output);
-  if (out == nullptr || out->producer() == nullptr) {
-    return absl::InternalError(absl::StrCat("layer analysis: no node computes \"", output, "\""));
+using HeldValue = std::function<const ir::Tensor*(const std::string& name)>;
+
+absl::StatusOr<GraphPart> PartComputing(const ir::Graph& graph, const std::vector<std::string>& outputs,
+                                        const HeldValue& held, const std::vector<ir::NamedTensor>& inputs) {
+  std::set<const ir::Node*> nodes;
+  std::vector<const ir::Node*> pending;
+  std::vector<const ir::Value*> outs;
+  for (const std::string& output : outputs) {
+    const ir::Value* out = graph.FindValue(output);
+    if (out == nullptr || out->producer() == nullptr) {
+      return absl::InternalError(absl::StrCat("layer analysis: no node computes \"", output, "\""));
+    }
+    outs.push_back(out);
+    if (nodes.insert(out->producer()).second) pending.push_back(out->producer());
   }
-  std::set<const ir::Node*> nodes = {out->producer()};
-  std::vector<const ir::Node*> pending = {out->producer()};
+  const std::set<std::string> output_names(outputs.begin(), outputs.end());
   std::set<const ir::Value*> seen;
   std::vector<const ir::Value*> cut;
   while (!pending.empty()) {
@@ -114,7 +130,7 @@ absl::StatusOr<GraphPart> PartComputing(const ir::Graph& graph, const std::strin
     pending.pop_back();
     for (const ir::Value* v : node->inputs()) {
       if (v == nullptr || v->is_constant() || !seen.insert(v).second) continue;
-      if (v->is_graph_input() || (v->name() != output && reference.count(v->name()) > 0)) {
+      if (v->is_graph_input() || (output_names.count(v->name()) == 0 && held(v->name()) != nullptr)) {
         cut.push_back(v);
         continue;
       }
@@ -129,9 +145,8 @@ absl::StatusOr<GraphPart> PartComputing(const ir::Graph& graph, const std::strin
   std::map<const ir::Value*, ir::Value*> mapped;
   for (const ir::Value* v : cut) {
     QFUSE_ASSIGN_OR_RETURN(mapped[v], part.graph->AddInput(v->name(), v->type()));
-    const auto held = reference.find(v->name());
-    if (held != reference.end()) {
-      part.inputs.push_back({v->name(), held->second});
+    if (!v->is_graph_input()) {
+      part.inputs.push_back({v->name(), *held(v->name())});
       continue;
     }
     const auto given =
@@ -164,8 +179,50 @@ absl::StatusOr<GraphPart> PartComputing(const ir::Graph& graph, const std::strin
       mapped[node->output(i)] = copy->output(i);
     }
   }
-  QFUSE_RETURN_IF_ERROR(part.graph->MarkOutput(mapped.at(out)));
+  for (const ir::Value* out : outs) QFUSE_RETURN_IF_ERROR(part.graph->MarkOutput(mapped.at(out)));
   return part;
+}
+
+// Names of the values that `graph` computes exactly as `base` computes the value of the same
+// name: by a node of the same name, op, domain, attributes and output names, on inputs that are
+// the same graph inputs, bit-equal constants or such values (so the same run gives the same
+// bits). A copy converted with one more layer kept float computes its upstream as the all-int8
+// copy does; the changed layer and everything it reaches are not in the set.
+absl::StatusOr<std::set<std::string>> ValuesComputedAsIn(const ir::Graph& graph, const ir::Graph& base) {
+  std::set<std::string> same;
+  const auto same_input = [&](const ir::Value* v, const ir::Value* b) {
+    if (v == nullptr || b == nullptr) return v == b;
+    if (v->name() != b->name()) return false;
+    if (v->is_constant() || b->is_constant()) {
+      return v->is_constant() && b->is_constant() &&
+             (v->initializer() == b->initializer() || v->initializer()->BitwiseEqual(*b->initializer()));
+    }
+    if (v->is_graph_input() || b->is_graph_input()) return v->is_graph_input() && b->is_graph_input();
+    return same.count(v->name()) > 0;
+  };
+  QFUSE_ASSIGN_OR_RETURN(const std::vector<ir::Node*> order, graph.TopologicalOrder());
+  for (const ir::Node* node : order) {
+    const ir::Value* first = node->output(0);
+    const ir::Value* base_first = first == nullptr ? nullptr : base.FindValue(first->name());
+    const ir::Node* b = base_first == nullptr ? nullptr : base_first->producer();
+    if (b == nullptr || b->name() != node->name() || b->op_type() != node->op_type() || b->domain() != node->domain() ||
+        !(b->attrs() == node->attrs()) || b->inputs().size() != node->inputs().size() ||
+        b->outputs().size() != node->outputs().size()) {
+      continue;
+    }
+    bool equal = true;
+    for (size_t i = 0; equal && i < node->outputs().size(); ++i) {
+      const ir::Value* o = node->output(i);
+      const ir::Value* bo = b->output(i);
+      equal = (o == nullptr) == (bo == nullptr) && (o == nullptr || o->name() == bo->name());
+    }
+    for (size_t i = 0; equal && i < node->inputs().size(); ++i) equal = same_input(node->input(i), b->input(i));
+    if (!equal) continue;
+    for (const ir::Value* o : node->outputs()) {
+      if (o != nullptr) same.insert(o->name());
+    }
+  }
+  return same;
 }
 
 // Whether `graph` holds a QuantizeLinear or DequantizeLinear node.
@@ -174,6 +231,36 @@ bool HasQdq(const ir::Graph& graph) {
     if (n->op_type() == "QuantizeLinear" || n->op_type() == "DequantizeLinear") return true;
   }
   return false;
+}
+
+// The outputs of `fallback` (the all-int8 copy `all_int8` with more layers kept float), as
+// a whole run of it gives them, from a run of only the nodes that it computes otherwise than
+// `all_int8` and those they reach: the rest is read from the all-int8 run (`int8_outputs`,
+// and `int8_quantized`, its QuantizeLinear outputs, where the changed part starts).
+absl::StatusOr<ValueMap> RunFallback(const ir::Graph& fallback, const ir::Graph& all_int8, const ValueMap& int8_outputs,
+                                     const ValueMap& int8_quantized, const std::vector<ir::NamedTensor>& inputs,
+                                     const runtime::ExecutorOptions& options) {
+  QFUSE_ASSIGN_OR_RETURN(const std::set<std::string> same, ValuesComputedAsIn(fallback, all_int8));
+  ValueMap values;
+  std::vector<std::string> changed;
+  for (const ir::Value* out : fallback.outputs()) {
+    const auto held = int8_outputs.find(out->name());
+    if (out->producer() == nullptr || (same.count(out->name()) > 0 && held != int8_outputs.end())) {
+      if (held != int8_outputs.end()) values.emplace(out->name(), held->second);
+      continue;
+    }
+    changed.push_back(out->name());
+  }
+  if (changed.empty()) return values;
+  const HeldValue held_int8 = [&](const std::string& name) -> const ir::Tensor* {
+    if (same.count(name) == 0) return nullptr;
+    const auto it = int8_quantized.find(name);
+    return it == int8_quantized.end() ? nullptr : &it->second;
+  };
+  QFUSE_ASSIGN_OR_RETURN(GraphPart part, PartComputing(fallback, changed, held_int8, inputs));
+  QFUSE_ASSIGN_OR_RETURN(ValueMap part_values, RunOutputs(*part.graph, part.inputs, options));
+  for (auto& [name, tensor] : part_values) values[name] = std::move(tensor);
+  return values;
 }
 
 double OutputSqnr(const ir::Graph& graph, const ValueMap& reference, const ValueMap& actual) {
@@ -258,8 +345,12 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
   // The whole-int8 run is compared value by value as it goes: keeping its values too would
   // double the analysis' memory (DenseNet-121, 16 samples of 128x128: 1.5 GiB more peak RSS).
   ValueMap int8_outputs;
-  QFUSE_ASSIGN_OR_RETURN(const auto accumulated,
-                         RunAndCompare(*all_int8.graph, inputs, options.executor, reference, &int8_outputs));
+  // With the suggestion: the whole-int8 run's 8-bit values too, from which each layer's fallback
+  // runs only what that layer changes (the layer and what it reaches).
+  const bool suggest = options.suggest_keep_float > 0;
+  ValueMap int8_quantized;
+  QFUSE_ASSIGN_OR_RETURN(const auto accumulated, RunAndCompare(*all_int8.graph, inputs, options.executor, reference,
+                                                               &int8_outputs, suggest ? &int8_quantized : nullptr));
   LayerAnalysis analysis;
   analysis.output_sqnr_db = OutputSqnr(*fused.graph, reference, int8_outputs);
   if (!inputs.empty() && !inputs[0].tensor.dims().empty()) analysis.samples = inputs[0].tensor.dims()[0];
@@ -299,7 +390,11 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
     only.keep_float.erase(n->name());
     QFUSE_ASSIGN_OR_RETURN(ir::Model isolated_model, QuantizedCopy(fused, table, only));
     const std::set<std::string> wanted = {e.output};
-    QFUSE_ASSIGN_OR_RETURN(GraphPart part, PartComputing(*isolated_model.graph, e.output, reference, inputs));
+    const HeldValue held_float = [&](const std::string& name) -> const ir::Tensor* {
+      const auto it = reference.find(name);
+      return it == reference.end() ? nullptr : &it->second;
+    };
+    QFUSE_ASSIGN_OR_RETURN(GraphPart part, PartComputing(*isolated_model.graph, {e.output}, held_float, inputs));
     ValueMap isolated;
     if (HasQdq(*part.graph)) {
       QFUSE_ASSIGN_OR_RETURN(isolated, RunAndCollect(*part.graph, part.inputs, options.executor, &wanted));
@@ -308,15 +403,17 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
     }
     const ir::Tensor& iso = isolated.at(e.output);
     SqnrAndCosine(ref.values<float>(), iso.values<float>(), &e.sqnr_isolated, &e.cosine_isolated);
-    analysis.layers.push_back(e);
-    if (options.suggest_keep_float > 0) {
+    if (suggest) {
       // This layer alone in float, the rest int8.
       quant::ConvertOptions fallback = convert;
       fallback.keep_float.insert(n->name());
       QFUSE_ASSIGN_OR_RETURN(ir::Model fallback_model, QuantizedCopy(fused, table, fallback));
-      QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunOutputs(*fallback_model.graph, inputs, options.executor));
-      fallback_gain.emplace_back(OutputSqnr(*fused.graph, reference, values) - analysis.output_sqnr_db, n->name());
+      QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunFallback(*fallback_model.graph, *all_int8.graph, int8_outputs,
+                                                          int8_quantized, inputs, options.executor));
+      e.fallback_gain_db = OutputSqnr(*fused.graph, reference, values) - analysis.output_sqnr_db;
+      fallback_gain.emplace_back(e.fallback_gain_db, n->name());
     }
+    analysis.layers.push_back(e);
   }
   if (progress) {
     progress->Update(static_cast<int64_t>(layers.size()));
@@ -335,7 +432,8 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
       quant::ConvertOptions trial = convert;
       trial.keep_float.insert(kept.begin(), kept.end());
       QFUSE_ASSIGN_OR_RETURN(ir::Model trial_model, QuantizedCopy(fused, table, trial));
-      QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunOutputs(*trial_model.graph, inputs, options.executor));
+      QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunFallback(*trial_model.graph, *all_int8.graph, int8_outputs,
+                                                          int8_quantized, inputs, options.executor));
       return OutputSqnr(*fused.graph, reference, values);
     };
     QFUSE_ASSIGN_OR_RETURN(KeepFloatChoice choice, ChooseKeepFloat(fallback_gain, options.suggest_keep_float,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -26,6 +27,9 @@ struct LayerError {
   std::string output;  // its output value
   double sqnr_accumulated = 0, cosine_accumulated = 0;
   double sqnr_isolated = 0, cosine_isolated = 0;
+  // With --suggest_keep_float: the model's output SQNR with only this layer kept float (the
+  // rest int8), minus the all-int8 figure; NaN when not measured or no output is FLOAT.
+  double fallback_gain_db = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct LayerAnalysis {

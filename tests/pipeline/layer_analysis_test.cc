@@ -1,7 +1,9 @@
 // The per-layer analysis against its definition, on the bundled samples and Fashion-MNIST
 // images: a layer's isolated figures are those of the whole float graph with only that layer
 // quantized, run end to end here (the analysis runs only the part that computes the layer),
-// and its accumulated figures those of the whole Q/DQ graph; bit for bit.
+// its accumulated figures those of the whole Q/DQ graph, and its fallback gain that of the
+// whole Q/DQ graph with only that layer float (the analysis runs only what the layer changes);
+// bit for bit.
 #include "pipeline/layer_analysis.h"
 
 #include <algorithm>
@@ -56,6 +58,7 @@ void ExpectAnalysisMatchesWholeGraphRuns(const std::string& name, fusion::Fusion
   QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> batch, data->ReadBatch(0, 3));
   LayerAnalysisOptions options;
   options.executor.integer_kernels = false;
+  options.suggest_keep_float = 2;
   QFUSE_ASSERT_OK_AND_ASSIGN(LayerAnalysis analysis, AnalyzeLayers(fused, run.table, convert, batch, options));
   ASSERT_GE(analysis.layers.size(), 10u);
 
@@ -69,7 +72,11 @@ void ExpectAnalysisMatchesWholeGraphRuns(const std::string& name, fusion::Fusion
       all_float.keep_float.insert(n->name());
     }
   }
+  const ir::Value* output = fused.graph->outputs().at(0);
+  const auto ref_output = reference.at(output->name()).values<float>();
+  const double int8_sqnr = SqnrDb(ref_output, accumulated.at(output->name()).values<float>());
   int quantized_alone = 0;
+  int fallback_helps = 0;
   for (const LayerError& e : analysis.layers) {
     SCOPED_TRACE(e.node);
     quant::ConvertOptions only = all_float;
@@ -81,12 +88,29 @@ void ExpectAnalysisMatchesWholeGraphRuns(const std::string& name, fusion::Fusion
     EXPECT_EQ(Cosine(ref, isolated.at(e.output).values<float>()), e.cosine_isolated);
     EXPECT_EQ(SqnrDb(ref, accumulated.at(e.output).values<float>()), e.sqnr_accumulated);
     quantized_alone += e.sqnr_isolated < 200;  // a layer that quantization touches on its own
+    // Fallback: this layer alone float, the rest int8, run whole (the analysis runs only what
+    // the layer changes, from the all-int8 run's 8-bit values).
+    quant::ConvertOptions fallback = convert;
+    fallback.keep_float.insert(e.node);
+    QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model fallback_model, QuantizedCopy(fused, run.table, fallback));
+    QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap fallback_values, RunAll(*fallback_model.graph, batch, options.executor));
+    EXPECT_EQ(e.fallback_gain_db, SqnrDb(ref_output, fallback_values.at(output->name()).values<float>()) - int8_sqnr);
+    fallback_helps += e.fallback_gain_db > 0;
   }
   EXPECT_GE(quantized_alone, 5);
+  EXPECT_GE(fallback_helps, 1);
+  // The suggested set's figure: the whole graph with those layers float.
+  ASSERT_FALSE(analysis.suggested_keep_float.empty());
+  quant::ConvertOptions suggested = convert;
+  suggested.keep_float.insert(analysis.suggested_keep_float.begin(), analysis.suggested_keep_float.end());
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model suggested_model, QuantizedCopy(fused, run.table, suggested));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap with_suggestion, RunAll(*suggested_model.graph, batch, options.executor));
+  EXPECT_EQ(analysis.output_sqnr_with_suggestion_db,
+            SqnrDb(ref_output, with_suggestion.at(output->name()).values<float>()));
 }
 
 TEST(LayerAnalysisTest, FiguresAreThoseOfWholeGraphRuns) {
-  for (const char* model : {"resnet_small", "mobilenetv2_small"}) {
+  for (const char* model : {"resnet_small", "mobilenetv2_small", "vgg_normalized"}) {
     for (const fusion::FusionLevel level : {fusion::FusionLevel::kFull, fusion::FusionLevel::kNone}) {
       ExpectAnalysisMatchesWholeGraphRuns(model, level);
     }

@@ -78,6 +78,7 @@ Json LayerJson(const pipeline::LayerError& layer) {
   j["cosine_accumulated"] = Number(layer.cosine_accumulated);
   j["sqnr_isolated_db"] = Number(layer.sqnr_isolated);
   j["cosine_isolated"] = Number(layer.cosine_isolated);
+  j["fallback_gain_db"] = Number(layer.fallback_gain_db);  // null unless --suggest_keep_float measured it
   return j;
 }
 

@@ -57,6 +57,7 @@ inline pipeline::LayerAnalysis SampleAnalysis(int layers, double worst_db) {
     e.cosine_accumulated = 1 - std::pow(10.0, -e.sqnr_accumulated / 10) / 2;
     e.sqnr_isolated = i == layers - 1 ? std::numeric_limits<double>::infinity() : e.sqnr_accumulated + 6 + (i % 4);
     e.cosine_isolated = 1 - std::pow(10.0, -e.sqnr_isolated / 10) / 2;
+    if (i < 2) e.fallback_gain_db = 2.5 - i;  // measured for the first two only (NaN: not measured)
     a.layers.push_back(e);
   }
   a.output_sqnr_db = worst_db + 4;

@@ -112,6 +112,8 @@ TEST(ReportJsonTest, ParsesBackWithEverythingButTimes) {
   EXPECT_EQ(full["layers"][0]["node"], "<script>alert('x')</script>");
   EXPECT_DOUBLE_EQ(full["layers"][0]["sqnr_accumulated_db"].get<double>(), 21.5);
   EXPECT_TRUE(full["layers"][8]["sqnr_isolated_db"].is_null());  // +inf
+  EXPECT_EQ(full["layers"][1]["fallback_gain_db"].get<double>(), 1.5);
+  EXPECT_TRUE(full["layers"][2]["fallback_gain_db"].is_null());  // not measured
   EXPECT_EQ(full["keep_float_suggestion"]["nodes"].size(), 2u);
   EXPECT_DOUBLE_EQ(full["keep_float_suggestion"]["output_sqnr_with_suggestion_db"].get<double>(), 31.0);
   EXPECT_DOUBLE_EQ(full["keep_float_suggestion"]["output_sqnr_with_suggestion_on_eval_db"].get<double>(), 29.875);
