@@ -1,8 +1,8 @@
 #include "calib/calibrator.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
@@ -14,6 +14,7 @@
 #include "calib/graph_fingerprint.h"
 #include "calib/histogram.h"
 #include "calib/progress.h"
+#include "calib/sample_axes.h"
 #include "ir/fused_unit.h"
 #include "ir/value_sign.h"
 #include "numerics/threshold_scale.h"
@@ -97,6 +98,13 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
   // Only the squared-error scores read the sample-balanced counts.
   const bool balanced = options.threshold.method == CalibrationMethod::kAuto ||
                         options.threshold.method == CalibrationMethod::kBalancedMse;
+  SampleAxes sample_axes;
+  if (balanced) {
+    std::vector<const ir::Value*> observed;
+    for (const auto& [value, histogram] : histograms) observed.push_back(value);
+    QFUSE_ASSIGN_OR_RETURN(sample_axes, FindSampleAxes(graph, observed, *exec, data));
+  }
+  std::vector<float> sample_major;  // a value whose sample axis is not its first, moved first
   int64_t batch_start = 0;
   int64_t batch_count = 0;
   int64_t batch_index = 0;
@@ -112,13 +120,16 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
     };
     // Both passes over a large tensor on the executor's threads (the same counts as Add).
     if (balanced) {
-      // Sample-major tensors (leading dim = the batch's sample count) are weighed per sample,
-      // others as one sample per batch (the batch's index its sample index). The leading dim
-      // is a guess at the sample axis: a [seq, batch, ...] tensor whose seq equals the batch
-      // size is weighed by rows of seq.
-      const bool sample_major = !tensor.dims().empty() && tensor.dims()[0] == batch_count;
-      it->second.AddSamples(tensor.values<float>(), sample_major ? batch_count : 1,
-                            sample_major ? batch_start : batch_index, exec->pool().num_threads(), on_pool);
+      // Weighed per sample along the value's sample axis (sample_axes.h; moved first when it is
+      // not), or as one sample per batch (the batch's index its sample index) when it has none.
+      const int axis = SampleAxisOf(sample_axes, &value, tensor, batch_count);
+      absl::Span<const float> values = tensor.values<float>();
+      if (axis > 0) {
+        MoveAxisFirst(tensor, axis, &sample_major);
+        values = sample_major;
+      }
+      it->second.AddSamples(values, axis >= 0 ? batch_count : 1, axis >= 0 ? batch_start : batch_index,
+                            exec->pool().num_threads(), on_pool);
     } else {
       it->second.AddInParts(tensor.values<float>(), exec->pool().num_threads(), on_pool);
     }
