@@ -25,10 +25,11 @@ KernelRegistry* BuildRegistry() {
                          "Clip", "Identity", "Dropout"}) {
     r->Register(op, CreateUnaryKernel);
   }
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"}) r->Register(op, CreateBinaryKernel);
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Mod", "Pow", "PRelu"}) r->Register(op, CreateBinaryKernel);
   for (const char* op : {"Sum", "Max", "Min"}) r->Register(op, CreateVariadicKernel);
   r->Register("Cast", CreateCastKernel);
   for (const char* op : {"Equal", "Less", "Greater"}) r->Register(op, CreateCompareKernel);
+  r->Register("Not", CreateNotKernel);
   r->Register("Where", CreateWhereKernel);
   // Linear algebra.
   r->Register("Conv", onednn::CreateFloatConvKernel);  // oneDNN when it fits, else CreateConvKernel
@@ -66,6 +67,8 @@ KernelRegistry* BuildRegistry() {
   r->Register("Resize", CreateResizeKernel);
   r->Register("ConstantOfShape", CreateConstantOfShapeKernel);
   r->Register("Expand", CreateExpandKernel);
+  r->Register("Range", CreateRangeKernel);
+  r->Register("ScatterND", CreateScatterNdKernel);
   // Standard quantized operators.
   r->Register("QuantizeLinear", CreateQuantizeLinearKernel);
   r->Register("DequantizeLinear", CreateDequantizeLinearKernel);

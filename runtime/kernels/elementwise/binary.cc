@@ -1,7 +1,9 @@
 // Binary kernels with numpy broadcasting: Add, Sub, Mul, Div (every real numeric
 // type; integer Add/Sub/Mul wrap around, integer Div truncates toward zero and gives
-// 0 for a zero divisor), Pow (base type decides the output type; the exponent may be
-// another type, computed in double) and PRelu (slope broadcast onto x).
+// 0 for a zero divisor), Mod (fmod = 0: the remainder takes the divisor's sign, as Python's
+// %, integers only; fmod = 1: the dividend's, as C's fmod; an integer zero divisor gives 0, as
+// numpy), Pow (base type decides the output type; the exponent may be another type, computed
+// in double) and PRelu (slope broadcast onto x).
 #include <cmath>
 #include <optional>
 #include <type_traits>
@@ -11,12 +13,13 @@
 #include "runtime/kernels/elementwise/binary_loop.h"
 #include "runtime/kernels/elementwise/dispatch.h"
 #include "runtime/kernels/elementwise/elementwise.h"
+#include "runtime/kernels/elementwise/float16.h"
 #include "runtime/kernels/kernel_util.h"
 
 namespace qfuse::runtime::kernels {
 namespace {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kPRelu };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMod, kPow, kPRelu };
 
 template <typename T>
 T DivOp(T a, T b) {
@@ -28,6 +31,25 @@ T DivOp(T a, T b) {
     return static_cast<T>(a / b);
   } else {
     return a / b;
+  }
+}
+
+// ONNX Mod: with `fmod` the remainder of truncated division (sign of a), else of floored
+// division (sign of b; integers only, checked at creation).
+template <typename T>
+T ModOp(T a, T b, bool fmod) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return 0;  // avoids INT_MIN % -1
+    }
+    const T r = static_cast<T>(a % b);
+    if constexpr (std::is_signed_v<T>) {
+      if (!fmod && r != 0 && ((r < 0) != (b < 0))) return static_cast<T>(r + b);
+    }
+    return r;
+  } else {
+    return static_cast<T>(std::fmod(a, b));
   }
 }
 
@@ -50,7 +72,7 @@ T PowOp(T a, U b) {
 
 class BinaryKernel : public Kernel {
  public:
-  explicit BinaryKernel(BinaryOp op) : op_(op) {}
+  explicit BinaryKernel(BinaryOp op, bool fmod = false) : op_(op), fmod_(fmod) {}
 
   // Mul of two channel-blocked tensors with the same channels (a convolution's output times a
   // squeeze-excitation gate [N, C, 1, 1]) runs on the blocks as they are: the blocked dims
@@ -75,6 +97,16 @@ class BinaryKernel : public Kernel {
     if (op_ == BinaryOp::kPow) return RunPow(ctx, a, b, outputs);
     QFUSE_RETURN_IF_ERROR(RequireSameType(a, b));
     QFUSE_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(a.dims(), b.dims()));
+    if (op_ == BinaryOp::kMod && a.dtype() == DataType::kFloat16) {
+      // fmod's result is exact in any binary format: computed in float, it rounds back to itself.
+      if (!fmod_) return absl::InvalidArgumentError("Mod of floating-point values needs fmod = 1");
+      QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(a.dtype(), plan.out_dims));  // all written
+      BinaryLoop(
+          *ctx.pool, plan, a.data<uint16_t>(), b.data<uint16_t>(), out.data<uint16_t>(),
+          [](uint16_t x, uint16_t y) { return DoubleToHalfBits(std::fmod(HalfBitsToFloat(x), HalfBitsToFloat(y))); });
+      outputs[0] = std::move(out);
+      return absl::OkStatus();
+    }
     if (op_ == BinaryOp::kPRelu && plan.out_dims != a.dims()) {
       return absl::InvalidArgumentError(absl::StrCat("PRelu slope ", ir::DimsToString(b.dims()),
                                                      " does not broadcast to x ", ir::DimsToString(a.dims())));
@@ -91,6 +123,14 @@ class BinaryKernel : public Kernel {
         case BinaryOp::kSub: BinaryLoop(pool, plan, pa, pb, po, [](T x, T y) { return WrapSub<T>(x, y); }); break;
         case BinaryOp::kMul: BinaryLoop(pool, plan, pa, pb, po, [](T x, T y) { return WrapMul<T>(x, y); }); break;
         case BinaryOp::kDiv: BinaryLoop(pool, plan, pa, pb, po, [](T x, T y) { return DivOp<T>(x, y); }); break;
+        case BinaryOp::kMod: {
+          const bool fmod = fmod_;
+          if (!std::is_integral_v<T> && !fmod) {
+            return absl::InvalidArgumentError("Mod of floating-point values needs fmod = 1");
+          }
+          BinaryLoop(pool, plan, pa, pb, po, [fmod](T x, T y) { return ModOp<T>(x, y, fmod); });
+          break;
+        }
         case BinaryOp::kPRelu:
           BinaryLoop(pool, plan, pa, pb, po, [](T x, T s) { return x < T(0) ? static_cast<T>(s * x) : x; });
           break;
@@ -160,6 +200,7 @@ class BinaryKernel : public Kernel {
   }
 
   BinaryOp op_;
+  bool fmod_;
 };
 
 }  // namespace
@@ -175,6 +216,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateBinaryKernel(const ir::Node& node)
     kind = BinaryOp::kMul;
   } else if (op == "Div") {
     kind = BinaryOp::kDiv;
+  } else if (op == "Mod") {
+    QFUSE_ASSIGN_OR_RETURN(const int64_t fmod, node.attrs().GetInt("fmod", 0));
+    if (fmod != 0 && fmod != 1) return absl::InvalidArgumentError(absl::StrCat("Mod fmod must be 0 or 1, got ", fmod));
+    return std::unique_ptr<Kernel>(new BinaryKernel(BinaryOp::kMod, fmod == 1));
   } else if (op == "Pow") {
     kind = BinaryOp::kPow;
   } else if (op == "PRelu") {

@@ -1,5 +1,5 @@
-// Comparisons Equal, Less, Greater (numpy broadcasting, any real numeric type, BOOL output)
-// and Where(condition, x, y) (three-way broadcasting, any element type). Exporters use them
+// Comparisons Equal, Less, Greater (numpy broadcasting, any real numeric type, BOOL output),
+// Not (BOOL) and Where(condition, x, y) (three-way broadcasting, any element type). Exporters use them
 // on small shape tensors (torch's `expand(n, -1, -1)` becomes Where(Equal(shape, -1), 1, shape)),
 // so Where is a plain indexed loop rather than a vectorised one.
 #include <cstring>
@@ -44,6 +44,24 @@ class CompareKernel : public Kernel {
 
  private:
   CompareOp op_;
+};
+
+class NotKernel : public Kernel {
+ public:
+  absl::Status Run(const KernelContext& ctx, absl::Span<const Tensor* const> inputs,
+                   absl::Span<Tensor> outputs) override {
+    QFUSE_RETURN_IF_ERROR(RequireInputs(inputs, 1));
+    const Tensor& x = *inputs[0];
+    if (x.dtype() != ir::DataType::kBool) {
+      return absl::InvalidArgumentError(absl::StrCat("Not of ", ir::DataTypeName(x.dtype()), ", not BOOL"));
+    }
+    QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(ir::DataType::kBool, x.dims()));
+    const bool* a = x.data<bool>();
+    bool* y = out.data<bool>();
+    for (int64_t i = 0; i < x.num_elements(); ++i) y[i] = !a[i];
+    outputs[0] = std::move(out);
+    return absl::OkStatus();
+  }
 };
 
 class WhereKernel : public Kernel {
@@ -96,6 +114,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateCompareKernel(const ir::Node& node
   if (op == "Less") return std::unique_ptr<Kernel>(new CompareKernel(CompareOp::kLess));
   if (op == "Greater") return std::unique_ptr<Kernel>(new CompareKernel(CompareOp::kGreater));
   return absl::UnimplementedError(absl::StrCat("comparison operator ", op));
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateNotKernel(const ir::Node& node) {
+  return std::unique_ptr<Kernel>(new NotKernel());
 }
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateWhereKernel(const ir::Node& node) {

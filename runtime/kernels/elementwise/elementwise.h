@@ -16,6 +16,7 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateVariadicKernel(const ir::Node& nod
 absl::StatusOr<std::unique_ptr<Kernel>> CreateCastKernel(const ir::Node& node);
 // Equal, Less, Greater (BOOL output) and Where (compare_select.cc).
 absl::StatusOr<std::unique_ptr<Kernel>> CreateCompareKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateNotKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateWhereKernel(const ir::Node& node);
 
 }  // namespace qfuse::runtime::kernels

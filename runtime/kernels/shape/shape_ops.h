@@ -1,4 +1,5 @@
-// Data-movement kernels: Flatten, Reshape, Transpose, Concat, Split, Slice, Squeeze, Unsqueeze, Gather, Shape, Pad, Resize, ConstantOfShape, Expand.
+// Data-movement kernels: Flatten, Reshape, Transpose, Concat, Split, Slice, Squeeze, Unsqueeze, Gather, Shape, Pad,
+// Resize, ConstantOfShape, Expand, Range, ScatterND.
 #ifndef QFUSE_RUNTIME_KERNELS_SHAPE_SHAPE_OPS_H_
 #define QFUSE_RUNTIME_KERNELS_SHAPE_SHAPE_OPS_H_
 
@@ -27,6 +28,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreatePadKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateResizeKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateConstantOfShapeKernel(const ir::Node& node);
 absl::StatusOr<std::unique_ptr<Kernel>> CreateExpandKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateRangeKernel(const ir::Node& node);
+absl::StatusOr<std::unique_ptr<Kernel>> CreateScatterNdKernel(const ir::Node& node);
 
 }  // namespace qfuse::runtime::kernels
 
