@@ -51,16 +51,17 @@ std::vector<const ir::Value*> ResidualValues(const ir::Graph& graph) {
 }
 
 // Where a tensor of a batch of `count` samples from `start` holds its first NaN/Inf:
-// "in sample N (<file> sample N)" when the tensor's leading dim is the batch, otherwise
-// the batch's range.
-std::string NonFiniteSamples(const ir::Tensor& tensor, int64_t start, int64_t count, const data::Dataset& data) {
+// "in sample N (<file> sample N)" when the tensor has a sample axis (`axis` >= 0, its size
+// `count`), otherwise the batch's range.
+std::string NonFiniteSamples(const ir::Tensor& tensor, int axis, int64_t start, int64_t count,
+                             const data::Dataset& data) {
   const absl::Span<const float> values = tensor.values<float>();
-  const bool batch_leading = tensor.rank() > 0 && tensor.dims()[0] == count && count > 0;
-  if (batch_leading) {
-    const int64_t per_sample = tensor.num_elements() / count;
+  if (axis >= 0 && count > 0) {
+    int64_t inner = 1;  // elements per step of the sample axis
+    for (int64_t d = axis + 1; d < tensor.rank(); ++d) inner *= tensor.dims()[d];
     for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i) {
       if (!std::isfinite(values[i])) {
-        const int64_t sample = start + i / std::max<int64_t>(1, per_sample);
+        const int64_t sample = start + (i / std::max<int64_t>(1, inner)) % count;
         return absl::StrCat("in sample ", sample, " (", data.DescribeSample(sample), ")");
       }
     }
@@ -98,11 +99,16 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
   // Only the squared-error scores read the sample-balanced counts.
   const bool balanced = options.threshold.method == CalibrationMethod::kAuto ||
                         options.threshold.method == CalibrationMethod::kBalancedMse;
+  int64_t batch_size = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
+  if (batch_size <= 0) {
+    QFUSE_ASSIGN_OR_RETURN(batch_size, data::BatchWithinInputBytes(data, 32, data::kDefaultBatchInputBytes));
+  }
   SampleAxes sample_axes;
-  if (balanced) {
+  // Batches of one sample weigh every value per sample whatever its axis: no probe.
+  if (balanced && std::min(batch_size, total) > 1) {
     std::vector<const ir::Value*> observed;
     for (const auto& [value, histogram] : histograms) observed.push_back(value);
-    QFUSE_ASSIGN_OR_RETURN(sample_axes, FindSampleAxes(graph, observed, *exec, data));
+    QFUSE_ASSIGN_OR_RETURN(sample_axes, FindSampleAxes(graph, observed, exec_options, data));
   }
   std::vector<float> sample_major;  // a value whose sample axis is not its first, moved first
   int64_t batch_start = 0;
@@ -134,18 +140,16 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
       it->second.AddInParts(tensor.values<float>(), exec->pool().num_threads(), on_pool);
     }
     if (it->second.nonfinite_count() != nonfinite_before) {
-      observer_error = absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", value.name(), "' has NaN or Inf ", NonFiniteSamples(tensor, batch_start, batch_count, data)));
+      observer_error = absl::InvalidArgumentError(
+          absl::StrCat("tensor '", value.name(), "' has NaN or Inf ",
+                       NonFiniteSamples(tensor, SampleAxisOf(sample_axes, &value, tensor, batch_count), batch_start,
+                                        batch_count, data)));
     }
   };
 
   std::unique_ptr<ProgressBar> progress;
   if (options.show_progress) progress = std::make_unique<ProgressBar>("calibrate", total);
   int64_t peak = 0;
-  int64_t batch_size = data.fixed_batch() > 0 ? data.fixed_batch() : options.batch_size;
-  if (batch_size <= 0) {
-    QFUSE_ASSIGN_OR_RETURN(batch_size, data::BatchWithinInputBytes(data, 32, data::kDefaultBatchInputBytes));
-  }
   absl::flat_hash_map<std::string, const ir::Value*> inputs_by_name;
   for (const ir::Value* gi : graph.inputs()) inputs_by_name.emplace(gi->name(), gi);
   for (batch_start = 0; batch_start < total; batch_start += batch_count) {

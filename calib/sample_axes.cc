@@ -1,5 +1,6 @@
 #include "calib/sample_axes.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -36,7 +37,7 @@ int AxisFromOneToTwo(const std::vector<int64_t>& one, const std::vector<int64_t>
 }  // namespace
 
 absl::StatusOr<SampleAxes> FindSampleAxes(const ir::Graph& graph, const std::vector<const ir::Value*>& values,
-                                          runtime::Executor& exec, data::Dataset& data) {
+                                          const runtime::ExecutorOptions& exec_options, data::Dataset& data) {
   SampleAxes axes;
   absl::flat_hash_set<std::string> symbols;  // the graph inputs' batch dims
   for (const ir::Value* in : graph.inputs()) {
@@ -49,6 +50,7 @@ absl::StatusOr<SampleAxes> FindSampleAxes(const ir::Graph& graph, const std::vec
     return axes;
   }
   if (data.fixed_batch() > 0 || data.size() < 2) return axes;
+  QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executor> exec, runtime::Executor::Create(graph, exec_options));
   const absl::flat_hash_set<const ir::Value*> wanted(values.begin(), values.end());
   std::vector<absl::flat_hash_map<const ir::Value*, std::vector<int64_t>>> dims(2);
   for (int run = 0; run < 2; ++run) {
@@ -61,7 +63,7 @@ absl::StatusOr<SampleAxes> FindSampleAxes(const ir::Graph& graph, const std::vec
     options.observer = [&](const ir::Value& v, const ir::Tensor& t) {
       if (wanted.contains(&v)) dims[run][&v] = t.dims();
     };
-    QFUSE_RETURN_IF_ERROR(exec.Run(inputs, options).status());
+    if (!exec->Run(inputs, options).ok()) return axes;  // not found
   }
   axes.known = true;
   for (const auto& [value, one] : dims[0]) {

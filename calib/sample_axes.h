@@ -29,11 +29,13 @@ struct SampleAxes {
 };
 
 // From the static shapes when every value in `values` has the graph inputs' symbolic batch dim
-// first and nowhere else; otherwise from two runs of `exec` (which runs `graph`), on the first
-// sample and on the first two: a value's sample axis is the one axis whose size goes from 1 to
-// 2 while every other size stays. Graph inputs among `values` are read from the batches.
+// first and nowhere else; otherwise from two runs of `graph` on an executor of its own (made
+// with `options`, gone after), on the first sample and on the first two: a value's sample axis
+// is the one axis whose size goes from 1 to 2 while every other size stays. Graph inputs among
+// `values` are read from the batches. A run that fails (a model that runs only at some batch
+// sizes) leaves the axes not found; the calibration runs report their own errors.
 absl::StatusOr<SampleAxes> FindSampleAxes(const ir::Graph& graph, const std::vector<const ir::Value*>& values,
-                                          runtime::Executor& exec, data::Dataset& data);
+                                          const runtime::ExecutorOptions& options, data::Dataset& data);
 
 // The sample axis of `value` in `tensor`, a batch of `count` samples, or -1 when it has none.
 int SampleAxisOf(const SampleAxes& axes, const ir::Value* value, const ir::Tensor& tensor, int64_t count);

@@ -58,7 +58,8 @@ struct Agreement {
 // Runs `graph` and compares each FLOAT value that `reference` holds with it as the run
 // computes it, keeping the two figures rather than the tensor; the graph's outputs are kept in
 // `outputs` (those that are not node outputs, such as a constant, are compared there), and
-// with `quantized` every QuantizeLinear output (8-bit: a quarter of a float value's bytes).
+// with `quantized` every QuantizeLinear output of an activation (8-bit: a quarter of a float
+// value's bytes).
 absl::StatusOr<std::map<std::string, Agreement>> RunAndCompare(const ir::Graph& graph,
                                                                const std::vector<ir::NamedTensor>& inputs,
                                                                const runtime::ExecutorOptions& options,
@@ -76,8 +77,9 @@ absl::StatusOr<std::map<std::string, Agreement>> RunAndCompare(const ir::Graph& 
   run.observer = [&](const ir::Value& v, const ir::Tensor& t) { compare(v.name(), t); };
   if (quantized != nullptr) {
     run.kept = quantized;
-    run.keep = [](const ir::Value& v, const ir::Tensor&) {
-      return v.producer() != nullptr && v.producer()->op_type() == "QuantizeLinear";
+    run.keep = [](const ir::Value& v, const ir::Tensor&) {  // activations' only: not a weight's
+      const ir::Node* q = v.producer();
+      return q != nullptr && q->op_type() == "QuantizeLinear" && q->input(0) != nullptr && !q->input(0)->is_constant();
     };
   }
   QFUSE_ASSIGN_OR_RETURN(auto results, RunAsWritten(graph, inputs, options, run));
@@ -97,11 +99,15 @@ absl::StatusOr<ValueMap> RunOutputs(const ir::Graph& graph, const std::vector<ir
 
 // The part of `graph` that computes `outputs` from values held already, as a graph of its own
 // with those values as its inputs (`held` gives a held value or null; graph inputs come from
-// `inputs`). For a copy of the float graph with one layer quantized, the held values are the
-// float run's: upstream of that layer the copy computes every node as the float graph does, so
-// the part's output is the whole copy's, for the work of the layer and its Q/DQ nodes instead
-// of the whole model. (A part without Q/DQ is not run: a float op run apart may pick another
-// layout, and with it other float rounding, than in the graph; tests/pipeline/layer_analysis_test.cc.)
+// `inputs`). Two uses:
+// - Isolated figures: for a copy of the float graph with one layer quantized, the held values
+//   are the float run's; upstream of that layer the copy computes every node as the float graph
+//   does, so the part's output is the whole copy's, for the work of the layer and its Q/DQ nodes.
+//   (A part without Q/DQ is not run: a float op run apart from a float producer may pick another
+//   layout, and with it other float rounding, than in the graph; layer_analysis_test.)
+// - Fallbacks (RunFallback): the held values are the all-int8 run's QuantizeLinear outputs, which
+//   the simulated run holds in the plain layout, as the part's inputs are.
+// The part copies each held value it reads.
 struct GraphPart {
   std::unique_ptr<ir::Graph> graph;
   std::vector<ir::NamedTensor> inputs;
@@ -170,11 +176,12 @@ absl::StatusOr<GraphPart> PartComputing(const ir::Graph& graph, const std::vecto
       }
       node_inputs.push_back(m->second);
     }
-    std::vector<std::string> names;
-    for (const ir::Value* o : node->outputs()) names.push_back(o->name());
+    std::vector<std::string> names;  // "" for an omitted optional output, as the importer has it
+    for (const ir::Value* o : node->outputs()) names.push_back(o == nullptr ? "" : o->name());
     QFUSE_ASSIGN_OR_RETURN(ir::Node * copy, part.graph->AddNode(node->op_type(), node->name(), node_inputs, names,
                                                                 node->attrs(), node->domain()));
     for (size_t i = 0; i < names.size(); ++i) {
+      if (node->output(i) == nullptr || copy->output(i) == nullptr) continue;
       copy->output(i)->mutable_type() = node->output(i)->type();
       mapped[node->output(i)] = copy->output(i);
     }
@@ -184,7 +191,8 @@ absl::StatusOr<GraphPart> PartComputing(const ir::Graph& graph, const std::vecto
 }
 
 // Names of the values that `graph` computes exactly as `base` computes the value of the same
-// name: by a node of the same name, op, domain, attributes and output names, on inputs that are
+// name: by a node of the same name, op, domain, attributes and outputs (names and declared types,
+// which some kernels plan from), on inputs that are
 // the same graph inputs, bit-equal constants or such values (so the same run gives the same
 // bits). A copy converted with one more layer kept float computes its upstream as the all-int8
 // copy does; the changed layer and everything it reaches are not in the set.
@@ -214,7 +222,8 @@ absl::StatusOr<std::set<std::string>> ValuesComputedAsIn(const ir::Graph& graph,
     for (size_t i = 0; equal && i < node->outputs().size(); ++i) {
       const ir::Value* o = node->output(i);
       const ir::Value* bo = b->output(i);
-      equal = (o == nullptr) == (bo == nullptr) && (o == nullptr || o->name() == bo->name());
+      equal =
+          (o == nullptr) == (bo == nullptr) && (o == nullptr || (o->name() == bo->name() && o->type() == bo->type()));
     }
     for (size_t i = 0; equal && i < node->inputs().size(); ++i) equal = same_input(node->input(i), b->input(i));
     if (!equal) continue;
@@ -236,10 +245,11 @@ bool HasQdq(const ir::Graph& graph) {
 // The outputs of `fallback` (the all-int8 copy `all_int8` with more layers kept float), as
 // a whole run of it gives them, from a run of only the nodes that it computes otherwise than
 // `all_int8` and those they reach: the rest is read from the all-int8 run (`int8_outputs`,
-// and `int8_quantized`, its QuantizeLinear outputs, where the changed part starts).
+// and `int8_quantized`, its QuantizeLinear outputs, where the changed part starts). Adds the
+// nodes it ran to `nodes_run`.
 absl::StatusOr<ValueMap> RunFallback(const ir::Graph& fallback, const ir::Graph& all_int8, const ValueMap& int8_outputs,
                                      const ValueMap& int8_quantized, const std::vector<ir::NamedTensor>& inputs,
-                                     const runtime::ExecutorOptions& options) {
+                                     const runtime::ExecutorOptions& options, int64_t* nodes_run) {
   QFUSE_ASSIGN_OR_RETURN(const std::set<std::string> same, ValuesComputedAsIn(fallback, all_int8));
   ValueMap values;
   std::vector<std::string> changed;
@@ -258,6 +268,7 @@ absl::StatusOr<ValueMap> RunFallback(const ir::Graph& fallback, const ir::Graph&
     return it == int8_quantized.end() ? nullptr : &it->second;
   };
   QFUSE_ASSIGN_OR_RETURN(GraphPart part, PartComputing(fallback, changed, held_int8, inputs));
+  *nodes_run += part.graph->num_nodes();
   QFUSE_ASSIGN_OR_RETURN(ValueMap part_values, RunOutputs(*part.graph, part.inputs, options));
   for (auto& [name, tensor] : part_values) values[name] = std::move(tensor);
   return values;
@@ -340,6 +351,10 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
                                             const quant::ConvertOptions& convert,
                                             const std::vector<ir::NamedTensor>& inputs,
                                             const LayerAnalysisOptions& options) {
+  if (options.executor.integer_kernels) {
+    // Lowered to integer kernels, values lose their names (and parts would lower apart).
+    return absl::InvalidArgumentError("layer analysis runs Q/DQ simulated in float: integer_kernels must be off");
+  }
   QFUSE_ASSIGN_OR_RETURN(ValueMap reference, RunAndCollect(*fused.graph, inputs, options.executor));
   QFUSE_ASSIGN_OR_RETURN(ir::Model all_int8, QuantizedCopy(fused, table, convert));
   // The whole-int8 run is compared value by value as it goes: keeping its values too would
@@ -408,8 +423,10 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
       quant::ConvertOptions fallback = convert;
       fallback.keep_float.insert(n->name());
       QFUSE_ASSIGN_OR_RETURN(ir::Model fallback_model, QuantizedCopy(fused, table, fallback));
-      QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunFallback(*fallback_model.graph, *all_int8.graph, int8_outputs,
-                                                          int8_quantized, inputs, options.executor));
+      QFUSE_ASSIGN_OR_RETURN(ValueMap values,
+                             RunFallback(*fallback_model.graph, *all_int8.graph, int8_outputs, int8_quantized, inputs,
+                                         options.executor, &analysis.fallback_nodes_run));
+      analysis.fallback_nodes += fallback_model.graph->num_nodes();
       e.fallback_gain_db = OutputSqnr(*fused.graph, reference, values) - analysis.output_sqnr_db;
       fallback_gain.emplace_back(e.fallback_gain_db, n->name());
     }
@@ -432,8 +449,9 @@ absl::StatusOr<LayerAnalysis> AnalyzeLayers(const ir::Model& fused, const calib:
       quant::ConvertOptions trial = convert;
       trial.keep_float.insert(kept.begin(), kept.end());
       QFUSE_ASSIGN_OR_RETURN(ir::Model trial_model, QuantizedCopy(fused, table, trial));
+      int64_t nodes_run = 0;
       QFUSE_ASSIGN_OR_RETURN(ValueMap values, RunFallback(*trial_model.graph, *all_int8.graph, int8_outputs,
-                                                          int8_quantized, inputs, options.executor));
+                                                          int8_quantized, inputs, options.executor, &nodes_run));
       return OutputSqnr(*fused.graph, reference, values);
     };
     QFUSE_ASSIGN_OR_RETURN(KeepFloatChoice choice, ChooseKeepFloat(fallback_gain, options.suggest_keep_float,

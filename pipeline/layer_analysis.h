@@ -42,6 +42,10 @@ struct LayerAnalysis {
   double output_sqnr_db = 0;
   double output_sqnr_with_suggestion_db = 0;
   int64_t samples = 0;  // the evaluation samples analysed
+  // With the suggestion: nodes the fallback runs ran (only what each fallback changes), and the
+  // nodes of the fallback graphs (what whole runs would have run).
+  int64_t fallback_nodes_run = 0;
+  int64_t fallback_nodes = 0;
 };
 
 // The greedy choice behind LayerAnalysis::suggested_keep_float. `candidates`: (output SQNR gain
@@ -61,7 +65,7 @@ absl::StatusOr<KeepFloatChoice> ChooseKeepFloat(
 
 struct LayerAnalysisOptions {
   int suggest_keep_float = 0;
-  runtime::ExecutorOptions executor;  // must run Q/DQ as float ops so values keep their names
+  runtime::ExecutorOptions executor;  // integer_kernels must be off: Q/DQ run as float ops, values keep their names
   bool show_progress = false;         // a progress line with ETA per analysed layer (stderr)
   std::string label = "analyze";
 };

@@ -49,9 +49,9 @@ TEST(SampleAxesTest, FoundByRunsWhereShapesAreUnknown) {
   SequenceFirst(b);
   const ir::Graph& g = b.graph();
   QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenTensorDataset(Samples(5), g, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, runtime::Executor::Create(g, runtime::ExecutorOptions()));
   const std::vector<const ir::Value*> values = {g.FindValue("x"), g.FindValue("t"), g.FindValue("y"), g.FindValue("m")};
-  QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes axes, FindSampleAxes(g, values, *exec, *data));
+  const runtime::ExecutorOptions exec;
+  QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes axes, FindSampleAxes(g, values, exec, *data));
   EXPECT_TRUE(axes.known);
   EXPECT_EQ(axes.axis.at(g.FindValue("x")), 0);
   EXPECT_EQ(axes.axis.at(g.FindValue("t")), 1);
@@ -68,7 +68,7 @@ TEST(SampleAxesTest, FoundByRunsWhereShapesAreUnknown) {
   EXPECT_EQ(SampleAxisOf(unknown, g.FindValue("y"), seq_first, 3), -1);
   // One sample cannot show an axis.
   QFUSE_ASSERT_OK_AND_ASSIGN(auto one, data::OpenTensorDataset(Samples(1), g, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes none, FindSampleAxes(g, values, *exec, *one));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes none, FindSampleAxes(g, values, exec, *one));
   EXPECT_FALSE(none.known);
 }
 
@@ -80,11 +80,31 @@ TEST(SampleAxesTest, StaticBatchFirstShapesNeedNoRun) {
   const ir::Graph& g = b.graph();
   // One sample: no run could find an axis, so the shapes did.
   QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenTensorDataset(Samples(1), g, 0));
-  QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, runtime::Executor::Create(g, runtime::ExecutorOptions()));
-  QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes axes, FindSampleAxes(g, {x, y}, *exec, *data));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes axes, FindSampleAxes(g, {x, y}, runtime::ExecutorOptions(), *data));
   EXPECT_TRUE(axes.known);
   EXPECT_EQ(axes.axis.at(x), 0);
   EXPECT_EQ(axes.axis.at(y), 0);
+}
+
+// A model that runs only at batch 2 (a Reshape to a fixed [2, 12]): the probe's one-sample run
+// fails, the axes are not found (the leading-dim rule), and calibration in batches of 2 works.
+TEST(SampleAxesTest, AProbeThatCannotRunLeavesTheAxesNotFound) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("x", {-1, 4, 3});
+  ir::Value* r = b.Op("Reshape", {x, b.Ints("fixed", {2, 12})}, "r");
+  ir::Value* y = b.Op("Relu", {r}, "y");
+  b.Output(y);
+  const ir::Graph& g = b.graph();
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenTensorDataset(Samples(6), g, 0));
+  QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes axes, FindSampleAxes(g, {x, r, y}, runtime::ExecutorOptions(), *data));
+  EXPECT_FALSE(axes.known);
+  CalibrateOptions options;
+  options.num_samples = 6;
+  options.num_threads = 1;
+  options.show_progress = false;
+  options.batch_size = 2;
+  QFUSE_ASSERT_OK_AND_ASSIGN(const CalibrationRun run, Calibrate(g, *data, options));
+  EXPECT_EQ(run.table.tensors.size(), 3u);
 }
 
 TEST(SampleAxesTest, MoveAxisFirstByHand) {

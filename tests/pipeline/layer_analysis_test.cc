@@ -99,6 +99,9 @@ void ExpectAnalysisMatchesWholeGraphRuns(const std::string& name, fusion::Fusion
   }
   EXPECT_GE(quantized_alone, 5);
   EXPECT_GE(fallback_helps, 1);
+  // The fallbacks ran only what each layer changes: well under the whole graphs.
+  EXPECT_GT(analysis.fallback_nodes_run, 0);
+  EXPECT_LT(analysis.fallback_nodes_run, analysis.fallback_nodes * 3 / 4);
   // The suggested set's figure: the whole graph with those layers float.
   ASSERT_FALSE(analysis.suggested_keep_float.empty());
   quant::ConvertOptions suggested = convert;
@@ -168,6 +171,64 @@ TEST(LayerAnalysisTest, OutputSqnrIsTheFloatOutputsAlone) {
   QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap with_suggestion, RunAll(*suggested_model.graph, batch, options.executor));
   EXPECT_EQ(analysis.output_sqnr_with_suggestion_db,
             SqnrDb(reference.at("y").values<float>(), with_suggestion.at("y").values<float>()));
+}
+
+// A node with an omitted optional output (Dropout's mask, "") downstream of a fallback: the
+// part copies it with the output still omitted, and the gain is the whole graph's.
+TEST(LayerAnalysisTest, FallbackPartsKeepOmittedOutputs) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("x", {8, 4, 4, 4});
+  ir::Value* c1 = b.Op("Conv", {x, b.Random("w1", {4, 4, 1, 1}, 0.5f, 1.5f)}, "c1", {8, 4, 4, 4});
+  ir::Node* drop = *b.graph().AddNode("Dropout", "drop", {c1}, {"d", ""});
+  drop->output(0)->mutable_type() = c1->type();
+  ASSERT_EQ(drop->output(1), nullptr);
+  ir::Value* y = b.Op("Conv", {drop->output(0), b.Random("w2", {4, 4, 1, 1}, 0.5f, 1.5f)}, "y", {8, 4, 4, 4});
+  b.Output(y);
+  ir::Tensor input(ir::DataType::kFloat32, {8, 4, 4, 4});
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (float& v : input.mutable_values<float>()) v = u(rng);
+  const std::vector<ir::NamedTensor> batch = {{"x", input}};
+  LayerAnalysisOptions options;
+  options.executor.integer_kernels = false;
+  options.suggest_keep_float = 1;
+  QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap reference, RunAll(b.graph(), batch, options.executor));
+  reference["x"] = input;
+  calib::CalibrationTable table;
+  for (const char* name : {"c1", "d", "x", "y"}) {  // sorted, as the table looks up
+    const auto v = reference.at(name).values<float>();
+    const float max = *std::max_element(v.begin(), v.end());
+    table.tensors.push_back({name, max, max / 127, 0.f, max, "max"});
+  }
+  const quant::ConvertOptions convert;
+  QFUSE_ASSERT_OK_AND_ASSIGN(LayerAnalysis analysis, AnalyzeLayers(b.model(), table, convert, batch, options));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model all_int8, QuantizedCopy(b.model(), table, convert));
+  QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap int8, RunAll(*all_int8.graph, batch, options.executor));
+  const auto ref_y = reference.at("y").values<float>();
+  const double int8_sqnr = SqnrDb(ref_y, int8.at("y").values<float>());
+  int checked = 0;
+  for (const LayerError& e : analysis.layers) {
+    SCOPED_TRACE(e.node);
+    quant::ConvertOptions fallback = convert;
+    fallback.keep_float.insert(e.node);
+    QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model fallback_model, QuantizedCopy(b.model(), table, fallback));
+    QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap values, RunAll(*fallback_model.graph, batch, options.executor));
+    EXPECT_EQ(e.fallback_gain_db, SqnrDb(ref_y, values.at("y").values<float>()) - int8_sqnr);
+    ++checked;
+  }
+  EXPECT_GE(checked, 2);
+}
+
+// The analysis needs every value under its name: integer kernels are refused.
+TEST(LayerAnalysisTest, IntegerKernelsAreRefused) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("x", {1, 4, 4, 4});
+  b.Output(b.Op("Relu", {x}, "y", {1, 4, 4, 4}));
+  LayerAnalysisOptions options;
+  options.executor.integer_kernels = true;
+  const auto analysis = AnalyzeLayers(b.model(), calib::CalibrationTable(), quant::ConvertOptions(),
+                                      {{"x", ir::Tensor(ir::DataType::kFloat32, {1, 4, 4, 4})}}, options);
+  EXPECT_EQ(analysis.status().code(), absl::StatusCode::kInvalidArgument) << analysis.status();
 }
 
 // The greedy choice on hand-made SQNRs: the output error is the sum of the errors of the layers
