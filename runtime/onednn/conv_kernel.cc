@@ -53,6 +53,21 @@ bool PreferChannelsLast(const ConvDims& d, int64_t group) {
          d.output[2] * d.output[3] <= kChannelsLastMaxPixels;
 }
 
+// Whether oneDNN runs `conv` on its reference (scalar loop) implementation.
+bool IsReferenceImplementation(const dnnl::convolution_forward& conv) {
+  const char* impl = nullptr;
+  if (dnnl_primitive_desc_query(conv.get_primitive_desc(), dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+      impl == nullptr) {
+    return false;
+  }
+  return std::string(impl).rfind("ref", 0) == 0;
+}
+
+std::atomic<int64_t>& ReferenceAvoidedCount() {
+  static std::atomic<int64_t> count{0};
+  return count;
+}
+
 std::atomic<int64_t>& ChannelsLastCount() {
   static std::atomic<int64_t> count{0};
   return count;
@@ -77,6 +92,10 @@ struct Primitive {
   // thread's own (user-managed mode): concurrent runs of one executor share the primitive.
   memory::desc scratchpad_desc;
   dnnl::reorder x_reorder, residual_reorder, out_reorder;
+  // oneDNN has only its reference kernel for this shape in either layout (large dilations:
+  // DeepLabV3's ASPP, 3x3 convolutions dilated 12 to 36 on 8x8 maps, took 3 s each at batch 8):
+  // qfuse's own kernel runs it.
+  bool native = false;
 };
 
 class OneDnnConvKernel : public Kernel {
@@ -116,7 +135,9 @@ class OneDnnConvKernel : public Kernel {
                                            ? ResidualKind::kBlocked
                                            : ResidualKind::kPlain;
     absl::StatusOr<const Primitive*> prim = Find(x_dims, x_blocked, residual_kind);
-    if (!prim.ok()) return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelBlocked, block_, outputs);
+    if (!prim.ok() || (*prim)->native) {
+      return RunNativeInLayout(*native_, ctx, inputs, LayoutKind::kChannelBlocked, block_, outputs);
+    }
     const Primitive& p = **prim;
     if (p.channels_last) {
       return RunChannelsLast(p, x, residual, residual_kind == ResidualKind::kBlocked, outputs);
@@ -242,9 +263,20 @@ class OneDnnConvKernel : public Kernel {
     if (it != cache_.end()) return it->second.get();
     QFUSE_ASSIGN_OR_RETURN(ConvDims d, ResolveConvDims(attrs_, x_dims, weights_.dims()));
     std::unique_ptr<Primitive> made;
-    if (PreferChannelsLast(d, attrs_.group)) made = MakeChannelsLast(d, x_dims, x_blocked, residual);
+    const bool channels_last_first = PreferChannelsLast(d, attrs_.group);
+    if (channels_last_first) made = MakeChannelsLast(d, x_dims, x_blocked, residual);
     if (made == nullptr) {
       QFUSE_ASSIGN_OR_RETURN(made, Make(d, x_dims, src_plain, residual));
+      if (IsReferenceImplementation(made->conv)) {
+        std::unique_ptr<Primitive> other =
+            channels_last_first ? nullptr : MakeChannelsLast(d, x_dims, x_blocked, residual);
+        if (other == nullptr) {
+          other = std::make_unique<Primitive>();
+          other->native = true;
+        }
+        made = std::move(other);
+        ReferenceAvoidedCount().fetch_add(1);
+      }
     }
     return cache_.emplace(key, std::move(made)).first->second.get();
   }
@@ -383,6 +415,8 @@ absl::StatusOr<std::unique_ptr<Kernel>> MaybeOneDnn(const ir::Node& node, const 
 }  // namespace
 
 int64_t ChannelsLastConvPrimitives() { return ChannelsLastCount().load(); }
+
+int64_t ReferenceConvolutionsAvoided() { return ReferenceAvoidedCount().load(); }
 
 absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatConvKernel(const ir::Node& node) {
   QFUSE_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> native, kernels::CreateConvKernel(node));

@@ -25,6 +25,10 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateFloatUnitKernel(const ir::Node& no
 // this process has made; tests check that the form ran.
 int64_t ChannelsLastConvPrimitives();
 
+// How many input shapes this process met for which oneDNN had only its reference (scalar)
+// convolution in the blocked layout, so the channels-last form or the hand-written kernel ran.
+int64_t ReferenceConvolutionsAvoided();
+
 }  // namespace qfuse::runtime::onednn
 
 #endif  // QFUSE_RUNTIME_ONEDNN_CONV_KERNEL_H_

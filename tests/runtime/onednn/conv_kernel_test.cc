@@ -146,6 +146,27 @@ TEST(OneDnnConvChannelsLastTest, SmallImagesWithManyWeightsEqualHandWrittenKerne
   EXPECT_EQ(ChannelsLastConvPrimitives(), after_one);
 }
 
+// DeepLabV3's atrous convolutions: 3x3 dilated far beyond the 8x8 map (dilation 12, padding 12).
+// In the blocked layout oneDNN has only its reference kernel for them at batch 8 (3 s per
+// convolution in DeepLabV3-MobileNetV3 at 128x128); the channels-last form (AVX-512) or the
+// hand-written kernel runs them, with the hand-written kernels' results.
+TEST(OneDnnConvReferenceTest, AtrousConvolutionsAvoidTheReferenceKernel) {
+  if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {-1, 960, 8, 8});
+  ir::AttributeMap atrous;
+  atrous.Set("pads", std::vector<int64_t>{12, 12, 12, 12});
+  atrous.Set("dilations", std::vector<int64_t>{12, 12});
+  ir::UnitSpec spec;
+  spec.base_op = ir::UnitBaseOp::kConv;
+  spec.activation = ir::UnitActivation::kRelu;
+  ir::Node* a = AddUnit(b, "a", spec, {x, b.Random("wa", {64, 960, 3, 3}), b.Random("ba", {64})}, atrous, 64);
+  b.Output(a->output(0));
+  const int64_t before = ReferenceConvolutionsAvoided();
+  ExpectEnginesAgree(b.graph(), 8);
+  EXPECT_EQ(ReferenceConvolutionsAvoided() - before, 1);
+}
+
 // Two threads run one executor at once on different images, each many times: every run gives
 // the output its image gives alone. The channels-last primitives are shared between the runs,
 // and brgconv keeps per-run state in its scratchpad, so each run passes its own.
