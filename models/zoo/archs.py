@@ -16,7 +16,7 @@ from collections import namedtuple
 import torch
 import torch.nn as nn
 import torchvision.models as tvm
-from torchvision.models.segmentation import lraspp_mobilenet_v3_large
+from torchvision.models.segmentation import deeplabv3_mobilenet_v3_large, fcn_resnet50, lraspp_mobilenet_v3_large
 
 Arch = namedtuple("Arch", "ctor input_hw dyn kind opsets")
 OPSETS = (9, 11, 13, 17)
@@ -141,6 +141,32 @@ ARCHS = {
     "legacy_softmax": Arch(LegacySoftmaxNet, None, "hw", "classification", (9, 11)),
 }
 
+# A second zoo (`export_zoo.py --archs <names> --out out/zoo-extra`, not part of make_zoo.sh's
+# default set): torchvision architectures with forms the first zoo lacks -- ConvNeXt's
+# channels-last LayerNorm and 7x7 depthwise convolutions, Swin's shifted-window attention (roll,
+# masks), EfficientNetV2's fused MBConv, MnasNet, RegNetY's squeeze-excitation, ResNeXt's grouped
+# convolutions, Inception-v3, DeepLabV3's dilated ASPP and FCN on a dilated ResNet-50.
+EXTRA = {
+    "convnext_tiny": Arch(lambda: tvm.convnext_tiny(weights=None), None, "hw", "classification", (13, 17)),
+    "swin_t": Arch(lambda: tvm.swin_t(weights=None), None, "hw", "classification", (13, 17)),
+    "efficientnet_v2_s": Arch(lambda: tvm.efficientnet_v2_s(weights=None), None, "hw", "classification",
+                              (11, 13, 17)),
+    "mnasnet0_5": Arch(lambda: tvm.mnasnet0_5(weights=None), None, "hw", "classification", (11, 13, 17)),
+    "regnet_y_400mf": Arch(lambda: tvm.regnet_y_400mf(weights=None), None, "hw", "classification",
+                           (11, 13, 17)),
+    "resnext50_32x4d": Arch(lambda: tvm.resnext50_32x4d(weights=None), None, "hw", "classification",
+                            (11, 13, 17)),
+    "inception_v3": Arch(lambda: tvm.inception_v3(weights=None, aux_logits=False, init_weights=True),
+                         None, "hw", "classification", (11, 13, 17)),
+    "deeplabv3_mobilenet_v3_large": Arch(
+        lambda: SegOut(deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, aux_loss=False)),
+        None, "hw", "dense", (11, 13, 17)),
+    "fcn_resnet50": Arch(lambda: SegOut(fcn_resnet50(weights=None, weights_backbone=None, aux_loss=False)),
+                         None, "hw", "dense", (11, 13, 17)),
+}
+# Every architecture either zoo can export.
+ALL = {**ARCHS, **EXTRA}
+
 # Architectures that also get the normalisation sweep (issue 10: `auto` against the best single
 # method on every zoo model, inputs normalised four ways): all but the two-block legacy_softmax
 # net, which exists for its export form.
@@ -155,22 +181,22 @@ def build(name):
     if name.endswith("_fmnist"):
         base = name[:-len("_fmnist")]
         return getattr(tvm, base)(weights=None, num_classes=10).eval()
-    return ARCHS[name].ctor().eval()
+    return ALL[name].ctor().eval()
 
 
 def input_hw(name, size):
-    a = ARCHS[name]
+    a = ALL[name]
     return a.input_hw if a.input_hw else (size, size)
 
 
 def dynamic_axes(name):
-    dyn = ARCHS[name].dyn if name in ARCHS else "hw"
+    dyn = ALL[name].dyn if name in ALL else "hw"
     axes = {0: "batch"}
     if "h" in dyn:
         axes[2] = "height"
     if "w" in dyn:
         axes[3] = "width"
-    kind = ARCHS[name].kind if name in ARCHS else "classification"
+    kind = ALL[name].kind if name in ALL else "classification"
     out = {0: "batch"}
     if kind == "dense":
         out.update({k: v + "_out" for k, v in axes.items() if k > 0})

@@ -145,13 +145,13 @@ def export_arch(name, a, out, opsets):
     torch.save(model.state_dict(), os.path.join(d, "weights.pt"))
     write_data(model, d, hw, "meanstd", a.calib_n, a.eval_n)
     example = torch.from_numpy(images("calib", a.calib_n, hw[0], hw[1], "meanstd")[:1])
-    info = {"arch": name, "kind": archs.ARCHS[name].kind, "input_hw": list(hw),
+    info = {"arch": name, "kind": archs.ALL[name].kind, "input_hw": list(hw),
             "dynamic_axes": {k: {str(i): v for i, v in ax.items()}
                              for k, ax in archs.dynamic_axes(name).items()},
             "normalisation": "meanstd", "bn_stat_samples": a.bn_n if n_bn_layers else 0,
             "bn_layers": n_bn_layers, "calib_samples": a.calib_n, "eval_samples": a.eval_n,
             "torch": torch.__version__, "onnx": onnx.__version__, "opsets": {}}
-    for opset in [o for o in archs.ARCHS[name].opsets if o in opsets]:
+    for opset in [o for o in archs.ALL[name].opsets if o in opsets]:
         path = os.path.join(d, "opset%d.onnx" % opset)
         rec = export_one(model, name, example, path, opset)
         if rec["ok"] and name == "legacy_softmax":
@@ -195,7 +195,7 @@ def norm_variant(name, a, d, hw, kind):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="out/zoo")
-    ap.add_argument("--archs", default="", help="comma-separated subset of archs.ARCHS")
+    ap.add_argument("--archs", default="", help="comma-separated names of archs.ARCHS (default: all) or archs.EXTRA")
     ap.add_argument("--size", type=int, default=128)
     ap.add_argument("--opsets", default="9,11,13,17")
     ap.add_argument("--calib_n", type=int, default=64)

@@ -62,7 +62,7 @@ def quantize(model, calib, qconfig_name, non_traceable=(), reduce_range=True):
 
 def run_dir(zoo, arch, variant, calib_samples, reduce_range=True):
     d = os.path.join(zoo, arch, variant) if variant else os.path.join(zoo, arch)
-    kind = "classification" if arch.endswith("_fmnist") else archs.ARCHS[arch].kind
+    kind = "classification" if arch.endswith("_fmnist") else archs.ALL[arch].kind
     rec = {"arch": arch, "variant": variant or "", "kind": kind,
            "qconfig": "fbgemm" if reduce_range else "fbgemm, activations without reduce_range",
            "torch": torch.__version__}
