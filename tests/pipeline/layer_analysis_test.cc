@@ -46,6 +46,35 @@ absl::StatusOr<ValueMap> RunAll(const ir::Graph& graph, const std::vector<ir::Na
   return values;
 }
 
+// One batch for input "x", uniform in [0, 1).
+std::vector<ir::NamedTensor> UniformBatch(const std::vector<int64_t>& dims, unsigned seed) {
+  ir::Tensor input(ir::DataType::kFloat32, dims);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (float& v : input.mutable_values<float>()) v = u(rng);
+  return {{"x", input}};
+}
+
+// The analysis with Q/DQ simulated in float and a one-layer keep-float suggestion.
+LayerAnalysisOptions SuggestOne() {
+  LayerAnalysisOptions options;
+  options.executor.integer_kernels = false;
+  options.suggest_keep_float = 1;
+  return options;
+}
+
+// Thresholds at each value's max in `reference` (all positive here); `names` sorted, as the
+// table looks them up.
+calib::CalibrationTable MaxTable(const ValueMap& reference, const std::vector<std::string>& names) {
+  calib::CalibrationTable table;
+  for (const std::string& name : names) {
+    const auto v = reference.at(name).values<float>();
+    const float max = *std::max_element(v.begin(), v.end());
+    table.tensors.push_back({name, max, max / 127, 0.f, max, "max"});
+  }
+  return table;
+}
+
 void ExpectAnalysisMatchesWholeGraphRuns(const std::string& name, fusion::FusionLevel level) {
   SCOPED_TRACE(name + " at " + std::string(fusion::FusionLevelName(level)));
   const quant::ConvertOptions convert;
@@ -134,23 +163,11 @@ TEST(LayerAnalysisTest, OutputSqnrIsTheFloatOutputsAlone) {
   as_int->mutable_type().dtype = ir::DataType::kInt32;
   b.Output(y);
   b.Output(as_int);
-  ir::Tensor input(ir::DataType::kFloat32, {8, 4, 4, 4});
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> u(0.f, 1.f);
-  for (float& v : input.mutable_values<float>()) v = u(rng);
-  const std::vector<ir::NamedTensor> batch = {{"x", input}};
-  LayerAnalysisOptions options;
-  options.executor.integer_kernels = false;
-  options.suggest_keep_float = 1;
-  // Thresholds at each value's max on this batch (all values are positive).
+  const std::vector<ir::NamedTensor> batch = UniformBatch({8, 4, 4, 4}, 3);
+  const LayerAnalysisOptions options = SuggestOne();
   QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap reference, RunAll(b.graph(), batch, options.executor));
-  reference["x"] = input;  // a run does not show its graph inputs
-  calib::CalibrationTable table;
-  for (const char* name : {"c1", "x", "y"}) {
-    const auto v = reference.at(name).values<float>();
-    const float max = *std::max_element(v.begin(), v.end());
-    table.tensors.push_back({name, max, max / 127, 0.f, max, "max"});
-  }
+  reference["x"] = batch[0].tensor;  // a run does not show its graph inputs
+  const calib::CalibrationTable table = MaxTable(reference, {"c1", "x", "y"});
   const quant::ConvertOptions convert;
   QFUSE_ASSERT_OK_AND_ASSIGN(LayerAnalysis analysis, AnalyzeLayers(b.model(), table, convert, batch, options));
 
@@ -184,22 +201,11 @@ TEST(LayerAnalysisTest, FallbackPartsKeepOmittedOutputs) {
   ASSERT_EQ(drop->output(1), nullptr);
   ir::Value* y = b.Op("Conv", {drop->output(0), b.Random("w2", {4, 4, 1, 1}, 0.5f, 1.5f)}, "y", {8, 4, 4, 4});
   b.Output(y);
-  ir::Tensor input(ir::DataType::kFloat32, {8, 4, 4, 4});
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(0.f, 1.f);
-  for (float& v : input.mutable_values<float>()) v = u(rng);
-  const std::vector<ir::NamedTensor> batch = {{"x", input}};
-  LayerAnalysisOptions options;
-  options.executor.integer_kernels = false;
-  options.suggest_keep_float = 1;
+  const std::vector<ir::NamedTensor> batch = UniformBatch({8, 4, 4, 4}, 7);
+  const LayerAnalysisOptions options = SuggestOne();
   QFUSE_ASSERT_OK_AND_ASSIGN(ValueMap reference, RunAll(b.graph(), batch, options.executor));
-  reference["x"] = input;
-  calib::CalibrationTable table;
-  for (const char* name : {"c1", "d", "x", "y"}) {  // sorted, as the table looks up
-    const auto v = reference.at(name).values<float>();
-    const float max = *std::max_element(v.begin(), v.end());
-    table.tensors.push_back({name, max, max / 127, 0.f, max, "max"});
-  }
+  reference["x"] = batch[0].tensor;
+  const calib::CalibrationTable table = MaxTable(reference, {"c1", "d", "x", "y"});
   const quant::ConvertOptions convert;
   QFUSE_ASSERT_OK_AND_ASSIGN(LayerAnalysis analysis, AnalyzeLayers(b.model(), table, convert, batch, options));
   QFUSE_ASSERT_OK_AND_ASSIGN(ir::Model all_int8, QuantizedCopy(b.model(), table, convert));
