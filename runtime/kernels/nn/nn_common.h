@@ -44,6 +44,44 @@ inline double SumToDouble(const float* x, int64_t n) {
   return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
+// The float32 sum of n floats in the order onnxruntime's reductions add them (ReduceSum /
+// ReduceMean over trailing axes: Eigen's vectorised sum as its x86-64 build compiles it, packets
+// of 4; matched value for value against onnxruntime 1.30, docs/zoo.md). `offset` is the run's
+// element offset in a 16-byte-aligned buffer: packets start at the first aligned element.
+//   two accumulators p0, p1 take packets [s, s+4), [s+4, s+8), then alternate 8 elements a step;
+//   p0 += p1, then one odd packet; the lanes as (l0 + l2) + (l1 + l3); then the elements before
+//   s, then those after the last packet. Fewer than 4 elements past s: left to right.
+inline float OrtFloatSum(const float* x, int64_t n, int64_t offset) {
+  constexpr int64_t kPacket = 4;
+  const int64_t start = std::min<int64_t>(n, (kPacket - offset % kPacket) % kPacket);
+  const int64_t size2 = (n - start) / (2 * kPacket) * (2 * kPacket);
+  const int64_t size1 = (n - start) / kPacket * kPacket;
+  if (size1 == 0) {
+    float r = n > 0 ? x[0] : 0.f;
+    for (int64_t i = 1; i < n; ++i) r += x[i];
+    return r;
+  }
+  float p0[kPacket], p1[kPacket];
+  for (int j = 0; j < kPacket; ++j) p0[j] = x[start + j];
+  if (size1 > kPacket) {
+    for (int j = 0; j < kPacket; ++j) p1[j] = x[start + kPacket + j];
+    for (int64_t i = start + 2 * kPacket; i < start + size2; i += 2 * kPacket) {
+      for (int j = 0; j < kPacket; ++j) {
+        p0[j] += x[i + j];
+        p1[j] += x[i + kPacket + j];
+      }
+    }
+    for (int j = 0; j < kPacket; ++j) p0[j] += p1[j];
+    if (size1 > size2) {
+      for (int j = 0; j < kPacket; ++j) p0[j] += x[start + size2 + j];
+    }
+  }
+  float r = (p0[0] + p0[2]) + (p0[1] + p0[3]);
+  for (int64_t i = 0; i < start; ++i) r += x[i];
+  for (int64_t i = start + size1; i < n; ++i) r += x[i];
+  return r;
+}
+
 // Sum of (x[i] - mean)^2 over n floats, in double, pipelined like SumToDouble.
 inline double SquaredDeviationSum(const float* x, int64_t n, double mean) {
   double acc[4] = {0.0, 0.0, 0.0, 0.0};

@@ -4,8 +4,10 @@
 // (ReduceMean, ReduceMax at opset 13); no axes reduce everything unless
 // noop_with_empty_axes = 1, which passes the input through. A reduction over an empty
 // range gives 0 (sum), NaN (floating mean; 0 for integers) or the type's lowest value
-// (max). Floating sums accumulate in double when a single accumulator spans the reduced
-// elements, else in the element type; integer sums wrap in int64 then narrow.
+// (max). Float32 sums over trailing axes add in onnxruntime's order, in float32
+// (nn_common.h OrtFloatSum), and a mean divides in float32, as onnxruntime does; double sums
+// accumulate in double; other patterns add in the element type; integer sums wrap in int64
+// then narrow.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -73,13 +75,18 @@ void ReduceBlocked(const KernelContext& ctx, ReduceOp op, const T* x, T* y, int6
           for (int64_t i = 0; i < inner; ++i) yo[i] = xr[i] > yo[i] ? xr[i] : yo[i];
         }
       } else if (inner == 1) {
-        Acc acc = 0;
         if constexpr (std::is_same_v<T, float>) {
-          acc = nn_internal::SumToDouble(xo, reduced);
+          // onnxruntime's float sum and its division, so that its int8 files agree bit for bit
+          // where a reduction sits between DequantizeLinear and QuantizeLinear.
+          const float sum = nn_internal::OrtFloatSum(xo, reduced, o * reduced);
+          yo[0] = op == ReduceOp::kMean
+                      ? (reduced > 0 ? sum / static_cast<float>(reduced) : std::numeric_limits<float>::quiet_NaN())
+                      : sum;
         } else {
+          Acc acc = 0;
           for (int64_t r = 0; r < reduced; ++r) acc += xo[r];
+          yo[0] = Finish<T>(op, acc, reduced);
         }
-        yo[0] = Finish<T>(op, acc, reduced);
       } else {
         std::fill(yo, yo + inner, T(0));
         for (int64_t r = 0; r < reduced; ++r) {

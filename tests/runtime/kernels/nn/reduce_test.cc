@@ -30,6 +30,28 @@ TEST(ReduceSumTest, TrailingAxesKeepdimsBothWays) {
   ExpectFloatsNear(dropped[0], {2}, {15, 51});
 }
 
+// Float sums over trailing axes add in onnxruntime's order (nn_common.h OrtFloatSum), by hand:
+// [2, 9]. Row 0 (offset 0): lanes x0 + x4 = 2^24 + 1, which rounds to 2^24, and x2 + x6 =
+// -2^24 + 1; their sum is 1, plus x8 = 0: 1, where the exact sum is 2. Row 1 (offset 9, so
+// packets start at its 4th element y3): (y3 + y5) + (y4 + y6) = (2^24 + 1 -> 2^24) - 2^24 = 0,
+// then y0..y2 and y7, y8 (all 0): 0, where the exact sum is 1. A double sum gives 2 and 1;
+// onnxruntime 1.30 gives 1 and 0 on this input (ReduceSum over axis -1, models/zoo/ort_compare.js).
+TEST(ReduceSumTest, TrailingFloatSumsAddInOnnxruntimesOrder) {
+  const float big = 16777216.f;                                     // 2^24
+  const Tensor x = Floats({2, 9}, {big, 0, -big, 0, 1, 0, 1, 0, 0,  //
+                                   0, 0, 0, big, 0, 1, -big, 0, 0});
+  QFUSE_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> sum,
+      RunNode("ReduceSum", {{"x", x}, {"axes", Int64s({1}, {-1}), true}}, Attrs({{"keepdims", int64_t{0}}})));
+  ASSERT_EQ(sum[0].dims(), (Ints{2}));
+  EXPECT_EQ(sum[0].data<float>()[0], 1.f);
+  EXPECT_EQ(sum[0].data<float>()[1], 0.f);
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> mean,
+                             RunNode("ReduceMean", {{"x", x}}, Attrs({{"axes", Ints{-1}}, {"keepdims", int64_t{0}}})));
+  EXPECT_EQ(mean[0].data<float>()[0], 1.f / 9.f);
+  EXPECT_EQ(mean[0].data<float>()[1], 0.f);
+}
+
 TEST(ReduceSumTest, NonAdjacentAxesKeepdimsBothWays) {
   QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> kept, ReduceSum({0, -1}, 1));
   ExpectFloatsNear(kept[0], {1, 3, 1}, {14, 22, 30});
