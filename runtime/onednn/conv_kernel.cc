@@ -56,8 +56,12 @@ bool PreferChannelsLast(const ConvDims& d, int64_t group) {
 // Whether oneDNN runs `conv` on its reference (scalar loop) implementation.
 bool IsReferenceImplementation(const dnnl::convolution_forward& conv) {
   const char* impl = nullptr;
-  if (dnnl_primitive_desc_query(conv.get_primitive_desc(), dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
-      impl == nullptr) {
+  try {
+    if (dnnl_primitive_desc_query(conv.get_primitive_desc(), dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+        impl == nullptr) {
+      return false;
+    }
+  } catch (const dnnl::error&) {
     return false;
   }
   return std::string(impl).rfind("ref", 0) == 0;
@@ -266,8 +270,15 @@ class OneDnnConvKernel : public Kernel {
     const bool channels_last_first = PreferChannelsLast(d, attrs_.group);
     if (channels_last_first) made = MakeChannelsLast(d, x_dims, x_blocked, residual);
     if (made == nullptr) {
-      QFUSE_ASSIGN_OR_RETURN(made, Make(d, x_dims, src_plain, residual));
-      if (IsReferenceImplementation(made->conv)) {
+      absl::StatusOr<std::unique_ptr<Primitive>> blocked = Make(d, x_dims, src_plain, residual);
+      if (!blocked.ok()) {
+        // oneDNN refuses the shape: the hand-written kernel, decided once for this key.
+        if (!absl::IsUnimplemented(blocked.status())) return blocked.status();
+        blocked = std::make_unique<Primitive>();
+        (*blocked)->native = true;
+      }
+      made = *std::move(blocked);
+      if (!made->native && IsReferenceImplementation(made->conv)) {
         std::unique_ptr<Primitive> other =
             channels_last_first ? nullptr : MakeChannelsLast(d, x_dims, x_blocked, residual);
         if (other == nullptr) {

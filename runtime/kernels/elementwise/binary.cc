@@ -35,7 +35,7 @@ T DivOp(T a, T b) {
 }
 
 // ONNX Mod: with `fmod` the remainder of truncated division (sign of a), else of floored
-// division (sign of b; integers only, checked at creation).
+// division (sign of b; integers only, checked when the kernel runs).
 template <typename T>
 T ModOp(T a, T b, bool fmod) {
   if constexpr (std::is_integral_v<T>) {

@@ -48,6 +48,9 @@ inline double SumToDouble(const float* x, int64_t n) {
 // ReduceMean over trailing axes: Eigen's vectorised sum as its x86-64 build compiles it, packets
 // of 4; matched value for value against onnxruntime 1.30, docs/zoo.md). `offset` is the run's
 // element offset in a 16-byte-aligned buffer: packets start at the first aligned element.
+// Two assumptions: onnxruntime's Eigen is compiled for SSE (4-float packets; an AVX build
+// would pair 8-float packets and differ), and its buffers are 16-byte aligned (its allocator
+// aligns to 64; an input fed as an offset view would shift the packets).
 //   two accumulators p0, p1 take packets [s, s+4), [s+4, s+8), then alternate 8 elements a step;
 //   p0 += p1, then one odd packet; the lanes as (l0 + l2) + (l1 + l3); then the elements before
 //   s, then those after the last packet. Fewer than 4 elements past s: left to right.

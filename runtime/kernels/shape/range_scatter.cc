@@ -58,7 +58,18 @@ class RangeKernel : public Kernel {
     const T limit = *static_cast<const T*>(l);
     const T delta = *static_cast<const T*>(d);
     if (delta == T(0)) return absl::InvalidArgumentError("Range delta must not be zero");
-    const double count = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / delta);
+    // The count: floats as onnxruntime takes it (the difference in the element type, then
+    // divided in double); integers exactly (in 128 bits, so no endpoint overflows).
+    double count = 0;
+    if constexpr (std::is_integral_v<T>) {
+      const __int128 span = static_cast<__int128>(limit) - static_cast<__int128>(start);
+      const __int128 step = delta;
+      __int128 q = span / step;
+      if (q * step != span && ((span > 0) == (step > 0))) ++q;  // ceil of a positive quotient
+      count = static_cast<double>(q);
+    } else {
+      count = std::ceil(static_cast<double>(static_cast<T>(limit - start)) / static_cast<double>(delta));
+    }
     if (!(count < static_cast<double>(int64_t{1} << 40))) {
       return absl::InvalidArgumentError(absl::StrCat("Range of ", count, " values"));
     }
@@ -67,7 +78,7 @@ class RangeKernel : public Kernel {
     T* out = y.data<T>();
     for (int64_t i = 0; i < n; ++i) {
       out[i] = start;
-      start = static_cast<T>(start + delta);
+      if (i + 1 < n) start = static_cast<T>(start + delta);  // never past the last value (no overflow)
     }
     outputs[0] = std::move(y);
     return absl::OkStatus();
@@ -121,7 +132,8 @@ class ScatterNdKernel : public Kernel {
       }
       offsets[i] = offset * slice;
     }
-    Tensor out = data;
+    QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(data.dtype(), data.dims()));
+    std::memcpy(out.raw_data(), data.raw_data(), data.byte_size());
     if (reduction_ == Reduction::kNone) {
       const size_t esize = ir::ElementSize(data.dtype());
       uint8_t* dst = static_cast<uint8_t*>(out.raw_data());

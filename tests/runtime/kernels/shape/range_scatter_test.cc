@@ -1,6 +1,8 @@
 // Range and ScatterND beyond ONNX's node tests (which the conformance suite runs): Range's
 // count and accumulated values by hand, a zero delta; ScatterND with negative indices, the max
 // and min reductions, and indices out of range, refused before anything is written.
+#include <limits>
+
 #include "gtest/gtest.h"
 #include "tests/runtime/kernels/elementwise/one_node.h"
 #include "tests/testing/status_matchers.h"
@@ -31,6 +33,24 @@ TEST(RangeTest, CountsAndValuesByHand) {
   EXPECT_EQ(Values<float>(f[0]), want);
   auto zero = RunOneNode("Range", {In(Scalar64(0)), In(Scalar64(3)), In(Scalar64(0))});
   EXPECT_EQ(zero.status().code(), absl::StatusCode::kInvalidArgument) << zero.status();
+}
+
+// Counts at the edges: a float difference taken in float, as onnxruntime takes it (1 - -1e-9f
+// rounds to 1: one value, where double arithmetic would give two); int64 endpoints near the
+// type's max, whose exact count is 1 (both round to 2^63 in double); an int32 range whose next
+// step would overflow (never computed past the last value).
+TEST(RangeTest, CountsAtTheEdges) {
+  QFUSE_ASSERT_OK_AND_ASSIGN(
+      auto f, RunOneNode("Range", {In(T1<float>({}, {-1e-9f})), In(T1<float>({}, {1.f})), In(T1<float>({}, {1.f}))}));
+  EXPECT_EQ(Values<float>(f[0]), (std::vector<float>{-1e-9f}));
+  const int64_t max64 = std::numeric_limits<int64_t>::max();
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto big,
+                             RunOneNode("Range", {In(Scalar64(max64 - 5)), In(Scalar64(max64)), In(Scalar64(10))}));
+  EXPECT_EQ(Values<int64_t>(big[0]), (std::vector<int64_t>{max64 - 5}));
+  const int32_t max32 = std::numeric_limits<int32_t>::max();
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto i32, RunOneNode("Range", {In(T1<int32_t>({}, {0})), In(T1<int32_t>({}, {max32})),
+                                                            In(T1<int32_t>({}, {1 << 30}))}));
+  EXPECT_EQ(Values<int32_t>(i32[0]), (std::vector<int32_t>{0, 1 << 30}));
 }
 
 TEST(ScatterNdTest, NegativeIndicesAndReductions) {
