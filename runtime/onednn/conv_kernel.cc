@@ -96,9 +96,9 @@ struct Primitive {
   // thread's own (user-managed mode): concurrent runs of one executor share the primitive.
   memory::desc scratchpad_desc;
   dnnl::reorder x_reorder, residual_reorder, out_reorder;
-  // oneDNN has only its reference kernel for this shape in either layout (large dilations:
-  // DeepLabV3's ASPP, 3x3 convolutions dilated 12 to 36 on 8x8 maps, took 3 s each at batch 8):
-  // qfuse's own kernel runs it.
+  // oneDNN has only its reference kernel for this shape in both layouts (the blocked form's
+  // `ref` for large dilations: DeepLabV3's ASPP, 3x3 convolutions dilated 12 to 36 on 8x8 maps,
+  // took 3 s each at batch 8): qfuse's own kernel runs it.
   bool native = false;
 };
 
@@ -279,8 +279,10 @@ class OneDnnConvKernel : public Kernel {
       }
       made = *std::move(blocked);
       if (!made->native && IsReferenceImplementation(made->conv)) {
-        std::unique_ptr<Primitive> other =
-            channels_last_first ? nullptr : MakeChannelsLast(d, x_dims, x_blocked, residual);
+        // Channels-last on any kernel but the reference (brgconv on AVX-512, oneDNN's GEMM
+        // convolution below it: DeepLabV3's atrous convolutions at batch 8 under the AVX2 cap took
+        // 149 ms on the hand-written kernel, 56 ms on that GEMM), else the hand-written kernel.
+        std::unique_ptr<Primitive> other = MakeChannelsLast(d, x_dims, x_blocked, residual, /*any_jit=*/true);
         if (other == nullptr) {
           other = std::make_unique<Primitive>();
           other->native = true;
@@ -295,7 +297,7 @@ class OneDnnConvKernel : public Kernel {
   // The channels-last form for input dims x_dims, or nullptr where oneDNN does not take it
   // with a brgconv kernel (below AVX-512, for one) or refuses a reorder.
   std::unique_ptr<Primitive> MakeChannelsLast(const ConvDims& d, const std::vector<int64_t>& x_dims, bool x_blocked,
-                                              ResidualKind residual_kind) const {
+                                              ResidualKind residual_kind, bool any_jit = false) const {
     auto p = std::make_unique<Primitive>();
     p->dst_dims = d.output;
     p->channels_last = true;
@@ -317,7 +319,8 @@ class OneDnnConvKernel : public Kernel {
       attr.set_post_ops(ops);
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       const dnnl::convolution_forward::primitive_desc pd(desc, attr, Engine());
-      if (std::string(pd.impl_info_str()).rfind("brgconv", 0) != 0) return nullptr;
+      const std::string impl = pd.impl_info_str();
+      if (any_jit ? impl.rfind("ref", 0) == 0 : impl.rfind("brgconv", 0) != 0) return nullptr;
       p->conv = dnnl::convolution_forward(pd);
       p->scratchpad_desc = pd.scratchpad_desc();
       p->weights = ReorderWeights(weights_, d, memory::data_type::f32, pd.weights_desc());

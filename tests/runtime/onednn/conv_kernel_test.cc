@@ -148,8 +148,8 @@ TEST(OneDnnConvChannelsLastTest, SmallImagesWithManyWeightsEqualHandWrittenKerne
 
 // DeepLabV3's atrous convolutions: 3x3 dilated far beyond the 8x8 map (dilation 12, padding 12).
 // In the blocked layout oneDNN has only its reference kernel for them at batch 8 (3 s per
-// convolution in DeepLabV3-MobileNetV3 at 128x128); the channels-last form (AVX-512) or the
-// hand-written kernel runs them, with the hand-written kernels' results.
+// convolution in DeepLabV3-MobileNetV3 at 128x128); the channels-last form runs them (brgconv on
+// AVX-512, oneDNN's GEMM convolution below it), with the hand-written kernels' results.
 TEST(OneDnnConvReferenceTest, AtrousConvolutionsAvoidTheReferenceKernel) {
   if (!UseOneDnn()) GTEST_SKIP() << "oneDNN is not used at this ISA cap / engine setting";
   GraphBuilder b;
@@ -163,8 +163,10 @@ TEST(OneDnnConvReferenceTest, AtrousConvolutionsAvoidTheReferenceKernel) {
   ir::Node* a = AddUnit(b, "a", spec, {x, b.Random("wa", {64, 960, 3, 3}), b.Random("ba", {64})}, atrous, 64);
   b.Output(a->output(0));
   const int64_t before = ReferenceConvolutionsAvoided();
+  const int64_t channels_last_before = ChannelsLastConvPrimitives();
   ExpectEnginesAgree(b.graph(), 8);
   EXPECT_EQ(ReferenceConvolutionsAvoided() - before, 1);
+  EXPECT_EQ(ChannelsLastConvPrimitives() - channels_last_before, 1);
 }
 
 // Two threads run one executor at once on different images, each many times: every run gives
