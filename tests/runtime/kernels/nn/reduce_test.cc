@@ -52,6 +52,28 @@ TEST(ReduceSumTest, TrailingFloatSumsAddInOnnxruntimesOrder) {
   EXPECT_EQ(mean[0].data<float>()[1], 0.f);
 }
 
+// Rows of 19 (two 8-float blocks, a 4-float step skipped, a tail of 3), the second row starting
+// 3 floats past a 16-byte boundary: onnxruntime-node 1.30 (tools/ort) gives 2^24 for both rows'
+// sums, where the exact sum is 2^24 + 1, one 4-lane packet gives 2^24 + 2 and a left-to-right
+// float sum 2^24 + 4; the mean is that sum / 19 in float.
+TEST(ReduceSumTest, LongTrailingFloatSumsAddInOnnxruntimesOrder) {
+  const float big = 16777216.f;  // 2^24
+  const std::vector<float> row = {-big, 0, 0, -1, -1, 0, big, 0, 2, 0, 0, 0, big, 1, 0, 0, 0, 0, 0};
+  std::vector<float> rows = row;
+  rows.insert(rows.end(), row.begin(), row.end());
+  const Tensor x = Floats({2, 19}, rows);
+  QFUSE_ASSERT_OK_AND_ASSIGN(
+      std::vector<Tensor> sum,
+      RunNode("ReduceSum", {{"x", x}, {"axes", Int64s({1}, {-1}), true}}, Attrs({{"keepdims", int64_t{0}}})));
+  ASSERT_EQ(sum[0].dims(), (Ints{2}));
+  EXPECT_EQ(sum[0].data<float>()[0], big);
+  EXPECT_EQ(sum[0].data<float>()[1], big);
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> mean,
+                             RunNode("ReduceMean", {{"x", x}}, Attrs({{"axes", Ints{-1}}, {"keepdims", int64_t{0}}})));
+  EXPECT_EQ(mean[0].data<float>()[0], big / 19.f);
+  EXPECT_EQ(mean[0].data<float>()[1], big / 19.f);
+}
+
 TEST(ReduceSumTest, NonAdjacentAxesKeepdimsBothWays) {
   QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<Tensor> kept, ReduceSum({0, -1}, 1));
   ExpectFloatsNear(kept[0], {1, 3, 1}, {14, 22, 30});
