@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -51,14 +52,14 @@ std::vector<const ir::Value*> ResidualValues(const ir::Graph& graph) {
 }
 
 // Where a tensor of a batch of `count` samples from `start` holds its first NaN/Inf:
-// "in sample N (<file> sample N)" when the tensor has a sample axis (`axis` >= 0, its size
-// `count`), otherwise the batch's range.
-std::string NonFiniteSamples(const ir::Tensor& tensor, int axis, int64_t start, int64_t count,
-                             const data::Dataset& data) {
+// "in sample N (<file> sample N)" when the tensor has a sample axis (`view`), otherwise the
+// batch's range.
+std::string NonFiniteSamples(const ir::Tensor& tensor, const std::optional<SampleView>& view, int64_t start,
+                             int64_t count, const data::Dataset& data) {
   const absl::Span<const float> values = tensor.values<float>();
-  if (axis >= 0 && count > 0) {
+  if (view.has_value() && count > 0) {
     int64_t inner = 1;  // elements per step of the sample axis
-    for (int64_t d = axis + 1; d < tensor.rank(); ++d) inner *= tensor.dims()[d];
+    for (size_t d = view->axis + 1; d < view->dims.size(); ++d) inner *= view->dims[d];
     for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i) {
       if (!std::isfinite(values[i])) {
         const int64_t sample = start + (i / std::max<int64_t>(1, inner)) % count;
@@ -128,13 +129,13 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
     if (balanced) {
       // Weighed per sample along the value's sample axis (sample_axes.h; moved first when it is
       // not), or as one sample per batch (the batch's index its sample index) when it has none.
-      const int axis = SampleAxisOf(sample_axes, &value, tensor, batch_count);
+      const std::optional<SampleView> view = SampleViewOf(sample_axes, &value, tensor, batch_count);
       absl::Span<const float> values = tensor.values<float>();
-      if (axis > 0) {
-        MoveAxisFirst(tensor, axis, &sample_major);
+      if (view.has_value() && view->axis > 0) {
+        MoveAxisFirst(values, view->dims, view->axis, &sample_major);
         values = sample_major;
       }
-      it->second.AddSamples(values, axis >= 0 ? batch_count : 1, axis >= 0 ? batch_start : batch_index,
+      it->second.AddSamples(values, view.has_value() ? batch_count : 1, view.has_value() ? batch_start : batch_index,
                             exec->pool().num_threads(), on_pool);
     } else {
       it->second.AddInParts(tensor.values<float>(), exec->pool().num_threads(), on_pool);
@@ -142,7 +143,7 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
     if (it->second.nonfinite_count() != nonfinite_before) {
       observer_error = absl::InvalidArgumentError(
           absl::StrCat("tensor '", value.name(), "' has NaN or Inf ",
-                       NonFiniteSamples(tensor, SampleAxisOf(sample_axes, &value, tensor, batch_count), batch_start,
+                       NonFiniteSamples(tensor, SampleViewOf(sample_axes, &value, tensor, batch_count), batch_start,
                                         batch_count, data)));
     }
   };

@@ -56,8 +56,10 @@ std::vector<const ir::Value*> ResidualValues(const ir::Graph& graph);
 // One pass over the samples with one streaming |x| histogram per observed value (histogram.h:
 // its grid is a power of two set by all the values, so batching does not move a threshold,
 // beyond the last bits of values that a kernel rounds differently at another batch size, the
-// sample-balanced weights of values whose batch is merged with another axis (weighed as one
-// sample per batch; a value's sample axis is found by sample_axes.h), and the order in which
+// sample-balanced weights of values whose batch is merged with another axis in a way the
+// probe runs do not show (weighed as one sample per batch; a value's sample axis, and a merge
+// such as attention's [batch x heads, ...] or [seq x batch, ...], are found by
+// sample_axes.h), and the order in which
 // the balanced counts' doubles are summed, which can flip an exact tie), then a threshold
 // per value. NaN or Inf in an activation is an error naming the tensor and the samples of the
 // batch.

@@ -5,11 +5,15 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "calib/calibrator.h"
 #include "data/tensor_dataset.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/executor.h"
 #include "tests/testing/graph_builder.h"
@@ -19,14 +23,19 @@ namespace qfuse::calib {
 namespace {
 
 // x [batch, 4, 3] -> Transpose -> t [4, batch, 3] -> MatMul by w [3, 3] -> y [4, batch, 3]
-// -> Reshape to [-1, 3] -> m [4 * batch, 3]; t, y and m have no static shape.
+// -> Reshape to [-1, 3] -> m [4 * batch, 3] (merged seq-major: row s * batch + b); and
+// x -> Reshape to [-1, 3] -> r -> MatMul by v [3, 3] -> p [batch * 4, 3] (merged sample-major:
+// row b * 4 + s, as attention's [batch x heads, ...]); t, y, m, r and p have no static shape.
 void SequenceFirst(testing::GraphBuilder& b) {
   ir::Value* x = b.Input("x", {-1, 4, 3});
   ir::Value* t = b.Op("Transpose", {x}, "t", {}, b.Attrs({{"perm", std::vector<int64_t>{1, 0, 2}}}));
   ir::Value* y = b.Op("MatMul", {t, b.Random("w", {3, 3})}, "y");
   ir::Value* m = b.Op("Reshape", {y, b.Ints("shape", {-1, 3})}, "m");
+  ir::Value* r = b.Op("Reshape", {x, b.Ints("rows", {-1, 3})}, "r");
+  ir::Value* p = b.Op("MatMul", {r, b.Random("v", {3, 3})}, "p");
   b.Output(y);
   b.Output(m);
+  b.Output(p);
 }
 
 // `n` samples of x [4, 3]; sample i scaled by 1 + 40 * (i % 7 == 3), so a few samples are far
@@ -49,23 +58,40 @@ TEST(SampleAxesTest, FoundByRunsWhereShapesAreUnknown) {
   SequenceFirst(b);
   const ir::Graph& g = b.graph();
   QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenTensorDataset(Samples(5), g, 0));
-  const std::vector<const ir::Value*> values = {g.FindValue("x"), g.FindValue("t"), g.FindValue("y"), g.FindValue("m")};
+  const std::vector<const ir::Value*> values = {g.FindValue("x"), g.FindValue("t"), g.FindValue("y"), g.FindValue("m"),
+                                                g.FindValue("p")};
   const runtime::ExecutorOptions exec;
   QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes axes, FindSampleAxes(g, values, exec, *data));
   EXPECT_TRUE(axes.known);
-  EXPECT_EQ(axes.axis.at(g.FindValue("x")), 0);
-  EXPECT_EQ(axes.axis.at(g.FindValue("t")), 1);
-  EXPECT_EQ(axes.axis.at(g.FindValue("y")), 1);
-  EXPECT_EQ(axes.axis.count(g.FindValue("m")), 0u);  // [4 * batch, 3]: merged, none
-  // SampleAxisOf: the axis where it holds the batch's count, -1 elsewhere.
+  const auto where = [&](const char* name) { return axes.axis.at(g.FindValue(name)); };
+  EXPECT_EQ(where("x").axis, 0);
+  EXPECT_EQ(where("x").slices, 1);
+  EXPECT_EQ(where("t").axis, 1);
+  EXPECT_EQ(where("y").axis, 1);
+  EXPECT_EQ(where("y").slices, 1);
+  EXPECT_EQ(where("m").axis, 0);  // [4 * batch, 3]: merged seq-major
+  EXPECT_EQ(where("m").slices, 4);
+  EXPECT_FALSE(where("m").sample_major);
+  EXPECT_EQ(where("p").axis, 0);  // [batch * 4, 3]: merged sample-major
+  EXPECT_EQ(where("p").slices, 4);
+  EXPECT_TRUE(where("p").sample_major);
+  // SampleViewOf: the dims with the samples on an axis of their own, none where the count
+  // does not fit.
+  using View = std::pair<std::vector<int64_t>, int>;
+  const auto view = [](const std::optional<SampleView>& v) {
+    return v.has_value() ? View{v->dims, v->axis} : View{{}, -1};
+  };
   const ir::Tensor seq_first(ir::DataType::kFloat32, {4, 4, 3});  // seq 4, batch of 4
-  EXPECT_EQ(SampleAxisOf(axes, g.FindValue("y"), seq_first, 4), 1);
-  EXPECT_EQ(SampleAxisOf(axes, g.FindValue("y"), seq_first, 5), -1);
-  EXPECT_EQ(SampleAxisOf(axes, g.FindValue("m"), seq_first, 4), -1);
+  EXPECT_EQ(view(SampleViewOf(axes, g.FindValue("y"), seq_first, 4)), (View{{4, 4, 3}, 1}));
+  EXPECT_EQ(view(SampleViewOf(axes, g.FindValue("y"), seq_first, 5)), (View{{}, -1}));
+  const ir::Tensor merged(ir::DataType::kFloat32, {20, 3});  // 5 samples of 4 rows
+  EXPECT_EQ(view(SampleViewOf(axes, g.FindValue("p"), merged, 5)), (View{{5, 4, 3}, 0}));
+  EXPECT_EQ(view(SampleViewOf(axes, g.FindValue("m"), merged, 5)), (View{{4, 5, 3}, 1}));
+  EXPECT_EQ(view(SampleViewOf(axes, g.FindValue("p"), merged, 4)), (View{{}, -1}));
   // Not found: the leading dim when it equals the count (the old rule, kept for fixed batches).
   const SampleAxes unknown;
-  EXPECT_EQ(SampleAxisOf(unknown, g.FindValue("y"), seq_first, 4), 0);
-  EXPECT_EQ(SampleAxisOf(unknown, g.FindValue("y"), seq_first, 3), -1);
+  EXPECT_EQ(view(SampleViewOf(unknown, g.FindValue("y"), seq_first, 4)), (View{{4, 4, 3}, 0}));
+  EXPECT_EQ(view(SampleViewOf(unknown, g.FindValue("y"), seq_first, 3)), (View{{}, -1}));
   // One sample cannot show an axis.
   QFUSE_ASSERT_OK_AND_ASSIGN(auto one, data::OpenTensorDataset(Samples(1), g, 0));
   QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes none, FindSampleAxes(g, values, exec, *one));
@@ -82,8 +108,8 @@ TEST(SampleAxesTest, StaticBatchFirstShapesNeedNoRun) {
   QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenTensorDataset(Samples(1), g, 0));
   QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes axes, FindSampleAxes(g, {x, y}, runtime::ExecutorOptions(), *data));
   EXPECT_TRUE(axes.known);
-  EXPECT_EQ(axes.axis.at(x), 0);
-  EXPECT_EQ(axes.axis.at(y), 0);
+  EXPECT_EQ(axes.axis.at(x).axis, 0);
+  EXPECT_EQ(axes.axis.at(y).axis, 0);
 }
 
 // A model that runs only at batch 2 (a Reshape to a fixed [2, 12]): the probe's one-sample run
@@ -117,10 +143,10 @@ TEST(SampleAxesTest, MoveAxisFirstByHand) {
     }
   }
   std::vector<float> out;
-  MoveAxisFirst(t, 1, &out);
+  MoveAxisFirst(t.values<float>(), t.dims(), 1, &out);
   const std::vector<float> want = {0, 1, 100, 101, 10, 11, 110, 111, 20, 21, 120, 121};
   EXPECT_EQ(out, want);
-  MoveAxisFirst(t, 2, &out);
+  MoveAxisFirst(t.values<float>(), t.dims(), 2, &out);
   const std::vector<float> last = {0, 10, 20, 100, 110, 120, 1, 11, 21, 101, 111, 121};
   EXPECT_EQ(out, last);
 }
@@ -128,8 +154,8 @@ TEST(SampleAxesTest, MoveAxisFirstByHand) {
 // A sequence-first model's table with the default method, whose squared-error scores read the
 // sample-balanced counts: the same at batches 1, 2, 4 (where seq = 4 equals the batch's count)
 // and 6. Before, [seq, batch, d] values were weighed as one sample per batch (or by rows of
-// seq at batch 4), so the batching moved their thresholds. The merged [4 * batch, 3] value is
-// still weighed per batch, and its threshold moves (calibrator.h names the exception).
+// seq at batch 4), and so were the merged [4 * batch, 3] and [batch * 4, 3] values: the
+// batching moved their thresholds.
 TEST(SampleAxesTest, SequenceFirstTableDoesNotDependOnTheBatchSize) {
   testing::GraphBuilder b;
   SequenceFirst(b);
@@ -149,13 +175,53 @@ TEST(SampleAxesTest, SequenceFirstTableDoesNotDependOnTheBatchSize) {
     for (size_t i = 0; i < want.table.tensors.size(); ++i) {
       const TensorRange& g = got.table.tensors[i];
       const TensorRange& w = want.table.tensors[i];
-      if (w.name == "m") continue;
       SCOPED_TRACE(w.name);
       EXPECT_EQ(g.method, w.method);
       EXPECT_NEAR(g.threshold, w.threshold, 1e-6 * w.threshold);
       ++compared;
     }
-    EXPECT_EQ(compared, 3);  // x, t, y
+    EXPECT_EQ(compared, 6);  // x, t, y, m, r, p
+  }
+}
+
+// NaN / Inf names its sample along the value's own sample axis: sample 4 of six in one batch
+// (its x positive but for one element, at [2, 1]) reaches Sqrt as row 4 * 4 + 2 of a
+// sample-major merged [batch * 4, 3] value, as column 4 of a sequence-first [4, batch, 3] one
+// and as row 2 * 6 + 4 of a seq-major merged [4 * batch, 3] one.
+TEST(SampleAxesTest, NonFiniteValuesNameTheirSample) {
+  for (const std::string form : {"sample-major", "sequence-first", "seq-major"}) {
+    SCOPED_TRACE(form);
+    testing::GraphBuilder b;
+    ir::Value* x = b.Input("x", {-1, 4, 3});
+    const auto transpose = b.Attrs({{"perm", std::vector<int64_t>{1, 0, 2}}});
+    ir::Value* shaped = nullptr;
+    if (form == "sample-major") {
+      shaped = b.Op("Reshape", {x, b.Ints("rows", {-1, 3})}, "shaped");
+    } else if (form == "sequence-first") {
+      shaped = b.Op("Transpose", {x}, "shaped", {}, transpose);
+    } else {
+      ir::Value* t = b.Op("Transpose", {x}, "t", {}, transpose);
+      shaped = b.Op("Reshape", {t, b.Ints("rows", {-1, 3})}, "shaped");
+    }
+    b.Output(b.Op("Sqrt", {shaped}, "root"));
+    auto samples = std::make_shared<data::TensorSamples>();
+    for (int i = 0; i < 6; ++i) {
+      ir::Tensor s(ir::DataType::kFloat32, {4, 3});
+      auto v = s.mutable_values<float>();
+      for (int k = 0; k < 12; ++k) v[k] = 1.f + 0.5f * k + i;
+      if (i == 4) v[2 * 3 + 1] = -1.f;
+      samples->push_back({{"x", s}});
+    }
+    QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenTensorDataset(samples, b.graph(), 0));
+    CalibrateOptions options;
+    options.num_samples = 6;
+    options.num_threads = 1;
+    options.show_progress = false;
+    options.batch_size = 6;
+    const absl::StatusOr<CalibrationRun> run = Calibrate(b.graph(), *data, options);
+    ASSERT_FALSE(run.ok());
+    EXPECT_THAT(std::string(run.status().message()),
+                ::testing::HasSubstr("tensor 'root' has NaN or Inf in sample 4 ("));
   }
 }
 
