@@ -29,6 +29,7 @@ struct Model {
   std::string doc_string;
   std::vector<std::pair<std::string, std::string>> metadata_props;
   std::string source_path;  // file it was loaded from, for messages; may be empty
+  std::vector<std::string> notes;  // what import changed that the user should know (one line each)
 };
 
 }  // namespace qfuse::ir

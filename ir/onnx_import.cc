@@ -10,6 +10,8 @@
 #include "absl/strings/str_split.h"
 #include "base/file_util.h"
 #include "base/status_macros.h"
+#include "ir/float16_upcast.h"
+#include "ir/node_order.h"
 #include "ir/opset_forms.h"
 #include "ir/shape_inference_guard.h"
 #include "ir/tensor_proto.h"
@@ -297,6 +299,11 @@ absl::StatusOr<Model> ImportModel(onnx::ModelProto proto, const std::string& mod
       if (attr.has_t()) QFUSE_RETURN_IF_ERROR(Annotate(ResolveExternalData(attr.mutable_t(), model_dir), label));
     }
   }
+  Float16Upcast upcast;
+  if (options.upcast_float16) QFUSE_RETURN_IF_ERROR(Annotate(UpcastFloat16(gp, &upcast), label));
+  // Valid graphs written out of order (a float16 converter's appended input Casts) run in
+  // onnxruntime, which sorts them; the checker and the graph below need the order.
+  SortNodesTopologically(gp);
   if (options.run_checker) {
     try {
       onnx::checker::check_model(proto);
@@ -323,6 +330,7 @@ absl::StatusOr<Model> ImportModel(onnx::ModelProto proto, const std::string& mod
   model.doc_string = proto.doc_string();
   for (const auto& prop : proto.metadata_props()) model.metadata_props.emplace_back(prop.key(), prop.value());
   model.source_path = label;
+  if (upcast.changed()) model.notes.push_back(upcast.Describe());
   if (proto.functions_size() > 0) {
     return absl::UnimplementedError(absl::StrCat(label, ": model-local functions are unsupported"));
   }

@@ -1,4 +1,5 @@
-// ONNX -> qfuse IR: validates with onnx's checker, runs shape inference, turns Constant
+// ONNX -> qfuse IR: puts the nodes in order (node_order.h), widens float16 models to float32
+// (float16_upcast.h), validates with onnx's checker, runs shape inference, turns Constant
 // nodes into constants and normalises opset differences (see opset_forms.h).
 #ifndef QFUSE_IR_ONNX_IMPORT_H_
 #define QFUSE_IR_ONNX_IMPORT_H_
@@ -14,6 +15,8 @@ namespace qfuse::ir {
 struct ImportOptions {
   bool run_checker = true;
   bool infer_shapes = true;
+  // A FLOAT16 model is imported as FLOAT (float16_upcast.h), with a line in Model::notes.
+  bool upcast_float16 = true;
 };
 
 // Loads `path`. External data is read only from files inside the model's folder.

@@ -230,6 +230,7 @@ absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
   result.model_path = config.model_path;
   Stopwatch fp32_watch;
   QFUSE_ASSIGN_OR_RETURN(ir::Model float_model, ir::LoadModel(config.model_path));
+  for (const std::string& note : float_model.notes) absl::PrintF("%s: %s\n", config.model_path, note);
   QuantizeConfig effective = config;  // with the calibration sample count actually used
   std::unique_ptr<data::Dataset> eval_data;
   if (!config.eval_sources.empty()) {

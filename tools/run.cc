@@ -146,6 +146,7 @@ absl::Status RunDataset(const ir::Graph& graph, const runtime::ExecutorOptions& 
 absl::Status Main() {
   const std::string path = ResolveUserPath(absl::GetFlag(FLAGS_model));
   QFUSE_ASSIGN_OR_RETURN(ir::Model model, ir::LoadModel(path));
+  for (const std::string& note : model.notes) absl::PrintF("%s: %s\n", path, note);
   QFUSE_ASSIGN_OR_RETURN(fusion::FusionLevel level, fusion::ParseFusionLevel(absl::GetFlag(FLAGS_fusion)));
   QFUSE_RETURN_IF_ERROR(fusion::Fuse(&model, level).status());
   runtime::ExecutorOptions options;

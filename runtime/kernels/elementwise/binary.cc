@@ -10,10 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ir/float16.h"
 #include "runtime/kernels/elementwise/binary_loop.h"
 #include "runtime/kernels/elementwise/dispatch.h"
 #include "runtime/kernels/elementwise/elementwise.h"
-#include "runtime/kernels/elementwise/float16.h"
 #include "runtime/kernels/kernel_util.h"
 
 namespace qfuse::runtime::kernels {
@@ -101,9 +101,10 @@ class BinaryKernel : public Kernel {
       // fmod's result is exact in any binary format: computed in float, it rounds back to itself.
       if (!fmod_) return absl::InvalidArgumentError("Mod of floating-point values needs fmod = 1");
       QFUSE_ASSIGN_OR_RETURN(Tensor out, Tensor::CreateUninitialized(a.dtype(), plan.out_dims));  // all written
-      BinaryLoop(
-          *ctx.pool, plan, a.data<uint16_t>(), b.data<uint16_t>(), out.data<uint16_t>(),
-          [](uint16_t x, uint16_t y) { return DoubleToHalfBits(std::fmod(HalfBitsToFloat(x), HalfBitsToFloat(y))); });
+      BinaryLoop(*ctx.pool, plan, a.data<uint16_t>(), b.data<uint16_t>(), out.data<uint16_t>(),
+                 [](uint16_t x, uint16_t y) {
+                   return ir::DoubleToHalfBits(std::fmod(ir::HalfBitsToFloat(x), ir::HalfBitsToFloat(y)));
+                 });
       outputs[0] = std::move(out);
       return absl::OkStatus();
     }

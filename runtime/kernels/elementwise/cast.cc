@@ -11,9 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ir/float16.h"
 #include "runtime/kernels/elementwise/broadcast.h"
 #include "runtime/kernels/elementwise/elementwise.h"
-#include "runtime/kernels/elementwise/float16.h"
 #include "runtime/kernels/kernel_util.h"
 
 namespace qfuse::runtime::kernels {
@@ -51,9 +51,9 @@ absl::Status DispatchCastType(DataType t, F&& f) {
 template <typename S>
 auto Load(S v) {
   if constexpr (std::is_same_v<S, Half>) {
-    return static_cast<double>(HalfBitsToFloat(v.bits));
+    return static_cast<double>(ir::HalfBitsToFloat(v.bits));
   } else if constexpr (std::is_same_v<S, BFloat>) {
-    return static_cast<double>(BFloat16BitsToFloat(v.bits));
+    return static_cast<double>(ir::BFloat16BitsToFloat(v.bits));
   } else {
     return v;
   }
@@ -62,9 +62,9 @@ auto Load(S v) {
 template <typename D, typename V>
 D Store(V v) {
   if constexpr (std::is_same_v<D, Half>) {
-    return Half{DoubleToHalfBits(static_cast<double>(v))};
+    return Half{ir::DoubleToHalfBits(static_cast<double>(v))};
   } else if constexpr (std::is_same_v<D, BFloat>) {
-    return BFloat{FloatToBFloat16BitsTruncate(static_cast<float>(v))};
+    return BFloat{ir::FloatToBFloat16BitsTruncate(static_cast<float>(v))};
   } else if constexpr (std::is_same_v<D, bool>) {
     return v != V(0);
   } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<V>) {

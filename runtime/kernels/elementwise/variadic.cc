@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ir/float16.h"
 #include "runtime/kernels/elementwise/binary_loop.h"
 #include "runtime/kernels/elementwise/dispatch.h"
 #include "runtime/kernels/elementwise/elementwise.h"
-#include "runtime/kernels/elementwise/float16.h"
 #include "runtime/kernels/kernel_util.h"
 
 namespace qfuse::runtime::kernels {
@@ -22,7 +22,8 @@ Tensor WidenToFloat(const Tensor& t) {
   const uint16_t* in = t.data<uint16_t>();
   float* o = out.data<float>();
   const bool half = t.dtype() == DataType::kFloat16;
-  for (int64_t i = 0; i < t.num_elements(); ++i) o[i] = half ? HalfBitsToFloat(in[i]) : BFloat16BitsToFloat(in[i]);
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    o[i] = half ? ir::HalfBitsToFloat(in[i]) : ir::BFloat16BitsToFloat(in[i]);
   return out;
 }
 
@@ -31,7 +32,8 @@ Tensor NarrowFromFloat(const Tensor& t, DataType dtype) {
   const float* in = t.data<float>();
   uint16_t* o = out.data<uint16_t>();
   const bool half = dtype == DataType::kFloat16;
-  for (int64_t i = 0; i < t.num_elements(); ++i) o[i] = half ? DoubleToHalfBits(in[i]) : FloatToBFloat16Bits(in[i]);
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    o[i] = half ? ir::DoubleToHalfBits(in[i]) : ir::FloatToBFloat16Bits(in[i]);
   return out;
 }
 

@@ -1,11 +1,11 @@
 // Bit-level checks of the 16-bit float conversions, exhaustively over float16.
-#include "runtime/kernels/elementwise/float16.h"
+#include "ir/float16.h"
 
 #include <cmath>
 
 #include "gtest/gtest.h"
 
-namespace qfuse::runtime::kernels {
+namespace qfuse::ir {
 namespace {
 
 TEST(Float16Test, EveryHalfRoundTripsThroughFloatAndDouble) {
@@ -37,4 +37,4 @@ TEST(Float16Test, BFloat16RoundToNearestEvenAndTruncate) {
 }
 
 }  // namespace
-}  // namespace qfuse::runtime::kernels
+}  // namespace qfuse::ir

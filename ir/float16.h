@@ -1,14 +1,14 @@
 // IEEE binary16 (FLOAT16) and bfloat16 conversions on uint16 bit patterns.
 // Narrowing rounds to nearest, ties to even (except the explicitly truncating
 // bfloat16 variant); overflow goes to +-inf; NaN stays a (quiet) NaN. Widening is exact.
-#ifndef QFUSE_RUNTIME_KERNELS_ELEMENTWISE_FLOAT16_H_
-#define QFUSE_RUNTIME_KERNELS_ELEMENTWISE_FLOAT16_H_
+#ifndef QFUSE_IR_FLOAT16_H_
+#define QFUSE_IR_FLOAT16_H_
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-namespace qfuse::runtime::kernels {
+namespace qfuse::ir {
 
 inline float HalfBitsToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
@@ -34,7 +34,7 @@ inline uint16_t DoubleToHalfBits(double v) {
   const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
   if (std::isnan(v)) return sign | 0x7e00;
   const double a = std::fabs(v);
-  constexpr double kOverflow = 65520.0;      // halfway between 65504 (max) and 2^16
+  constexpr double kOverflow = 65520.0;           // halfway between 65504 (max) and 2^16
   constexpr double kMinNormal = 6.103515625e-05;  // 2^-14
   if (a >= kOverflow) return sign | 0x7c00;
   if (a < kMinNormal) {
@@ -42,7 +42,7 @@ inline uint16_t DoubleToHalfBits(double v) {
     return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24)));
   }
   int e2;
-  std::frexp(a, &e2);  // a = m * 2^e2, m in [0.5, 1)
+  std::frexp(a, &e2);           // a = m * 2^e2, m in [0.5, 1)
   const int exponent = e2 - 1;  // a in [2^exponent, 2^(exponent+1))
   const uint32_t significand = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 10 - exponent)));  // [1024, 2048]
   // A carry out of the significand (2048) bumps the exponent through the addition.
@@ -73,6 +73,6 @@ inline uint16_t FloatToBFloat16BitsTruncate(float v) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-}  // namespace qfuse::runtime::kernels
+}  // namespace qfuse::ir
 
-#endif  // QFUSE_RUNTIME_KERNELS_ELEMENTWISE_FLOAT16_H_
+#endif  // QFUSE_IR_FLOAT16_H_
