@@ -17,9 +17,17 @@ constexpr int32_t kFloat16 = onnx::TensorProto::FLOAT16;
 
 // A FLOAT16 tensor's data (raw little-endian halves, or one half per int32_data entry) as FLOAT.
 absl::Status WidenTensor(onnx::TensorProto* t) {
+  if (t->data_location() == onnx::TensorProto::EXTERNAL) {
+    return absl::UnimplementedError(
+        absl::StrCat("FLOAT16 tensor '", t->name(), "' keeps its data in an external file inside a subgraph"));
+  }
   int64_t count = 1;
   for (const int64_t d : t->dims()) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("FLOAT16 tensor '", t->name(), "' has dim ", d));
+    // At most 2^31 values (8 GiB widened); larger tensors are malformed or not a model's.
+    if (d < 0 || (d > 0 && count > (int64_t{1} << 31) / d)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("FLOAT16 tensor '", t->name(), "' has dim ", d, " (negative, or too many values)"));
+    }
     count *= d;
   }
   std::vector<uint16_t> halves;
@@ -155,13 +163,17 @@ bool IsFloat16Tensor(const onnx::ValueInfoProto& info) {
 void WrapFloat16Interface(onnx::GraphProto* graph, Float16Upcast* changes) {
   absl::flat_hash_set<std::string> initializers;
   for (const onnx::TensorProto& t : graph->initializer()) initializers.insert(t.name());
-  absl::flat_hash_set<std::string> inputs;
+  absl::flat_hash_set<std::string> inputs;  // the graph's inputs that are not weights
   std::vector<onnx::NodeProto> front;
   for (const onnx::ValueInfoProto& info : graph->input()) {
+    if (initializers.contains(info.name())) continue;  // a weight (older IR versions list them), widened
     inputs.insert(info.name());
-    if (!IsFloat16Tensor(info) || initializers.contains(info.name())) continue;
+    if (!IsFloat16Tensor(info)) continue;
     const std::string inner = FreshName(*graph, info.name());
     RenameReads(graph, info.name(), inner);
+    for (onnx::ValueInfoProto& other : *graph->mutable_value_info()) {
+      if (other.name() == info.name()) other.set_name(inner);
+    }
     front.push_back(MakeCast(info.name(), inner, kFloat));
     ++changes->interface_casts;
   }
@@ -169,9 +181,18 @@ void WrapFloat16Interface(onnx::GraphProto* graph, Float16Upcast* changes) {
     if (!IsFloat16Tensor(info) || inputs.contains(info.name())) continue;  // a pass-through stays as it is
     const std::string inner = FreshName(*graph, info.name());
     RenameReads(graph, info.name(), inner);
+    // Whatever defines the value (a node, or a weight and its input entry) now defines `inner`.
     for (onnx::NodeProto& node : *graph->mutable_node()) {
       for (std::string& out : *node.mutable_output()) {
         if (out == info.name()) out = inner;
+      }
+    }
+    for (onnx::TensorProto& t : *graph->mutable_initializer()) {
+      if (t.name() == info.name()) t.set_name(inner);
+    }
+    for (auto* list : {graph->mutable_input(), graph->mutable_value_info()}) {
+      for (onnx::ValueInfoProto& other : *list) {
+        if (other.name() == info.name()) other.set_name(inner);
       }
     }
     *graph->add_node() = MakeCast(inner, info.name(), kFloat16);
@@ -198,7 +219,7 @@ std::string Float16Upcast::Describe() const {
 
 absl::Status UpcastFloat16(onnx::GraphProto* graph, Float16Upcast* changes) {
   if (absl::Status s = UpcastGraph(graph, true, changes); !s.ok()) return s;
-  if (changes->changed()) WrapFloat16Interface(graph, changes);
+  WrapFloat16Interface(graph, changes);
   return absl::OkStatus();
 }
 

@@ -25,7 +25,9 @@ namespace {
 // x [batch, 4, 3] -> Transpose -> t [4, batch, 3] -> MatMul by w [3, 3] -> y [4, batch, 3]
 // -> Reshape to [-1, 3] -> m [4 * batch, 3] (merged seq-major: row s * batch + b); and
 // x -> Reshape to [-1, 3] -> r -> MatMul by v [3, 3] -> p [batch * 4, 3] (merged sample-major:
-// row b * 4 + s, as attention's [batch x heads, ...]); t, y, m, r and p have no static shape.
+// row b * 4 + s, as attention's [batch x heads, ...]); and t -> Reshape to [4, -1] -> c -> Mul
+// by itself -> e [4, batch * 3] (merged sample-major on axis 1: column b * 3 + d); t, y, m, r,
+// p, c and e have no static shape.
 void SequenceFirst(testing::GraphBuilder& b) {
   ir::Value* x = b.Input("x", {-1, 4, 3});
   ir::Value* t = b.Op("Transpose", {x}, "t", {}, b.Attrs({{"perm", std::vector<int64_t>{1, 0, 2}}}));
@@ -33,9 +35,12 @@ void SequenceFirst(testing::GraphBuilder& b) {
   ir::Value* m = b.Op("Reshape", {y, b.Ints("shape", {-1, 3})}, "m");
   ir::Value* r = b.Op("Reshape", {x, b.Ints("rows", {-1, 3})}, "r");
   ir::Value* p = b.Op("MatMul", {r, b.Random("v", {3, 3})}, "p");
+  ir::Value* c = b.Op("Reshape", {t, b.Ints("cols", {4, -1})}, "c");  // [4, batch * 3]: axis 1 sample-major
+  ir::Value* e = b.Op("Mul", {c, c}, "e");
   b.Output(y);
   b.Output(m);
   b.Output(p);
+  b.Output(e);
 }
 
 // `n` samples of x [4, 3]; sample i scaled by 1 + 40 * (i % 7 == 3), so a few samples are far
@@ -58,8 +63,8 @@ TEST(SampleAxesTest, FoundByRunsWhereShapesAreUnknown) {
   SequenceFirst(b);
   const ir::Graph& g = b.graph();
   QFUSE_ASSERT_OK_AND_ASSIGN(auto data, data::OpenTensorDataset(Samples(5), g, 0));
-  const std::vector<const ir::Value*> values = {g.FindValue("x"), g.FindValue("t"), g.FindValue("y"), g.FindValue("m"),
-                                                g.FindValue("p")};
+  const std::vector<const ir::Value*> values = {g.FindValue("x"), g.FindValue("t"), g.FindValue("y"),
+                                                g.FindValue("m"), g.FindValue("p"), g.FindValue("e")};
   const runtime::ExecutorOptions exec;
   QFUSE_ASSERT_OK_AND_ASSIGN(const SampleAxes axes, FindSampleAxes(g, values, exec, *data));
   EXPECT_TRUE(axes.known);
@@ -75,6 +80,9 @@ TEST(SampleAxesTest, FoundByRunsWhereShapesAreUnknown) {
   EXPECT_EQ(where("p").axis, 0);  // [batch * 4, 3]: merged sample-major
   EXPECT_EQ(where("p").slices, 4);
   EXPECT_TRUE(where("p").sample_major);
+  EXPECT_EQ(where("e").axis, 1);  // [4, batch * 3]: merged sample-major on axis 1
+  EXPECT_EQ(where("e").slices, 3);
+  EXPECT_TRUE(where("e").sample_major);
   // SampleViewOf: the dims with the samples on an axis of their own, none where the count
   // does not fit.
   using View = std::pair<std::vector<int64_t>, int>;
@@ -88,6 +96,8 @@ TEST(SampleAxesTest, FoundByRunsWhereShapesAreUnknown) {
   EXPECT_EQ(view(SampleViewOf(axes, g.FindValue("p"), merged, 5)), (View{{5, 4, 3}, 0}));
   EXPECT_EQ(view(SampleViewOf(axes, g.FindValue("m"), merged, 5)), (View{{4, 5, 3}, 1}));
   EXPECT_EQ(view(SampleViewOf(axes, g.FindValue("p"), merged, 4)), (View{{}, -1}));
+  const ir::Tensor wide(ir::DataType::kFloat32, {4, 15});  // 5 samples of 3 columns
+  EXPECT_EQ(view(SampleViewOf(axes, g.FindValue("e"), wide, 5)), (View{{4, 5, 3}, 1}));
   // Not found: the leading dim when it equals the count (the old rule, kept for fixed batches).
   const SampleAxes unknown;
   EXPECT_EQ(view(SampleViewOf(unknown, g.FindValue("y"), seq_first, 4)), (View{{4, 4, 3}, 0}));
@@ -180,7 +190,7 @@ TEST(SampleAxesTest, SequenceFirstTableDoesNotDependOnTheBatchSize) {
       EXPECT_NEAR(g.threshold, w.threshold, 1e-6 * w.threshold);
       ++compared;
     }
-    EXPECT_EQ(compared, 6);  // x, t, y, m, r, p
+    EXPECT_EQ(compared, 8);  // x, t, y, m, r, p, c, e
   }
 }
 

@@ -115,8 +115,9 @@ TEST(Float16UpcastTest, AFloat16ModelRunsInFloat32) {
   EXPECT_TRUE(as_is.notes.empty());
 }
 
-// A model whose own inputs and outputs are FLOAT16 (x16 * w16 -> y16) keeps them: a Cast to
-// FLOAT after the input, one to FLOAT16 before the output, the product rounded once, to
+// A model whose own inputs and outputs are FLOAT16 (x16 * w16 -> y16, and the weight w16 as a
+// second output) keeps them: a Cast to FLOAT after the input, one to FLOAT16 before each
+// output, the product rounded once, to
 // nearest even (1/3 in float16 times 3 lies halfway between 0x3bff and 1.0; 1.0009766 * 3
 // halfway between 0x4201 and 0x4202).
 TEST(Float16UpcastTest, Float16InputsAndOutputsKeepTheirType) {
@@ -134,10 +135,13 @@ TEST(Float16UpcastTest, Float16InputsAndOutputsKeepTheirType) {
   w->add_int32_data(0x4200);  // 3
   AddNode(g, "Mul", {"x", "w"}, {"y"});
   SetFloatInfo(g->add_output(), "y", {2});
-  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT16);
+  SetFloatInfo(g->add_output(), "w", {1});  // a weight as an output: its bits come back
+  for (onnx::ValueInfoProto& out : *g->mutable_output()) {
+    out.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT16);
+  }
   QFUSE_ASSERT_OK_AND_ASSIGN(Model model, ImportModel(m, "", "fp16io.onnx"));
   ASSERT_EQ(model.notes.size(), 1u);
-  EXPECT_THAT(model.notes[0], ::testing::HasSubstr("2 FLOAT16 graph inputs/outputs kept through Casts"));
+  EXPECT_THAT(model.notes[0], ::testing::HasSubstr("3 FLOAT16 graph inputs/outputs kept through Casts"));
   EXPECT_EQ(model.graph->inputs()[0]->type().dtype, DataType::kFloat16);
   EXPECT_EQ(model.graph->outputs()[0]->type().dtype, DataType::kFloat16);
   QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, runtime::Executor::Create(*model.graph));
@@ -148,6 +152,8 @@ TEST(Float16UpcastTest, Float16InputsAndOutputsKeepTheirType) {
   ASSERT_EQ(outputs[0].tensor.dtype(), DataType::kFloat16);
   EXPECT_EQ(outputs[0].tensor.values<uint16_t>()[0], 0x3c00);
   EXPECT_EQ(outputs[0].tensor.values<uint16_t>()[1], 0x4202);
+  ASSERT_EQ(outputs[1].tensor.dtype(), DataType::kFloat16);
+  EXPECT_EQ(outputs[1].tensor.values<uint16_t>()[0], 0x4200);
 }
 
 }  // namespace
