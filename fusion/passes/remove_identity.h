@@ -1,5 +1,5 @@
-// Removes Identity, inference-mode Dropout and all-zero Pad nodes, and nodes no output
-// depends on.
+// Removes Identity, inference-mode Dropout, all-zero Pad and same-type Cast nodes, and nodes
+// no output depends on.
 #ifndef QFUSE_FUSION_PASSES_REMOVE_IDENTITY_H_
 #define QFUSE_FUSION_PASSES_REMOVE_IDENTITY_H_
 
@@ -16,7 +16,7 @@ class RemoveIdentityPass : public PatternPass<IdentityMatch> {
   std::string name() const override { return "remove_identity"; }
 
  protected:
-  std::vector<std::string> AnchorOps() const override { return {"Identity", "Dropout", "Pad"}; }
+  std::vector<std::string> AnchorOps() const override { return {"Identity", "Dropout", "Pad", "Cast"}; }
   std::optional<IdentityMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const IdentityMatch& match) const override;
 };

@@ -86,5 +86,20 @@ TEST(RemoveIdentityTest, IdentityIsRemovedAndAnOutputKeepsItsName) {
   EXPECT_EQ(b.graph().outputs()[0]->name(), "y");
 }
 
+// A Cast to its input's own type goes (a float16 model imported as float32 has them around
+// every op its converter kept in float32); a Cast that changes the type stays.
+TEST(RemoveIdentityTest, SameTypeCastIsRemovedOtherCastsStay) {
+  GraphBuilder b;
+  ir::Value* x = b.Input("x", {2, 3});
+  ir::Value* same = b.Op("Cast", {x}, "same", {2, 3}, GraphBuilder::Attrs({{"to", int64_t{1}}}));  // FLOAT
+  ir::Value* r = b.Op("Relu", {same}, "r", {2, 3});
+  ir::Value* wide = b.Op("Cast", {r}, "wide", {2, 3}, GraphBuilder::Attrs({{"to", int64_t{11}}}));  // DOUBLE
+  wide->mutable_type().dtype = ir::DataType::kFloat64;
+  b.Output(b.Op("Cast", {wide}, "y", {2, 3}, GraphBuilder::Attrs({{"to", int64_t{1}}})));
+  RemoveAndCheck(b);
+  EXPECT_EQ(Count(b.graph(), "Cast"), 2);
+  EXPECT_EQ(b.graph().outputs()[0]->name(), "y");
+}
+
 }  // namespace
 }  // namespace qfuse::fusion
