@@ -92,6 +92,7 @@ KernelRegistry* BuildRegistry() {
   r->Register(q + int8::kQLinearConcatOp, int8::CreateQLinearConcatKernel);
   r->Register(q + int8::kQLinearSoftmaxOp, int8::CreateQLinearSoftmaxKernel);
   r->Register(q + int8::kGeluOp, CreateUnaryKernel);  // a float op the lowering makes
+  r->Register(q + int8::kSimplifiedLayerNormOp, CreateSimplifiedLayerNormKernel);  // layer_norm_fusion.h makes it
   r->Register(q + int8::kChannelAffineOp, onednn::CreateChannelAffineKernel);  // float_chain_fusion.h makes it
   return r;
 }

@@ -16,6 +16,9 @@ small float models:
                      the fused kernel gives exactly the product form);
   ln_<n>_<data>.onnx LayerNormalization-17 over rows of n = 5, 9, 12, 20, 64, 192, 768 (2048 rows;
                      inputs normal(0.3, 2) and normal(50, 1); with a bias, and n = 12 also without);
+  rms_<n>_<data>.onnx Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div -> Mul scale over rows of
+                     n = 5, 8, 12, 15, 16, 19, 20, 64, 192, 768 (onnxruntime's SimplifiedLayerNormFusion makes it
+                     its SimplifiedLayerNormalization; qfuse's runtime its own, layer_norm_fusion.h);
   softmax_*, logsoftmax_*  Softmax-13 / LogSoftmax-13 over the last axis of rows of n = 1 to 1000
                      (inputs normal(0, 10) and uniform(-80, 80)), and over a middle axis;
   gap_<h>x<w>_c<c>   GlobalAveragePool-13 on [4, c, h, w], spatial sizes 1 to 300, c = 3, 10, 64 and
@@ -98,6 +101,27 @@ def write_layer_norm_models(d):
                 save(os.path.join(d, name + ".onnx"), [node], inits, ["rows", n], opset=17)
                 np.save(os.path.join(d, name + "_x.npy"), rng.normal(mean, sigma, (2048, n)).astype(np.float32))
                 cases.append(name)
+    return cases
+
+
+def write_rms_models(d):
+    """Pow(x, 2) -> ReduceMean -> Add eps -> Sqrt -> Div(x, .) -> Mul scale over rows of n, the
+    RMS tail onnxruntime's SimplifiedLayerNormFusion fuses (a LayerNorm whose bias Add follows
+    a QuantizeLinear at level none)."""
+    rng = np.random.default_rng(2)
+    cases = []
+    for n in (5, 8, 12, 15, 16, 19, 20, 64, 192, 768):
+        for data, (mean, sigma) in (("n0", (0.0, 2.0)), ("n50", (50.0, 1.0))):
+            name = f"rms_{n}_{data}"
+            nodes = [helper.make_node("Pow", ["x", "two"], ["p"]),
+                     helper.make_node("ReduceMean", ["p"], ["m"], axes=[-1], keepdims=1),
+                     helper.make_node("Add", ["m", "eps"], ["a"]), helper.make_node("Sqrt", ["a"], ["r"]),
+                     helper.make_node("Div", ["x", "r"], ["q"]), helper.make_node("Mul", ["q", "scale"], ["y"])]
+            inits = [scalar("two", 2.0), scalar("eps", 1e-5),
+                     numpy_helper.from_array(rng.normal(1, 0.3, n).astype(np.float32), "scale")]
+            save(os.path.join(d, name + ".onnx"), nodes, inits, ["rows", n])
+            np.save(os.path.join(d, name + "_x.npy"), rng.normal(mean, sigma, (2048, n)).astype(np.float32))
+            cases.append(name)
     return cases
 
 
@@ -188,6 +212,10 @@ def main():
             out = qfuse_run(d, case, case + "_x.npy")
             n = int(case.split("_")[1])
             rows.append((f"LayerNormalization {case}", ort_max_abs(d, case, case + "_x.npy", out), 2048 * n))
+        for case in write_rms_models(d):
+            out = qfuse_run(d, case, case + "_x.npy")
+            n = int(case.split("_")[1])
+            rows.append((f"RMS tail {case}", ort_max_abs(d, case, case + "_x.npy", out), 2048 * n))
         for case, count in write_softmax_models(d):
             out = qfuse_run(d, case, case + "_x.npy")
             rows.append((case, ort_max_abs(d, case, case + "_x.npy", out), count))

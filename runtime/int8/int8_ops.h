@@ -84,6 +84,9 @@ inline constexpr char kQLinearSoftmaxOp[] = "QLinearSoftmax";
 inline constexpr char kGeluOp[] = "Gelu";
 inline constexpr char kGeluDivisorAttr[] = "qfuse_gelu_divisor";
 inline constexpr char kGeluHalfFirstAttr[] = "qfuse_gelu_half_first";
+// qfuse.SimplifiedLayerNormalization(X, Scale): onnxruntime's RMS norm (kernels/nn/nn.h), a
+// float op the lowering makes (layer_norm_fusion.h).
+inline constexpr char kSimplifiedLayerNormOp[] = "SimplifiedLayerNormalization";
 // ChannelAffine(x, scale, shift) -> y, FLOAT (float_chain_fusion.h makes it of a float graph's
 // Mul(x, scale) -> Add(., shift) [-> Relu] with [C, 1, ...] constants, the batch norm that
 // cannot fold into a convolution): y = x * scale[c] + shift[c] along axis 1, each operation

@@ -4,7 +4,9 @@
 #include <string>
 #include <utility>
 
+#include "ir/fused_unit.h"
 #include "runtime/int8/float_chain.h"
+#include "runtime/int8/int8_ops.h"
 
 namespace qfuse::runtime::int8 {
 namespace {
@@ -13,6 +15,16 @@ namespace {
 bool IsVectorConstant(const ir::Value* v) {
   return v != nullptr && v->is_constant() && v->initializer()->dtype() == ir::DataType::kFloat32 &&
          v->initializer()->dims().size() == 1;
+}
+
+// `v`, or the constant an Identity chain passes on (PyTorch's exporter writes a weight shared
+// by several layers, such as LayerNorm's all-ones scale, as Identity nodes of one initializer;
+// onnxruntime folds them before it fuses).
+ir::Value* ThroughIdentity(ir::Value* v) {
+  while (v != nullptr && !v->is_constant() && v->producer() != nullptr && IsOnnxOp(v->producer(), "Identity")) {
+    v = v->producer()->input(0);
+  }
+  return v;
 }
 
 // ReduceMean's axes as negative numbers, sorted, when they are the trailing axes -k..-1 and
@@ -81,14 +93,14 @@ std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, co
   if (!IsFloatValue(normalized) || normalized->is_graph_output() || normalized->uses().size() != 1) return std::nullopt;
   const ir::Node* mul = normalized->uses()[0].node;
   if (!IsOnnxOp(mul, "Mul")) return std::nullopt;
-  ir::Value* scale = OtherInput(*mul, normalized);
+  ir::Value* scale = ThroughIdentity(OtherInput(*mul, normalized));
   const ir::Value* scaled = mul->output(0);
   if (!IsVectorConstant(scale) || !IsFloatValue(scaled) || scaled->is_graph_output() || scaled->uses().size() != 1) {
     return std::nullopt;
   }
   const ir::Node* final_add = scaled->uses()[0].node;
   if (!IsOnnxOp(final_add, "Add") || !IsFloatValue(final_add->output(0))) return std::nullopt;
-  ir::Value* bias = OtherInput(*final_add, scaled);
+  ir::Value* bias = ThroughIdentity(OtherInput(*final_add, scaled));
   if (!IsVectorConstant(bias) || bias->initializer()->dims() != scale->initializer()->dims()) return std::nullopt;
 
   LayerNormMatch m;
@@ -107,6 +119,52 @@ absl::Status LayerNormPattern::Rewrite(ir::Graph* graph, const LayerNormMatch& m
   attrs.Set("axis", m.axis);
   attrs.Set("epsilon", m.epsilon);
   return ReplaceFloatChain(graph, replacer_, m.chain, "LayerNormalization", {m.x, m.scale, m.bias}, std::move(attrs));
+}
+
+std::optional<SimplifiedLayerNormMatch> SimplifiedLayerNormPattern::Match(const ir::Graph& graph,
+                                                                          const ir::Node& anchor) const {
+  (void)graph;
+  if (!IsOnnxOp(&anchor, "Pow") || ConstantScalar(anchor.input(1)) != 2.0f) return std::nullopt;
+  ir::Value* x = anchor.input(0);
+  if (!IsFloatValue(x)) return std::nullopt;
+  // mean(x^2) over trailing axes, + epsilon, Sqrt, the divisor of Div(x, .).
+  const ir::Node* rm = SoleReader(anchor.output(0), "ReduceMean", 0);
+  if (rm == nullptr || !IsFloatValue(anchor.output(0)) || anchor.output(0)->is_graph_output()) return std::nullopt;
+  const std::optional<int64_t> axis = TrailingReduceAxis(*rm, *x);
+  if (!axis.has_value()) return std::nullopt;
+  const ir::Value* var = rm->output(0);
+  if (!IsFloatValue(var) || var->is_graph_output() || var->uses().size() != 1) return std::nullopt;
+  const ir::Node* add_eps = var->uses()[0].node;
+  if (!IsOnnxOp(add_eps, "Add")) return std::nullopt;
+  const std::optional<float> epsilon = ConstantScalar(OtherInput(*add_eps, var));
+  if (!epsilon.has_value()) return std::nullopt;
+  const ir::Node* sqrt = SoleReader(add_eps->output(0), "Sqrt", 0);
+  if (sqrt == nullptr) return std::nullopt;
+  const ir::Node* div = SoleReader(sqrt->output(0), "Div", 1);
+  if (div == nullptr || div->input(0) != x) return std::nullopt;
+  // (x / rms) * scale, scale a one-dimensional constant.
+  const ir::Value* normalized = div->output(0);
+  if (!IsFloatValue(normalized) || normalized->is_graph_output() || normalized->uses().size() != 1) return std::nullopt;
+  const ir::Node* mul = normalized->uses()[0].node;
+  if (!IsOnnxOp(mul, "Mul") || !IsFloatValue(mul->output(0))) return std::nullopt;
+  ir::Value* scale = ThroughIdentity(OtherInput(*mul, normalized));
+  if (!IsVectorConstant(scale)) return std::nullopt;
+
+  SimplifiedLayerNormMatch m;
+  m.chain = {anchor.id(), rm->id(), add_eps->id(), sqrt->id(), div->id(), mul->id()};
+  m.x = x;
+  m.scale = scale;
+  m.axis = *axis;
+  m.epsilon = *epsilon;
+  return m;
+}
+
+absl::Status SimplifiedLayerNormPattern::Rewrite(ir::Graph* graph, const SimplifiedLayerNormMatch& m) const {
+  ir::AttributeMap attrs;
+  attrs.Set("axis", m.axis);
+  attrs.Set("epsilon", m.epsilon);
+  return ReplaceFloatChain(graph, replacer_, m.chain, kSimplifiedLayerNormOp, {m.x, m.scale}, std::move(attrs),
+                           ir::kQfuseDomain);
 }
 
 }  // namespace qfuse::runtime::int8

@@ -9,6 +9,12 @@
 // Taken only where every intermediate is FLOAT, read by the chain alone and not a graph
 // output, the exponent is the constant 2, epsilon a one-element constant, and scale and bias
 // one-dimensional constants; anything else keeps its nine ops.
+//
+// And the RMS-norm tail onnxruntime's SimplifiedLayerNormFusion takes where the full pattern
+// fails (at level none the LayerNorm's bias Add follows a QuantizeLinear, so only the tail is
+// one float region): d -> Pow(d, 2) -> ReduceMean (trailing axes) -> Add epsilon -> Sqrt ->
+// Div(d, .) -> Mul scale => qfuse.SimplifiedLayerNormalization(d, scale) in onnxruntime's
+// arithmetic (kernels/nn/layer_norm_row.h from 16 values a row, its scalar form below).
 #ifndef QFUSE_RUNTIME_INT8_LAYER_NORM_FUSION_H_
 #define QFUSE_RUNTIME_INT8_LAYER_NORM_FUSION_H_
 
@@ -38,6 +44,26 @@ class LayerNormPattern : public ir::rewrite::Pattern<LayerNormMatch> {
  protected:
   std::optional<LayerNormMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
   absl::Status Rewrite(ir::Graph* graph, const LayerNormMatch& m) const override;
+
+ private:
+  const Replacer& replacer_;
+};
+
+struct SimplifiedLayerNormMatch {
+  std::vector<ir::NodeId> chain;  // Pow first, the Mul last
+  ir::Value* x = nullptr;
+  ir::Value* scale = nullptr;
+  int64_t axis = -1;
+  float epsilon = 0.f;
+};
+
+class SimplifiedLayerNormPattern : public ir::rewrite::Pattern<SimplifiedLayerNormMatch> {
+ public:
+  explicit SimplifiedLayerNormPattern(const Replacer& replacer) : replacer_(replacer) {}
+
+ protected:
+  std::optional<SimplifiedLayerNormMatch> Match(const ir::Graph& graph, const ir::Node& anchor) const override;
+  absl::Status Rewrite(ir::Graph* graph, const SimplifiedLayerNormMatch& m) const override;
 
  private:
   const Replacer& replacer_;

@@ -523,6 +523,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   const SingleOpPattern concat(replacer, MatchConcat);
   const ActivationMatMulPattern activation_matmul(replacer);
   const LayerNormPattern layer_norm(replacer);
+  const SimplifiedLayerNormPattern simplified_layer_norm(replacer);
   const ActivationSoftmaxPattern activation_softmax(replacer);
   const GeluPattern gelu(replacer);
   const ActivationLookupPattern activation_lookup(replacer);
@@ -549,6 +550,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
     table.Add({"Softmax"}, &activation_softmax);
   }
   table.Add({"ReduceMean"}, &layer_norm);
+  table.Add({"Pow"}, &simplified_layer_norm);  // where the full LayerNorm did not take the chain
   table.Add({"Erf"}, &gelu);
   table.Add({"HardSwish", "HardSigmoid", "Sigmoid", "LeakyRelu"}, &activation_lookup);
   // Last: a chain no pattern above took.
@@ -562,7 +564,7 @@ absl::StatusOr<LoweringStats> LowerQdqToInteger(ir::Graph* graph, const Lowering
   stats.average_pools = rewrites[&average_pool];
   stats.concats = rewrites[&concat];
   stats.activation_matmuls = rewrites[&activation_matmul];
-  stats.layer_norms = rewrites[&layer_norm];
+  stats.layer_norms = rewrites[&layer_norm] + rewrites[&simplified_layer_norm];
   stats.activation_softmaxes = rewrites[&activation_softmax];
   stats.gelus = rewrites[&gelu];
   stats.activation_lookups = rewrites[&activation_lookup];

@@ -8,9 +8,10 @@ namespace {
 // The lane-structured arithmetic of layer_norm_row.h, written once: inlined into a portable
 // caller (std::fma a library call there) and into an AVX2 + FMA caller (std::fma an instruction).
 // Built with -ffp-contract=off, so only the std::fma calls fuse.
+// `simplified`: the mean is 0 (never computed; x - 0 is x), there is no bias, and n >= 8.
 __attribute__((always_inline)) inline LayerNormRowStats Row(const float* x, const float* scale, const float* bias,
-                                                            int64_t n, float epsilon, float* y) {
-  if (n < 8) {
+                                                            int64_t n, float epsilon, float* y, bool simplified) {
+  if (n < 8 && !simplified) {
     float mean = 0.f, m2 = 0.f;
     for (int64_t h = 0; h < n; ++h) {
       const float delta = x[h] - mean;
@@ -24,14 +25,17 @@ __attribute__((always_inline)) inline LayerNormRowStats Row(const float* x, cons
     }
     return {mean, 1.f / std_dev};
   }
-  double lanes[4] = {0, 0, 0, 0};
+  float mean = 0.f;
   int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    for (int k = 0; k < 4; ++k) lanes[k] += static_cast<double>(x[i + k]);
+  if (!simplified) {
+    double lanes[4] = {0, 0, 0, 0};
+    for (; i + 4 <= n; i += 4) {
+      for (int k = 0; k < 4; ++k) lanes[k] += static_cast<double>(x[i + k]);
+    }
+    double sum = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+    for (; i < n; ++i) sum += static_cast<double>(x[i]);
+    mean = static_cast<float>(sum / static_cast<double>(n));
   }
-  double sum = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
-  for (; i < n; ++i) sum += static_cast<double>(x[i]);
-  const float mean = static_cast<float>(sum / static_cast<double>(n));
 
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   i = 0;
@@ -65,14 +69,14 @@ __attribute__((always_inline)) inline LayerNormRowStats Row(const float* x, cons
   return {mean, inv};
 }
 
-LayerNormRowStats PortableRow(const float* x, const float* scale, const float* bias, int64_t n, float epsilon,
-                              float* y) {
-  return Row(x, scale, bias, n, epsilon, y);
+LayerNormRowStats PortableRow(const float* x, const float* scale, const float* bias, int64_t n, float epsilon, float* y,
+                              bool simplified) {
+  return Row(x, scale, bias, n, epsilon, y, simplified);
 }
 
 __attribute__((target("avx2,fma"))) LayerNormRowStats FmaRow(const float* x, const float* scale, const float* bias,
-                                                             int64_t n, float epsilon, float* y) {
-  return Row(x, scale, bias, n, epsilon, y);
+                                                             int64_t n, float epsilon, float* y, bool simplified) {
+  return Row(x, scale, bias, n, epsilon, y, simplified);
 }
 
 bool HasAvx2Fma() {
@@ -84,7 +88,14 @@ bool HasAvx2Fma() {
 
 LayerNormRowStats LayerNormRow(const float* x, const float* scale, const float* bias, int64_t n, float epsilon,
                                float* y, bool vector) {
-  return vector && HasAvx2Fma() ? FmaRow(x, scale, bias, n, epsilon, y) : PortableRow(x, scale, bias, n, epsilon, y);
+  return vector && HasAvx2Fma() ? FmaRow(x, scale, bias, n, epsilon, y, false)
+                                : PortableRow(x, scale, bias, n, epsilon, y, false);
+}
+
+LayerNormRowStats SimplifiedLayerNormRow(const float* x, const float* scale, int64_t n, float epsilon, float* y,
+                                         bool vector) {
+  return vector && HasAvx2Fma() ? FmaRow(x, scale, nullptr, n, epsilon, y, true)
+                                : PortableRow(x, scale, nullptr, n, epsilon, y, true);
 }
 
 }  // namespace qfuse::runtime::kernels

@@ -13,6 +13,10 @@
 //         (without a bias: f(f(f(x - mean) * inv) * scale)).
 //  n < 8: Welford in float (mean += d / (h + 1), M2 += (x - mean) * d), std = sqrtf(M2 / n +
 //   epsilon), y = f(f(f(x - mean) / std) * scale) + bias, inv = 1 / std.
+// Simplified (onnxruntime's SimplifiedLayerNormalization, an RMS norm, which its
+// SimplifiedLayerNormFusion makes of Pow -> ReduceMean -> Add -> Sqrt -> Div -> Mul): the same
+// kernel with the mean taken as 0 and no bias, which onnxruntime runs for n >= 16 (shorter
+// rows: its scalar form, kernels/nn/normalization.cc).
 // The AVX2 + FMA path and the portable one (std::fma) give the same bits (layer_norm_row_test);
 // that they are onnxruntime's is models/zoo/float_ops_probe.py's check.
 #ifndef QFUSE_RUNTIME_KERNELS_NN_LAYER_NORM_ROW_H_
@@ -30,6 +34,10 @@ struct LayerNormRowStats {
 // y[i] for i < n from x (bias may be null); `vector`: the AVX2 + FMA path where the CPU has it.
 LayerNormRowStats LayerNormRow(const float* x, const float* scale, const float* bias, int64_t n, float epsilon,
                                float* y, bool vector = true);
+
+// The simplified form (no mean, no bias); n >= 16.
+LayerNormRowStats SimplifiedLayerNormRow(const float* x, const float* scale, int64_t n, float epsilon, float* y,
+                                         bool vector = true);
 
 }  // namespace qfuse::runtime::kernels
 

@@ -212,6 +212,8 @@ class InstanceNormKernel : public Kernel {
 struct LayerNormParams {
   int64_t axis = -1;
   float epsilon = kDefaultEpsilon;
+  // qfuse.SimplifiedLayerNormalization (onnxruntime's RMS norm): no mean, no bias, one output.
+  bool simplified = false;
 };
 
 // `t` (Scale or B) laid out over the normalized shape `norm_dims`: its own data when it
@@ -243,6 +245,18 @@ absl::StatusOr<const float*> ExpandToNormalized(const Tensor& t, const std::vect
   return storage->data();
 }
 
+// A row of fewer than 16 values of the simplified form, as onnxruntime 1.30 computes it there
+// (its scalar fallback; 16 and more go to the kernel of layer_norm_row.h): the squares summed
+// left to right in float32, then sqrt(sum / n + epsilon), y = x / rms * scale.
+constexpr int64_t kSimplifiedKernelRow = 16;
+
+void ShortRmsRow(const float* x, const float* scale, int64_t n, float epsilon, float* y) {
+  float sum = 0.f;
+  for (int64_t h = 0; h < n; ++h) sum += x[h] * x[h];
+  const float rms = std::sqrt(sum / static_cast<float>(n) + epsilon);
+  for (int64_t h = 0; h < n; ++h) y[h] = x[h] / rms * scale[h];
+}
+
 class LayerNormKernel : public Kernel {
  public:
   explicit LayerNormKernel(LayerNormParams p) : p_(p) {}
@@ -259,7 +273,7 @@ class LayerNormKernel : public Kernel {
     std::vector<float> scale_storage, bias_storage;
     QFUSE_ASSIGN_OR_RETURN(const float* scale, ExpandToNormalized(*inputs[1], norm_dims, "Scale", &scale_storage));
     const float* bias = nullptr;
-    if (inputs.size() > 2 && inputs[2] != nullptr) {
+    if (!p_.simplified && inputs.size() > 2 && inputs[2] != nullptr) {
       QFUSE_ASSIGN_OR_RETURN(bias, ExpandToNormalized(*inputs[2], norm_dims, "B", &bias_storage));
     }
 
@@ -268,7 +282,7 @@ class LayerNormKernel : public Kernel {
     for (size_t d = axis; d < stat_dims.size(); ++d) stat_dims[d] = 1;
     float* mean_out = nullptr;
     float* inv_std_out = nullptr;
-    if (outputs.size() > 1) {
+    if (outputs.size() > 1 && !p_.simplified) {
       QFUSE_ASSIGN_OR_RETURN(outputs[1], Tensor::Create(DataType::kFloat32, stat_dims));
       mean_out = outputs[1].data<float>();
     }
@@ -283,7 +297,13 @@ class LayerNormKernel : public Kernel {
     const bool vector = IsaAllowed(Isa::kAvx2);
     ctx.pool->ParallelFor(rows, MinChunk(4 * cols), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
-        const LayerNormRowStats stats = LayerNormRow(xd + r * cols, scale, bias, cols, p_.epsilon, yd + r * cols, vector);
+        if (p_.simplified && cols < kSimplifiedKernelRow) {
+          ShortRmsRow(xd + r * cols, scale, cols, p_.epsilon, yd + r * cols);
+          continue;
+        }
+        const LayerNormRowStats stats =
+            p_.simplified ? SimplifiedLayerNormRow(xd + r * cols, scale, cols, p_.epsilon, yd + r * cols, vector)
+                          : LayerNormRow(xd + r * cols, scale, bias, cols, p_.epsilon, yd + r * cols, vector);
         if (mean_out != nullptr) mean_out[r] = stats.mean;
         if (inv_std_out != nullptr) inv_std_out[r] = stats.inv_std_dev;
       }
@@ -373,6 +393,14 @@ absl::StatusOr<std::unique_ptr<Kernel>> CreateLayerNormKernel(const ir::Node& no
   // double and stored as FLOAT, which covers stash_type = 1 (FLOAT).
   QFUSE_ASSIGN_OR_RETURN(int64_t stash_type, node.attrs().GetInt("stash_type", 1));
   if (stash_type != 1) return absl::UnimplementedError(absl::StrCat("LayerNormalization stash_type ", stash_type, " (only 1, FLOAT)"));
+  return std::unique_ptr<Kernel>(new LayerNormKernel(p));
+}
+
+absl::StatusOr<std::unique_ptr<Kernel>> CreateSimplifiedLayerNormKernel(const ir::Node& node) {
+  LayerNormParams p;
+  QFUSE_ASSIGN_OR_RETURN(p.axis, node.attrs().GetInt("axis", -1));
+  QFUSE_ASSIGN_OR_RETURN(p.epsilon, node.attrs().GetFloat("epsilon", kDefaultEpsilon));
+  p.simplified = true;
   return std::unique_ptr<Kernel>(new LayerNormKernel(p));
 }
 

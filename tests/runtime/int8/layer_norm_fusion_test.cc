@@ -1,6 +1,7 @@
 // Pattern (h) of the QDQ lowering: the pre-opset-17 LayerNorm chain in a float region becomes
 // one LayerNormalization, which gives the chain's values (checked against a double-precision
-// computation by hand), and chains that differ anywhere keep their nine ops.
+// computation by hand), and chains that differ anywhere keep their nine ops; the RMS tail alone
+// becomes one qfuse.SimplifiedLayerNormalization (onnxruntime's fused form).
 #include "runtime/int8/layer_norm_fusion.h"
 
 #include <cmath>
@@ -147,13 +148,81 @@ TEST(LayerNormFusionTest, ChainsThatDifferKeepTheirOps) {
   middle_axis.axes = {1};
   ChainShape difference_read_elsewhere;
   difference_read_elsewhere.difference_is_an_output = true;
-  for (const ChainShape& shape : {cube, middle_axis, difference_read_elsewhere}) {
+  for (const ChainShape& shape : {cube, middle_axis}) {
     QdqGraph b;
     BuildChain(b, shape);
     QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
     EXPECT_EQ(stats.layer_norms, 0);
     EXPECT_EQ(OpCounts(b.graph()).at("ReduceMean"), 2);
     EXPECT_EQ(OpCounts(b.graph()).count("LayerNormalization"), 0u);
+  }
+  // A difference read elsewhere keeps the full pattern off; its RMS tail (Pow .. Mul) is still
+  // one region, which onnxruntime's SimplifiedLayerNormFusion takes, and so does qfuse.
+  QdqGraph b;
+  BuildChain(b, difference_read_elsewhere);
+  QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
+  EXPECT_EQ(stats.layer_norms, 1);
+  EXPECT_EQ(OpCounts(b.graph()).at("ReduceMean"), 1);
+  EXPECT_EQ(OpCounts(b.graph()).count("LayerNormalization"), 0u);
+  EXPECT_EQ(OpCounts(b.graph()).at("SimplifiedLayerNormalization"), 1);
+}
+
+// The RMS tail as level none leaves it, the LayerNorm's bias Add past a QuantizeLinear:
+// DQ(x) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div(x, .) -> Mul(Identity(gamma)), the
+// scale through an Identity (PyTorch's shared weights). Lowered, it is one
+// qfuse.SimplifiedLayerNormalization; rows of 16 or more give x / sqrt(mean(x^2) + eps) * gamma
+// (here against double), shorter rows onnxruntime's scalar form bit for bit (squares summed left
+// to right in float; models/zoo/float_ops_probe.py matched it against onnxruntime for 5 to 15).
+TEST(LayerNormFusionTest, TheRmsTailBecomesOneSimplifiedLayerNormalization) {
+  for (const int64_t n : {int64_t{5}, int64_t{8}, int64_t{15}, int64_t{16}, int64_t{24}}) {
+    SCOPED_TRACE(n);
+    const std::vector<int64_t> dims = {4, 16, n};
+    QdqGraph b;
+    Value* gamma = *b.graph().AddConstant("gamma", ir::Tensor::FromVector<float>({n}, Scale(n)));
+    ir::AttributeMap reduce;
+    reduce.Set("axes", std::vector<int64_t>{-1});
+    Value* x = b.Input("x", dims, kXScale, kXZero);
+    Value* ms = b.Op("ReduceMean", {b.Op("Pow", {x, b.FloatConst("two", 2.f)}, dims)}, {4, 16, 1}, reduce);
+    Value* rms = b.Op("Sqrt", {b.Op("Add", {ms, b.FloatConst("eps", kEpsilon)}, {4, 16, 1})}, {4, 16, 1});
+    Value* shared = b.Op("Identity", {gamma}, {n});
+    b.FloatOutput(b.Op("Mul", {b.Op("Div", {x, rms}, dims), shared}, dims));
+    const ir::Tensor xq = RandomInput(dims);
+    std::map<bool, std::vector<float>> outputs;
+    for (bool integer_kernels : {true, false}) {
+      ExecutorOptions options;
+      options.integer_kernels = integer_kernels;
+      QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, Executor::Create(b.graph(), options));
+      EXPECT_EQ(OpCounts(exec->graph()).count("SimplifiedLayerNormalization"), integer_kernels ? 1u : 0u);
+      QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> out, exec->Run({{"x", xq}}));
+      const auto v = out[0].tensor.values<float>();
+      outputs[integer_kernels].assign(v.begin(), v.end());
+    }
+    const std::vector<float> g = Scale(n);
+    const auto xv = xq.values<int8_t>();
+    if (n < 16) {
+      for (int64_t row = 0; row < 64; ++row) {
+        float sum = 0.f;
+        for (int64_t i = 0; i < n; ++i) {
+          const float v = kXScale * static_cast<float>(xv[row * n + i] - kXZero);
+          sum += v * v;
+        }
+        const float rms = std::sqrt(sum / static_cast<float>(n) + kEpsilon);
+        for (int64_t i = 0; i < n; ++i) {
+          const float v = kXScale * static_cast<float>(xv[row * n + i] - kXZero);
+          EXPECT_EQ(outputs[true][row * n + i], v / rms * g[i]) << "fused, " << row << ", " << i;
+        }
+      }
+      continue;
+    }
+    for (int64_t row = 0; row < 64; ++row) {
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) sum += std::pow(kXScale * (xv[row * n + i] - kXZero), 2);
+      const double rms_want = std::sqrt(sum / static_cast<double>(n) + kEpsilon);
+      for (int64_t i = 0; i < n; ++i) {
+        const double want = kXScale * (xv[row * n + i] - kXZero) / rms_want * g[i];
+        EXPECT_NEAR(outputs[true][row * n + i], want, 2e-6 * (1 + std::abs(want))) << "fused, " << row << ", " << i;
+      }
+    }
   }
 }
 
