@@ -56,13 +56,27 @@ std::optional<int64_t> TrailingReduceAxis(const ir::Node& rm, const ir::Value& x
   return -k;
 }
 
+// Whether `v` comes from a Transpose, through DequantizeLinear / QuantizeLinear pairs and a
+// Sub (the LayerNorm's difference): onnxruntime's transpose optimizer moves such a Transpose
+// past the chain, which then reduces over a non-last axis and is not fused there (ConvNeXt's
+// channels-last LayerNorm).
+bool AfterTranspose(const ir::Value* v) {
+  for (int steps = 0; v != nullptr && v->producer() != nullptr && steps < 8; ++steps) {
+    const ir::Node* p = v->producer();
+    if (IsOnnxOp(p, "Transpose")) return true;
+    if (!IsOnnxOp(p, "DequantizeLinear") && !IsOnnxOp(p, "QuantizeLinear") && !IsOnnxOp(p, "Sub")) return false;
+    v = p->input(0);
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, const ir::Node& anchor) const {
   (void)graph;
   if (!IsOnnxOp(&anchor, "ReduceMean")) return std::nullopt;
   ir::Value* x = anchor.input(0);
-  if (!IsFloatValue(x)) return std::nullopt;
+  if (!IsFloatValue(x) || AfterTranspose(x)) return std::nullopt;
   const std::optional<int64_t> axis = TrailingReduceAxis(anchor, *x);
   if (!axis.has_value()) return std::nullopt;
   // mean -> Sub(x, mean) -> d, read by Pow(d, 2) and Div(d, .) only.
@@ -126,7 +140,7 @@ std::optional<SimplifiedLayerNormMatch> SimplifiedLayerNormPattern::Match(const 
   (void)graph;
   if (!IsOnnxOp(&anchor, "Pow") || ConstantScalar(anchor.input(1)) != 2.0f) return std::nullopt;
   ir::Value* x = anchor.input(0);
-  if (!IsFloatValue(x)) return std::nullopt;
+  if (!IsFloatValue(x) || AfterTranspose(x)) return std::nullopt;
   // mean(x^2) over trailing axes, + epsilon, Sqrt, the divisor of Div(x, .).
   const ir::Node* rm = SoleReader(anchor.output(0), "ReduceMean", 0);
   if (rm == nullptr || !IsFloatValue(anchor.output(0)) || anchor.output(0)->is_graph_output()) return std::nullopt;
