@@ -167,6 +167,32 @@ TEST(LayerNormFusionTest, ChainsThatDifferKeepTheirOps) {
   EXPECT_EQ(OpCounts(b.graph()).at("SimplifiedLayerNormalization"), 1);
 }
 
+// A chain fed by a Transpose (ConvNeXt's channels-last LayerNorm: Transpose -> LayerNorm ->
+// Transpose) keeps its ops, full or RMS tail: onnxruntime's transpose optimizer moves the
+// Transpose past it, and it reduces over a non-last axis there, unfused.
+TEST(LayerNormFusionTest, AChainAfterATransposeKeepsItsOps) {
+  for (const bool full : {true, false}) {
+    SCOPED_TRACE(full ? "full" : "RMS tail");
+    QdqGraph b;
+    const std::vector<int64_t> dims = {2, 3, 16};
+    Value* gamma = *b.graph().AddConstant("gamma", ir::Tensor::FromVector<float>({16}, Scale(16)));
+    Value* beta = *b.graph().AddConstant("beta", ir::Tensor::FromVector<float>({16}, Bias(16)));
+    ir::AttributeMap reduce;
+    reduce.Set("axes", std::vector<int64_t>{-1});
+    ir::AttributeMap perm;
+    perm.Set("perm", std::vector<int64_t>{0, 2, 1});
+    Value* x = b.Op("Transpose", {b.Input("x", {2, 16, 3}, kXScale, kXZero)}, dims, perm);
+    Value* d = full ? b.Op("Sub", {x, b.Op("ReduceMean", {x}, {2, 3, 1}, reduce)}, dims) : x;
+    Value* var = b.Op("ReduceMean", {b.Op("Pow", {d, b.FloatConst("two", 2.f)}, dims)}, {2, 3, 1}, reduce);
+    Value* rms = b.Op("Sqrt", {b.Op("Add", {var, b.FloatConst("eps", kEpsilon)}, {2, 3, 1})}, {2, 3, 1});
+    Value* y = b.Op("Mul", {b.Op("Div", {d, rms}, dims), gamma}, dims);
+    b.FloatOutput(full ? b.Op("Add", {y, beta}, dims) : y);
+    QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
+    EXPECT_EQ(stats.layer_norms, 0);
+    EXPECT_EQ(OpCounts(b.graph()).at("Pow"), 1);
+  }
+}
+
 // The RMS tail as level none leaves it, the LayerNorm's bias Add past a QuantizeLinear:
 // DQ(x) -> Pow 2 -> ReduceMean -> Add eps -> Sqrt -> Div(x, .) -> Mul(Identity(gamma)), the
 // scale through an Identity (PyTorch's shared weights). Lowered, it is one
