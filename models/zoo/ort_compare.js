@@ -5,6 +5,8 @@
 //   node models/zoo/ort_compare.js model.onnx input.npy qfuse_output.f32 [samples] [optimization]
 // optimization: onnxruntime's graphOptimizationLevel (all, the default; extended, basic or
 // disabled), to tell a fusion of onnxruntime's from float rounding (models/zoo/cut_compare.py).
+// Environment: ORT_BATCH=N runs N samples per call (default 16; 1 for a model with a fixed
+// batch of 1); ORT_SAVE=F also writes onnxruntime's first output there (raw float32).
 // Exits 1 with a one-line error when onnxruntime cannot load or run the model.
 'use strict';
 const fs = require('fs');
@@ -59,7 +61,7 @@ async function main() {
     extra: {session: {x64quantprecision: '1'}}});
   const n = x.shape[0];
   const per = x.data.length / n;
-  const batch = 16;
+  const batch = Number(process.env.ORT_BATCH || 16);
   const chunks = [];
   let dims = null;
   const t0 = process.hrtime.bigint();
@@ -76,6 +78,7 @@ async function main() {
   const out = new Float32Array(total);
   let off = 0;
   for (const c of chunks) { out.set(c, off); off += c.length; }
+  if (process.env.ORT_SAVE) fs.writeFileSync(process.env.ORT_SAVE, Buffer.from(out.buffer, out.byteOffset, out.byteLength));
   const buf = fs.readFileSync(qfuseOut);
   const q = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length));
   if (q.length !== out.length) throw new Error(`${model}: onnxruntime gave ${out.length} values, qfuse ${q.length}`);
