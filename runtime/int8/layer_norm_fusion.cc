@@ -70,6 +70,57 @@ bool AfterTranspose(const ir::Value* v) {
   return false;
 }
 
+// The normalising tail both chains share, from `pow` (Pow(x, 2)): ReduceMean over trailing
+// axes -> Add epsilon -> Sqrt -> Div(x, .) -> Mul(., scale), every intermediate FLOAT, read by
+// the chain alone and not a graph output; scale a one-dimensional constant (or an Identity of one).
+struct NormTail {
+  const ir::Node* reduce = nullptr;
+  const ir::Node* add_eps = nullptr;
+  const ir::Node* sqrt = nullptr;
+  const ir::Node* div = nullptr;
+  const ir::Node* mul = nullptr;
+  ir::Value* scale = nullptr;
+  int64_t axis = -1;
+  float epsilon = 0.f;
+};
+
+std::optional<NormTail> MatchNormTail(const ir::Node& pow, const ir::Value* x) {
+  if (!IsOnnxOp(&pow, "Pow") || pow.input(0) != x || ConstantScalar(pow.input(1)) != 2.0f) return std::nullopt;
+  const ir::Value* square = pow.output(0);
+  if (!IsFloatValue(square) || square->is_graph_output()) return std::nullopt;
+  NormTail t;
+  t.reduce = SoleReader(square, "ReduceMean", 0);
+  if (t.reduce == nullptr) return std::nullopt;
+  const std::optional<int64_t> axis = TrailingReduceAxis(*t.reduce, *square);
+  if (!axis.has_value()) return std::nullopt;
+  t.axis = *axis;
+  const ir::Value* var = t.reduce->output(0);
+  if (!IsFloatValue(var) || var->is_graph_output() || var->uses().size() != 1) return std::nullopt;
+  t.add_eps = var->uses()[0].node;
+  if (!IsOnnxOp(t.add_eps, "Add")) return std::nullopt;
+  const std::optional<float> epsilon = ConstantScalar(OtherInput(*t.add_eps, var));
+  if (!epsilon.has_value()) return std::nullopt;
+  t.epsilon = *epsilon;
+  t.sqrt = SoleReader(t.add_eps->output(0), "Sqrt", 0);
+  if (t.sqrt == nullptr) return std::nullopt;
+  t.div = SoleReader(t.sqrt->output(0), "Div", 1);
+  if (t.div == nullptr || t.div->input(0) != x) return std::nullopt;
+  const ir::Value* normalized = t.div->output(0);
+  if (!IsFloatValue(normalized) || normalized->is_graph_output() || normalized->uses().size() != 1) return std::nullopt;
+  t.mul = normalized->uses()[0].node;
+  if (!IsOnnxOp(t.mul, "Mul") || !IsFloatValue(t.mul->output(0))) return std::nullopt;
+  t.scale = ThroughIdentity(OtherInput(*t.mul, normalized));
+  if (!IsVectorConstant(t.scale)) return std::nullopt;
+  return t;
+}
+
+ir::AttributeMap NormAttrs(int64_t axis, float epsilon) {
+  ir::AttributeMap attrs;
+  attrs.Set("axis", axis);
+  attrs.Set("epsilon", epsilon);
+  return attrs;
+}
+
 }  // namespace
 
 std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, const ir::Node& anchor) const {
@@ -90,95 +141,55 @@ std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, co
     if (IsOnnxOp(use.node, "Pow") && use.input_index == 0) pow = use.node;
     if (IsOnnxOp(use.node, "Div") && use.input_index == 0) div = use.node;
   }
-  if (pow == nullptr || div == nullptr || ConstantScalar(pow->input(1)) != 2.0f) return std::nullopt;
-  // var = ReduceMean(d^2) over the same axes, + epsilon, Sqrt, the Div's divisor.
-  const ir::Node* rm2 = SoleReader(pow->output(0), "ReduceMean", 0);
-  if (rm2 == nullptr || TrailingReduceAxis(*rm2, *pow->output(0)) != axis) return std::nullopt;
-  const ir::Value* var = rm2->output(0);
-  if (!IsFloatValue(var) || var->is_graph_output() || var->uses().size() != 1) return std::nullopt;
-  const ir::Node* add_eps = var->uses()[0].node;
-  if (!IsOnnxOp(add_eps, "Add")) return std::nullopt;
-  const std::optional<float> epsilon = ConstantScalar(OtherInput(*add_eps, var));
-  if (!epsilon.has_value()) return std::nullopt;
-  const ir::Node* sqrt = SoleReader(add_eps->output(0), "Sqrt", 0);
-  if (sqrt == nullptr || SoleReader(sqrt->output(0), "Div", 1) != div) return std::nullopt;
-  // (d / std) * scale + bias, scale and bias one-dimensional constants of one length.
-  const ir::Value* normalized = div->output(0);
-  if (!IsFloatValue(normalized) || normalized->is_graph_output() || normalized->uses().size() != 1) return std::nullopt;
-  const ir::Node* mul = normalized->uses()[0].node;
-  if (!IsOnnxOp(mul, "Mul")) return std::nullopt;
-  ir::Value* scale = ThroughIdentity(OtherInput(*mul, normalized));
-  const ir::Value* scaled = mul->output(0);
-  if (!IsVectorConstant(scale) || !IsFloatValue(scaled) || scaled->is_graph_output() || scaled->uses().size() != 1) {
-    return std::nullopt;
-  }
+  if (pow == nullptr || div == nullptr) return std::nullopt;
+  // var = ReduceMean(d^2) over the same axes, + epsilon, Sqrt, the Div's divisor; * scale.
+  const std::optional<NormTail> tail = MatchNormTail(*pow, d);
+  if (!tail.has_value() || tail->axis != *axis || tail->div != div) return std::nullopt;
+  // + bias, a one-dimensional constant of the scale's length.
+  const ir::Value* scaled = tail->mul->output(0);
+  if (scaled->is_graph_output() || scaled->uses().size() != 1) return std::nullopt;
   const ir::Node* final_add = scaled->uses()[0].node;
   if (!IsOnnxOp(final_add, "Add") || !IsFloatValue(final_add->output(0))) return std::nullopt;
   ir::Value* bias = ThroughIdentity(OtherInput(*final_add, scaled));
-  if (!IsVectorConstant(bias) || bias->initializer()->dims() != scale->initializer()->dims()) return std::nullopt;
+  if (!IsVectorConstant(bias) || bias->initializer()->dims() != tail->scale->initializer()->dims()) {
+    return std::nullopt;
+  }
 
   LayerNormMatch m;
-  m.chain = {anchor.id(), sub->id(), pow->id(), rm2->id(), add_eps->id(), sqrt->id(), div->id(), mul->id(),
-             final_add->id()};
+  m.chain = {anchor.id(),         sub->id(),         pow->id(),        tail->reduce->id(), tail->add_eps->id(),
+             tail->sqrt->id(),    tail->div->id(),   tail->mul->id(),  final_add->id()};
   m.x = x;
-  m.scale = scale;
+  m.scale = tail->scale;
   m.bias = bias;
   m.axis = *axis;
-  m.epsilon = *epsilon;
+  m.epsilon = tail->epsilon;
   return m;
 }
 
 absl::Status LayerNormPattern::Rewrite(ir::Graph* graph, const LayerNormMatch& m) const {
-  ir::AttributeMap attrs;
-  attrs.Set("axis", m.axis);
-  attrs.Set("epsilon", m.epsilon);
-  return ReplaceFloatChain(graph, replacer_, m.chain, "LayerNormalization", {m.x, m.scale, m.bias}, std::move(attrs));
+  return ReplaceFloatChain(graph, replacer_, m.chain, "LayerNormalization", {m.x, m.scale, m.bias},
+                           NormAttrs(m.axis, m.epsilon));
 }
 
 std::optional<SimplifiedLayerNormMatch> SimplifiedLayerNormPattern::Match(const ir::Graph& graph,
-                                                                          const ir::Node& anchor) const {
+                                                                           const ir::Node& anchor) const {
   (void)graph;
-  if (!IsOnnxOp(&anchor, "Pow") || ConstantScalar(anchor.input(1)) != 2.0f) return std::nullopt;
   ir::Value* x = anchor.input(0);
   if (!IsFloatValue(x) || AfterTranspose(x)) return std::nullopt;
-  // mean(x^2) over trailing axes, + epsilon, Sqrt, the divisor of Div(x, .).
-  const ir::Node* rm = SoleReader(anchor.output(0), "ReduceMean", 0);
-  if (rm == nullptr || !IsFloatValue(anchor.output(0)) || anchor.output(0)->is_graph_output()) return std::nullopt;
-  const std::optional<int64_t> axis = TrailingReduceAxis(*rm, *x);
-  if (!axis.has_value()) return std::nullopt;
-  const ir::Value* var = rm->output(0);
-  if (!IsFloatValue(var) || var->is_graph_output() || var->uses().size() != 1) return std::nullopt;
-  const ir::Node* add_eps = var->uses()[0].node;
-  if (!IsOnnxOp(add_eps, "Add")) return std::nullopt;
-  const std::optional<float> epsilon = ConstantScalar(OtherInput(*add_eps, var));
-  if (!epsilon.has_value()) return std::nullopt;
-  const ir::Node* sqrt = SoleReader(add_eps->output(0), "Sqrt", 0);
-  if (sqrt == nullptr) return std::nullopt;
-  const ir::Node* div = SoleReader(sqrt->output(0), "Div", 1);
-  if (div == nullptr || div->input(0) != x) return std::nullopt;
-  // (x / rms) * scale, scale a one-dimensional constant.
-  const ir::Value* normalized = div->output(0);
-  if (!IsFloatValue(normalized) || normalized->is_graph_output() || normalized->uses().size() != 1) return std::nullopt;
-  const ir::Node* mul = normalized->uses()[0].node;
-  if (!IsOnnxOp(mul, "Mul") || !IsFloatValue(mul->output(0))) return std::nullopt;
-  ir::Value* scale = ThroughIdentity(OtherInput(*mul, normalized));
-  if (!IsVectorConstant(scale)) return std::nullopt;
-
+  const std::optional<NormTail> tail = MatchNormTail(anchor, x);
+  if (!tail.has_value()) return std::nullopt;
   SimplifiedLayerNormMatch m;
-  m.chain = {anchor.id(), rm->id(), add_eps->id(), sqrt->id(), div->id(), mul->id()};
+  m.chain = {anchor.id(), tail->reduce->id(), tail->add_eps->id(), tail->sqrt->id(), tail->div->id(), tail->mul->id()};
   m.x = x;
-  m.scale = scale;
-  m.axis = *axis;
-  m.epsilon = *epsilon;
+  m.scale = tail->scale;
+  m.axis = tail->axis;
+  m.epsilon = tail->epsilon;
   return m;
 }
 
 absl::Status SimplifiedLayerNormPattern::Rewrite(ir::Graph* graph, const SimplifiedLayerNormMatch& m) const {
-  ir::AttributeMap attrs;
-  attrs.Set("axis", m.axis);
-  attrs.Set("epsilon", m.epsilon);
-  return ReplaceFloatChain(graph, replacer_, m.chain, kSimplifiedLayerNormOp, {m.x, m.scale}, std::move(attrs),
-                           ir::kQfuseDomain);
+  return ReplaceFloatChain(graph, replacer_, m.chain, kSimplifiedLayerNormOp, {m.x, m.scale},
+                           NormAttrs(m.axis, m.epsilon), ir::kQfuseDomain);
 }
 
 }  // namespace qfuse::runtime::int8
