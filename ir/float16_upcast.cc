@@ -66,8 +66,22 @@ void UpcastType(onnx::TypeProto* type, int64_t* changed) {
   if (type->has_optional_type()) UpcastType(type->mutable_optional_type()->mutable_elem_type(), changed);
 }
 
+// A Cast to FLOAT16 whose output is a graph output and read by no node: the boundary of a
+// FLOAT16 output already (a wrapped model's, or a Cast-only graph's), kept as it is, so that
+// importing an exported model again changes nothing.
+bool IsOutputBoundaryCast(const onnx::NodeProto& node, const absl::flat_hash_set<std::string>& outputs,
+                          const absl::flat_hash_set<std::string>& read) {
+  if (node.op_type() != "Cast" || !node.domain().empty() || node.output_size() != 1) return false;
+  return outputs.contains(node.output(0)) && !read.contains(node.output(0));
+}
+
 // `keep_io`: the main graph's inputs and outputs keep their types (UpcastFloat16 wraps them).
 absl::Status UpcastGraph(onnx::GraphProto* graph, bool keep_io, Float16Upcast* changes) {
+  absl::flat_hash_set<std::string> outputs, read;
+  if (keep_io) {
+    for (const onnx::ValueInfoProto& info : graph->output()) outputs.insert(info.name());
+    for (const onnx::NodeProto& node : graph->node()) read.insert(node.input().begin(), node.input().end());
+  }
   absl::flat_hash_set<std::string> initializers;
   for (onnx::TensorProto& t : *graph->mutable_initializer()) {
     initializers.insert(t.name());
@@ -97,7 +111,7 @@ absl::Status UpcastGraph(onnx::GraphProto* graph, bool keep_io, Float16Upcast* c
         ++changes->tensors;
       }
       if ((attr.name() == "to" || attr.name() == "dtype") && attr.type() == onnx::AttributeProto::INT &&
-          attr.i() == kFloat16) {
+          attr.i() == kFloat16 && !IsOutputBoundaryCast(node, outputs, read)) {
         attr.set_i(kFloat);
         ++changes->type_attrs;
       }
@@ -158,6 +172,35 @@ bool IsFloat16Tensor(const onnx::ValueInfoProto& info) {
   return info.type().has_tensor_type() && info.type().tensor_type().elem_type() == kFloat16;
 }
 
+// Whether every reader of `name` in `graph` is a Cast (a FLOAT16 input's boundary already).
+bool ReadOnlyByCasts(const onnx::GraphProto& graph, const std::string& name) {
+  bool read = false;
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& in : node.input()) {
+      if (in != name) continue;
+      if (node.op_type() != "Cast" || !node.domain().empty()) return false;
+      read = true;
+    }
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.has_g() || attr.graphs_size() > 0) return false;  // a subgraph may read it
+    }
+  }
+  return read;
+}
+
+// Whether `name` is the output of a Cast to FLOAT16 in `graph`.
+bool MadeByFloat16Cast(const onnx::GraphProto& graph, const std::string& name) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    if (node.op_type() != "Cast" || !node.domain().empty() || node.output_size() != 1 || node.output(0) != name) {
+      continue;
+    }
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.name() == "to" && attr.i() == kFloat16) return true;
+    }
+  }
+  return false;
+}
+
 // FLOAT16 graph inputs and outputs keep their type: a Cast to FLOAT after each input, and one
 // back to FLOAT16 before each output, around the widened graph.
 void WrapFloat16Interface(onnx::GraphProto* graph, Float16Upcast* changes) {
@@ -168,7 +211,7 @@ void WrapFloat16Interface(onnx::GraphProto* graph, Float16Upcast* changes) {
   for (const onnx::ValueInfoProto& info : graph->input()) {
     if (initializers.contains(info.name())) continue;  // a weight (older IR versions list them), widened
     inputs.insert(info.name());
-    if (!IsFloat16Tensor(info)) continue;
+    if (!IsFloat16Tensor(info) || ReadOnlyByCasts(*graph, info.name())) continue;
     const std::string inner = FreshName(*graph, info.name());
     RenameReads(graph, info.name(), inner);
     for (onnx::ValueInfoProto& other : *graph->mutable_value_info()) {
@@ -178,7 +221,8 @@ void WrapFloat16Interface(onnx::GraphProto* graph, Float16Upcast* changes) {
     ++changes->interface_casts;
   }
   for (const onnx::ValueInfoProto& info : graph->output()) {
-    if (!IsFloat16Tensor(info) || inputs.contains(info.name())) continue;  // a pass-through stays as it is
+    // A pass-through stays as it is; so does an output a Cast to FLOAT16 makes (a boundary).
+    if (!IsFloat16Tensor(info) || inputs.contains(info.name()) || MadeByFloat16Cast(*graph, info.name())) continue;
     const std::string inner = FreshName(*graph, info.name());
     RenameReads(graph, info.name(), inner);
     // Whatever defines the value (a node, or a weight and its input entry) now defines `inner`.
