@@ -234,8 +234,7 @@ def write_report(args):
            "the rows calibrated on those same samples. `auto picks` counts the method auto chose per tensor",
            "(`auto` there: an all-zero tensor, where every method agrees). `phases s` is quantize's time per",
            "phase of the level (load / fuse / calibrate / convert / evaluate, 2 threads); `quantize s` the whole",
-           "command, three levels.",
-           ""]
+           "command, three levels."] + ([args.note] if args.note else []) + [""]
     total = {"models": 0, "ok": 0, "quantized": 0, "ort_ran": 0, "full_ge_fx": 0, "fx": 0, "full_gt_none": 0,
              "full_ge_fx_median": 0, "fx_median": 0, "ort_bytes": 0, "int8_files": 0}
     for arch in sorted(by_arch):
@@ -318,6 +317,7 @@ def main():
     ap.add_argument("--with_norm", action="store_true",
                     help="also the normalisation variants (method_sweep.py covers them at level full)")
     ap.add_argument("--report", default="", help="write the markdown tables from results.jsonl and stop")
+    ap.add_argument("--note", default="", help="with --report: a line for the header (e.g. the commit of the run)")
     ap.add_argument("--bin", default="", help="folder with quantize and run (default: bazel-bin), so that a "
                     "long run is not changed by a rebuild")
     ap.add_argument("--targets", default="qfuse",
