@@ -1,6 +1,5 @@
 #include "ir/float16_upcast.h"
 
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +7,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/float16.h"
+#include "ir/tensor.h"
+#include "ir/tensor_proto.h"
 
 namespace qfuse::ir {
 namespace {
@@ -15,44 +16,18 @@ namespace {
 constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
 constexpr int32_t kFloat16 = onnx::TensorProto::FLOAT16;
 
-// A FLOAT16 tensor's data (raw little-endian halves, or one half per int32_data entry) as FLOAT.
+// A FLOAT16 tensor's data as FLOAT (read and checked by tensor_proto.h, widened exactly).
 absl::Status WidenTensor(onnx::TensorProto* t) {
-  if (t->data_location() == onnx::TensorProto::EXTERNAL) {
-    return absl::UnimplementedError(
-        absl::StrCat("FLOAT16 tensor '", t->name(), "' keeps its data in an external file inside a subgraph"));
-  }
-  int64_t count = 1;
-  for (const int64_t d : t->dims()) {
-    // At most 2^31 values (8 GiB widened); larger tensors are malformed or not a model's.
-    if (d < 0 || (d > 0 && count > (int64_t{1} << 31) / d)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("FLOAT16 tensor '", t->name(), "' has dim ", d, " (negative, or too many values)"));
-    }
-    count *= d;
-  }
-  std::vector<uint16_t> halves;
-  if (t->has_raw_data()) {
-    if (static_cast<int64_t>(t->raw_data().size()) != 2 * count) {
-      return absl::InvalidArgumentError(absl::StrCat("FLOAT16 tensor '", t->name(), "' has ", t->raw_data().size(),
-                                                     " bytes of raw_data for ", count, " values"));
-    }
-    halves.resize(count);
-    if (count > 0) std::memcpy(halves.data(), t->raw_data().data(), 2 * count);
-  } else {
-    if (t->int32_data_size() != count) {
-      return absl::InvalidArgumentError(absl::StrCat("FLOAT16 tensor '", t->name(), "' has ", t->int32_data_size(),
-                                                     " int32_data entries for ", count, " values"));
-    }
-    for (const int32_t v : t->int32_data()) halves.push_back(static_cast<uint16_t>(v));
-  }
-  std::string raw(4 * count, '\0');
-  for (int64_t i = 0; i < count; ++i) {
-    const float f = HalfBitsToFloat(halves[i]);
-    std::memcpy(raw.data() + 4 * i, &f, 4);
-  }
-  t->clear_int32_data();
-  t->set_raw_data(std::move(raw));
-  t->set_data_type(kFloat);
+  absl::StatusOr<Tensor> halves = TensorFromProto(*t, t->name());
+  if (!halves.ok()) return halves.status();
+  absl::StatusOr<Tensor> floats = Tensor::Create(DataType::kFloat32, halves->dims());
+  if (!floats.ok()) return floats.status();
+  const absl::Span<const uint16_t> in = halves->values<uint16_t>();
+  const absl::Span<float> out = floats->mutable_values<float>();
+  for (size_t i = 0; i < in.size(); ++i) out[i] = HalfBitsToFloat(in[i]);
+  const std::string name = t->name();
+  t->Clear();
+  TensorToProto(*floats, name, t);
   return absl::OkStatus();
 }
 

@@ -90,8 +90,7 @@ TEST(Float16UpcastTest, WidensDataCastsAndTypes) {
   onnx::ModelProto short_data = Float16Model();
   short_data.mutable_graph()->mutable_initializer(1)->add_int32_data(0);
   Float16Upcast ignored;
-  EXPECT_EQ(UpcastFloat16(short_data.mutable_graph(), &ignored).message(),
-            "FLOAT16 tensor 'b' has 3 int32_data entries for 2 values");
+  EXPECT_EQ(UpcastFloat16(short_data.mutable_graph(), &ignored).message(), "tensor 'b': has 3 values for shape [2]");
 }
 
 // Imported and run: the float32 result, which float16 cannot hold (x = 1/3 passes its Cast
