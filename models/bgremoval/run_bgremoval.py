@@ -15,7 +15,7 @@ side outputs. Per run, on eval.npy (models/bgremoval/make_data.py):
 Writes <out>/results.json and prints the table (docs/zoo.md quotes it).
 
   /usr/bin/python3 models/bgremoval/run_bgremoval.py [--pkg out/bgremoval/pkg] [--data out/bgremoval/data]
-      [--out out/bgremoval/run] [--bin DIR] [--calib_samples 16] [--eval_samples 8] [--methods auto,entropy,...]
+      [--out out/bgremoval/run] [--bin DIR] [--calib_samples 16] [--eval_samples N] [--methods auto,entropy,...]
 Needs `bazel build //tools:quantize //tools:run` (or --bin) and `bash tools/ort/setup.sh` first.
 """
 
@@ -61,13 +61,27 @@ def masks(path, samples):
     return np.fromfile(path, dtype="<f4").reshape(samples, SIZE, SIZE)
 
 
+SUBJECT_PCT = 1.0  # images whose float32 mask is at least this % foreground count as having a subject
+
+
 def task(ref, got):
-    """Foreground IoU (> 0.5) with the float mask; mean |alpha| difference in 0-255 units
-    (the package rounds mask * 255 to uint8); output SQNR (dB) over all samples."""
+    """Foreground IoU (> 0.5) with the float mask, over all pixels of all images; per image over the
+    images with a subject (>= SUBJECT_PCT % foreground in float32): the median and the least IoU and
+    how many fall below 0.9; mean |alpha| difference in 0-255 units (the package rounds mask * 255
+    to uint8); output SQNR (dB) over all samples."""
     a, b = ref > 0.5, got > 0.5
     union = np.logical_or(a, b).sum()
     to_u8 = lambda m: np.clip(np.round(m * 255.0), 0, 255)  # noqa: E731
+    per_image = []
+    for i in range(len(ref)):
+        if 100.0 * a[i].mean() >= SUBJECT_PCT:
+            per_image.append(float(np.logical_and(a[i], b[i]).sum() / np.logical_or(a[i], b[i]).sum()))
     return {"iou_with_fp32": float(np.logical_and(a, b).sum() / union) if union else 1.0,
+            "subject_images": len(per_image),
+            "median_image_iou": float(np.median(per_image)) if per_image else None,
+            "least_image_iou": min(per_image) if per_image else None,
+            "images_below_0.9_iou": sum(v < 0.9 for v in per_image),
+            "per_image_iou": [round(v, 4) for v in per_image],
             "alpha_mae_255": float(np.mean(np.abs(to_u8(ref) - to_u8(got)))),
             "sqnr_db": float(common.sqnr_db(ref, got)),
             "foreground_pct_fp32": 100.0 * float(a.mean())}
@@ -90,7 +104,7 @@ def main():
     ap.add_argument("--out", default="out/bgremoval/run")
     ap.add_argument("--bin", default="", help="folder with quantize and run (default: bazel-bin)")
     ap.add_argument("--calib_samples", type=int, default=16)
-    ap.add_argument("--eval_samples", type=int, default=8)
+    ap.add_argument("--eval_samples", type=int, default=0, help="evaluation images (0: all of eval.npy)")
     ap.add_argument("--methods", default="auto", help="also these calibration methods at level full, e.g. "
                     "auto,entropy,percentile,mse,max")
     args = ap.parse_args()
@@ -99,8 +113,8 @@ def main():
         run_zoo.RUN = os.path.join(args.bin, "run")
     os.makedirs(args.out, exist_ok=True)
     os.environ["ORT_BATCH"] = "1"  # the model's batch is fixed at 1 (models/zoo/ort_compare.js)
-    n = args.eval_samples
     eval_npy = os.path.join(args.data, "eval.npy")
+    n = args.eval_samples or int(np.load(eval_npy, mmap_mode="r").shape[0])
     model = os.path.join(args.pkg, "isnet_fp16.onnx")
     fp32_copy = os.path.join(args.out, "isnet_fp32_numpy.onnx")
     float32_copy(model, fp32_copy)
@@ -146,33 +160,38 @@ def main():
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(r, f, indent=1)
 
-    print("| model | foreground IoU with fp32 | mean abs alpha diff (0-255) | mask SQNR dB | float ops | "
-          "qfuse vs onnxruntime (max abs, cosine) | quantize s |")
-    print("|---|---:|---:|---:|---:|---|---:|")
+    print(f"{n} evaluation images, {r['ort_float16_file_task']['subject_images']} with a subject "
+          f"(>= {SUBJECT_PCT:g}% foreground in float32)")
+    print("| model | foreground IoU with fp32 | median image IoU | least image IoU | images below 0.9 | "
+          "mean abs alpha diff (0-255) | mask SQNR dB | float ops | qfuse vs onnxruntime (max abs, cosine) | "
+          "quantize s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+
+    def cells(t):
+        if not t:
+            return "no output | | | | | "
+        fmt = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
+        return (f"{t['iou_with_fp32']:.4f} | {fmt(t['median_image_iou'])} | {fmt(t['least_image_iou'])} | "
+                f"{t['images_below_0.9_iou']} | {t['alpha_mae_255']:.3f} | {t['sqnr_db']:.2f}")
+
     if "error" in q:
-        print(f"| qfuse | error: {q['error']} | | | | | |")
+        print(f"| qfuse | error: {q['error']} | | | | | | | | |")
     else:
         for level, row in q["levels"].items():
-            t, o = row.get("task", {}), row.get("ort", {})
+            o = row.get("ort", {})
             ort_s = o.get("error") or f"{o.get('max_abs', 0):.3g}, {o.get('cosine', 0):.6f}"
-            print(f"| qfuse int8 `{level}` | {t.get('iou_with_fp32', 0):.4f} | {t.get('alpha_mae_255', 0):.3f} | "
-                  f"{t.get('sqnr_db', 0):.2f} | {row['float_ops']} | {ort_s} | "
+            print(f"| qfuse int8 `{level}` | {cells(row.get('task'))} | {row['float_ops']} | {ort_s} | "
                   f"{row['phase_s']['calib'] + row['phase_s']['convert'] + row['phase_s']['eval']:.0f} |")
     for method, mq in r["methods"].items():
-        t = mq.get("levels", {}).get("full", {}).get("task", {})
-        print(f"| qfuse int8 `full`, --method={method} | {t.get('iou_with_fp32', 0):.4f} | "
-              f"{t.get('alpha_mae_255', 0):.3f} | {t.get('sqnr_db', 0):.2f} | | | |" if t else
-              f"| qfuse int8 `full`, --method={method} | error: {mq.get('error', 'no output')} | | | | | |")
+        t = mq.get("levels", {}).get("full", {}).get("task")
+        print(f"| qfuse int8 `full`, --method={method} | {cells(t)} | | | |" if t else
+              f"| qfuse int8 `full`, --method={method} | error: {mq.get('error', 'no output')} | | | | | | | | |")
     p = r["peer_ort_dynamic"]
     if "error" in p:
-        print(f"| IMG.LY's int8 (onnxruntime dynamic) | error: {p['error']} | | | | | |")
+        print(f"| IMG.LY's int8 (onnxruntime dynamic) | error: {p['error']} | | | | | | | | |")
     else:
-        t = p["task"]
-        print(f"| IMG.LY's int8 (onnxruntime dynamic), onnxruntime | {t['iou_with_fp32']:.4f} | "
-              f"{t['alpha_mae_255']:.3f} | {t['sqnr_db']:.2f} | - | - | - |")
-    t = r["ort_float16_file_task"]
-    print(f"| the float16 file, onnxruntime | {t['iou_with_fp32']:.4f} | {t['alpha_mae_255']:.3f} | "
-          f"{t['sqnr_db']:.2f} | - | - | - |")
+        print(f"| IMG.LY's int8 (onnxruntime dynamic), onnxruntime | {cells(p['task'])} | - | - | - |")
+    print(f"| the float16 file, onnxruntime | {cells(r['ort_float16_file_task'])} | - | - | - |")
     c = r["fp32_vs_ort_float32_copy"]
     print(f"qfuse fp32 against onnxruntime on the float32 copy: max abs {c.get('max_abs')}, cosine {c.get('cosine')}")
 
