@@ -57,15 +57,35 @@ std::optional<int64_t> TrailingReduceAxis(const ir::Node& rm, const ir::Value& x
 }
 
 // Whether `v` comes from a Transpose, through DequantizeLinear / QuantizeLinear pairs and a
-// Sub (the LayerNorm's difference): onnxruntime's transpose optimizer moves such a Transpose
-// past the chain, which then reduces over a non-last axis and is not fused there (ConvNeXt's
-// channels-last LayerNorm).
+// Sub (the LayerNorm's difference). The full pattern is never taken there: onnxruntime's
+// transpose optimizer moves such a Transpose, into the convolution before it (channels-last
+// QLinearConv) or past the chain, and either way the chain no longer reads a plain float
+// value (a DequantizeLinear's copies, or a transposed tensor reduced over a non-last axis).
+// The RMS tail is left only between two Transposes (BeforeTranspose).
 bool AfterTranspose(const ir::Value* v) {
   for (int steps = 0; v != nullptr && v->producer() != nullptr && steps < 8; ++steps) {
     const ir::Node* p = v->producer();
     if (IsOnnxOp(p, "Transpose")) return true;
     if (!IsOnnxOp(p, "DequantizeLinear") && !IsOnnxOp(p, "QuantizeLinear") && !IsOnnxOp(p, "Sub")) return false;
     v = p->input(0);
+  }
+  return false;
+}
+
+// Whether `v` goes on into a Transpose, through its sole readers: the LayerNorm's bias Add and
+// QuantizeLinear / DequantizeLinear pairs. A chain between two Transposes (ConvNeXt's
+// LayerNorm2d: permute, LayerNorm, permute back) is the one the transpose optimizer turns
+// around; a chain that only starts after one (Swin-T's patch embedding) keeps the last axis,
+// and onnxruntime fuses its RMS tail.
+bool BeforeTranspose(const ir::Value* v) {
+  for (int steps = 0; v != nullptr && steps < 8; ++steps) {
+    if (v->is_graph_output() || v->uses().size() != 1) return false;
+    const ir::Node* reader = v->uses()[0].node;
+    if (IsOnnxOp(reader, "Transpose")) return true;
+    if (!IsOnnxOp(reader, "Add") && !IsOnnxOp(reader, "QuantizeLinear") && !IsOnnxOp(reader, "DequantizeLinear")) {
+      return false;
+    }
+    v = reader->output(0);
   }
   return false;
 }
@@ -128,6 +148,11 @@ std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, co
   if (!IsOnnxOp(&anchor, "ReduceMean")) return std::nullopt;
   ir::Value* x = anchor.input(0);
   if (!IsFloatValue(x) || AfterTranspose(x)) return std::nullopt;
+  // x written by a DequantizeLinear: onnxruntime gives each reader of a DequantizeLinear its own
+  // copy (EnsureUniqueDQForNodeUnit), so the ReduceMean and the Sub read two values and its
+  // LayerNormFusion leaves the chain; its SimplifiedLayerNormFusion then takes the tail from
+  // the Sub, which SimplifiedLayerNormPattern mirrors (Swin-T's first LayerNorm of each stage).
+  if (IsOnnxOp(x->producer(), "DequantizeLinear")) return std::nullopt;
   const std::optional<int64_t> axis = TrailingReduceAxis(anchor, *x);
   if (!axis.has_value()) return std::nullopt;
   // mean -> Sub(x, mean) -> d, read by Pow(d, 2) and Div(d, .) only.
@@ -175,9 +200,9 @@ std::optional<SimplifiedLayerNormMatch> SimplifiedLayerNormPattern::Match(const 
                                                                            const ir::Node& anchor) const {
   (void)graph;
   ir::Value* x = anchor.input(0);
-  if (!IsFloatValue(x) || AfterTranspose(x)) return std::nullopt;
+  if (!IsFloatValue(x)) return std::nullopt;
   const std::optional<NormTail> tail = MatchNormTail(anchor, x);
-  if (!tail.has_value()) return std::nullopt;
+  if (!tail.has_value() || (AfterTranspose(x) && BeforeTranspose(tail->mul->output(0)))) return std::nullopt;
   SimplifiedLayerNormMatch m;
   m.chain = {anchor.id(), tail->reduce->id(), tail->add_eps->id(), tail->sqrt->id(), tail->div->id(), tail->mul->id()};
   m.x = x;

@@ -8,13 +8,20 @@
 // rounds to the same int8 values where the nine float ops did not (docs/zoo.md, CRNN).
 // Taken only where every intermediate is FLOAT, read by the chain alone and not a graph
 // output, the exponent is the constant 2, epsilon a one-element constant, and scale and bias
-// one-dimensional constants; anything else keeps its nine ops.
+// one-dimensional constants, and x is not written by a DequantizeLinear (onnxruntime gives each
+// reader of one its own copy, so the ReduceMean and the Sub no longer read one value and its
+// LayerNormFusion does not apply; the RMS tail below does); anything else keeps its nine ops.
 //
 // And the RMS-norm tail onnxruntime's SimplifiedLayerNormFusion takes where the full pattern
 // fails (at level none the LayerNorm's bias Add follows a QuantizeLinear, so only the tail is
 // one float region): d -> Pow(d, 2) -> ReduceMean (trailing axes) -> Add epsilon -> Sqrt ->
 // Div(d, .) -> Mul scale => qfuse.SimplifiedLayerNormalization(d, scale) in onnxruntime's
 // arithmetic (kernels/nn/layer_norm_row.h from 16 values a row, its scalar form below).
+// Also where the full pattern reads a DequantizeLinear (above). Neither is taken on a chain
+// between two Transposes (ConvNeXt's LayerNorm2d), which onnxruntime's transpose optimizer turns
+// around and leaves unfused; after a Transpose alone only the RMS tail is (Swin-T's patch
+// embedding: onnxruntime moves the Transpose into a channels-last convolution, whose
+// DequantizeLinear the chain then reads).
 #ifndef QFUSE_RUNTIME_INT8_LAYER_NORM_FUSION_H_
 #define QFUSE_RUNTIME_INT8_LAYER_NORM_FUSION_H_
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/graph.h"
 #include "runtime/executor.h"
@@ -35,6 +36,9 @@ struct ChainShape {
   std::vector<int64_t> axes = {-1};
   float exponent = 2.f;
   bool difference_is_an_output = false;  // Sub's output also a graph output
+  // x the DequantizeLinear's output itself; otherwise x = Add(DQ(x), DQ(x)), exactly twice it,
+  // from a float op as a residual Add writes it.
+  bool x_is_dequantized = false;
 };
 
 std::vector<float> Scale(int64_t n) {
@@ -49,8 +53,9 @@ std::vector<float> Bias(int64_t n) {
   return b;
 }
 
-// DQ(x) -> ReduceMean -> Sub -> Pow -> ReduceMean -> Add eps -> Sqrt -> Div -> Mul -> Add, as
-// PyTorch exports nn.LayerNorm before opset 17, with a float graph output.
+// x -> ReduceMean -> Sub -> Pow -> ReduceMean -> Add eps -> Sqrt -> Div -> Mul -> Add, as
+// PyTorch exports nn.LayerNorm before opset 17, with a float graph output; x is DQ(x) or
+// Add(DQ(x), DQ(x)) (ChainShape::x_is_dequantized).
 void BuildChain(QdqGraph& b, const ChainShape& shape) {
   const std::vector<int64_t>& dims = shape.dims;
   std::vector<int64_t> stat_dims = dims;
@@ -61,6 +66,7 @@ void BuildChain(QdqGraph& b, const ChainShape& shape) {
   ir::AttributeMap reduce;
   reduce.Set("axes", shape.axes);
   Value* x = b.Input("x", dims, kXScale, kXZero);
+  if (!shape.x_is_dequantized) x = b.Op("Add", {x, x}, dims);
   Value* mean = b.Op("ReduceMean", {x}, stat_dims, reduce);
   Value* d = b.Op("Sub", {x, mean}, dims);
   Value* var = b.Op("ReduceMean", {b.Op("Pow", {d, b.FloatConst("two", shape.exponent)}, dims)}, stat_dims, reduce);
@@ -84,21 +90,69 @@ ir::Tensor RandomInput(const std::vector<int64_t>& dims) {
 TEST(LayerNormFusionTest, TheChainBecomesOneLayerNormalization) {
   QdqGraph b;
   BuildChain(b, ChainShape{});
-  const std::string first_name = b.graph().FindValue("x_dequantized")->uses()[0].node->name();
+  const Value* x = b.graph().FindValue("x_dequantized")->uses()[0].node->output(0);
+  std::string first_name;
+  for (const ir::Use& use : x->uses()) {
+    if (use.node->op_type() == "ReduceMean") first_name = use.node->name();
+  }
+  const std::string x_name = x->name();
   const std::string output_name = b.graph().outputs()[0]->name();
   QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
   EXPECT_EQ(stats.layer_norms, 1);
-  EXPECT_EQ(OpCounts(b.graph()), (std::map<std::string, int>{{"DequantizeLinear", 1}, {"LayerNormalization", 1}}));
+  EXPECT_EQ(OpCounts(b.graph()),
+            (std::map<std::string, int>{{"DequantizeLinear", 1}, {"Add", 1}, {"LayerNormalization", 1}}));
   const ir::Node* ln = b.graph().outputs()[0]->producer();
   ASSERT_EQ(ln->op_type(), "LayerNormalization");
   EXPECT_EQ(ln->name(), first_name);
   EXPECT_EQ(b.graph().outputs()[0]->name(), output_name);
   ASSERT_EQ(ln->inputs().size(), 3u);
-  EXPECT_EQ(ln->input(0)->name(), "x_dequantized");
+  EXPECT_EQ(ln->input(0)->name(), x_name);
   EXPECT_EQ(ln->input(1)->name(), "gamma");
   EXPECT_EQ(ln->input(2)->name(), "beta");
   EXPECT_EQ(*ln->attrs().GetInt("axis", 0), -1);
   EXPECT_EQ(*ln->attrs().GetFloat("epsilon", 0.f), kEpsilon);
+}
+
+// A chain whose x is a DequantizeLinear's output keeps ReduceMean, Sub and the bias Add, and its
+// RMS tail becomes one qfuse.SimplifiedLayerNormalization, as in onnxruntime: there the ReduceMean
+// and the Sub read two copies of the DequantizeLinear, and LayerNormFusion does not apply (seen
+// in onnxruntime 1.30's optimized Swin-T, whose four such chains are SimplifiedLayerNormalization
+// and whose other 25 LayerNormalization). The values stay the LayerNorm's (against double).
+TEST(LayerNormFusionTest, AChainReadingADequantizeLinearKeepsItsMeanAndBias) {
+  ChainShape shape;
+  shape.x_is_dequantized = true;
+  shape.dims = {2, 3, 24};
+  QdqGraph b;
+  BuildChain(b, shape);
+  QdqGraph lowered;
+  BuildChain(lowered, shape);
+  QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&lowered.graph()));
+  EXPECT_EQ(stats.layer_norms, 1);
+  EXPECT_EQ(
+      OpCounts(lowered.graph()),
+      (std::map<std::string, int>{
+          {"DequantizeLinear", 1}, {"ReduceMean", 1}, {"Sub", 1}, {"SimplifiedLayerNormalization", 1}, {"Add", 1}}));
+  const ir::Tensor x = RandomInput(shape.dims);
+  ExecutorOptions options;
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, Executor::Create(b.graph(), options));
+  QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> out, exec->Run({{"x", x}}));
+  const auto got = out[0].tensor.values<float>();
+  const int64_t cols = shape.dims[2];
+  const std::vector<float> gamma = Scale(cols);
+  const std::vector<float> beta = Bias(cols);
+  const auto xv = x.values<int8_t>();
+  for (int64_t row = 0; row < static_cast<int64_t>(xv.size()) / cols; ++row) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < cols; ++i) mean += kXScale * (xv[row * cols + i] - kXZero);
+    mean /= static_cast<double>(cols);
+    for (int64_t i = 0; i < cols; ++i) var += std::pow(kXScale * (xv[row * cols + i] - kXZero) - mean, 2);
+    var /= static_cast<double>(cols);
+    for (int64_t i = 0; i < cols; ++i) {
+      const int64_t k = row * cols + i;
+      const double want = (kXScale * (xv[k] - kXZero) - mean) / std::sqrt(var + kEpsilon) * gamma[i] + beta[i];
+      EXPECT_NEAR(got[k], want, 2e-6 * (1 + std::abs(want))) << "element " << k;
+    }
+  }
 }
 
 // The executor lowers (and fuses) with integer kernels and runs the nine float ops without;
@@ -126,14 +180,15 @@ TEST(LayerNormFusionTest, FusedAndUnfusedGiveTheLayerNorm) {
     const auto xv = x.values<int8_t>();
     for (int64_t row = 0; row < static_cast<int64_t>(xv.size()) / cols; ++row) {
       double mean = 0, var = 0;
-      for (int64_t i = 0; i < cols; ++i) mean += kXScale * (xv[row * cols + i] - kXZero);
+      // x = Add(DQ(x), DQ(x)): twice the dequantized value, exactly.
+      for (int64_t i = 0; i < cols; ++i) mean += 2.0 * kXScale * (xv[row * cols + i] - kXZero);
       mean /= static_cast<double>(cols);
-      for (int64_t i = 0; i < cols; ++i) var += std::pow(kXScale * (xv[row * cols + i] - kXZero) - mean, 2);
+      for (int64_t i = 0; i < cols; ++i) var += std::pow(2.0 * kXScale * (xv[row * cols + i] - kXZero) - mean, 2);
       var /= static_cast<double>(cols);
       for (int64_t i = 0; i < cols; ++i) {
         const int64_t k = row * cols + i;
         const int64_t c = k % shape.dims[2];
-        const double want = (kXScale * (xv[k] - kXZero) - mean) / std::sqrt(var + kEpsilon) * gamma[c] + beta[c];
+        const double want = (2.0 * kXScale * (xv[k] - kXZero) - mean) / std::sqrt(var + kEpsilon) * gamma[c] + beta[c];
         EXPECT_NEAR(outputs[true][k], want, 2e-6 * (1 + std::abs(want))) << "fused, element " << k;
         EXPECT_NEAR(outputs[false][k], want, 2e-6 * (1 + std::abs(want))) << "nine ops, element " << k;
       }
@@ -167,29 +222,35 @@ TEST(LayerNormFusionTest, ChainsThatDifferKeepTheirOps) {
   EXPECT_EQ(OpCounts(b.graph()).at("SimplifiedLayerNormalization"), 1);
 }
 
-// A chain fed by a Transpose (ConvNeXt's channels-last LayerNorm: Transpose -> LayerNorm ->
-// Transpose) keeps its ops, full or RMS tail: onnxruntime's transpose optimizer moves the
-// Transpose past it, and it reduces over a non-last axis there, unfused.
-TEST(LayerNormFusionTest, AChainAfterATransposeKeepsItsOps) {
+// A chain fed by a Transpose: between two Transposes (ConvNeXt's LayerNorm2d: permute,
+// LayerNorm, permute back) it keeps its ops, full or RMS tail, as onnxruntime's transpose
+// optimizer leaves it; after a Transpose alone (Swin-T's patch embedding, whose Transpose
+// onnxruntime moves into a channels-last convolution) the full pattern is not taken and the RMS
+// tail becomes one qfuse.SimplifiedLayerNormalization, as in onnxruntime.
+TEST(LayerNormFusionTest, AChainAfterATransposeFusesOnlyItsRmsTailUnlessATransposeFollows) {
   for (const bool full : {true, false}) {
-    SCOPED_TRACE(full ? "full" : "RMS tail");
-    QdqGraph b;
-    const std::vector<int64_t> dims = {2, 3, 16};
-    Value* gamma = *b.graph().AddConstant("gamma", ir::Tensor::FromVector<float>({16}, Scale(16)));
-    Value* beta = *b.graph().AddConstant("beta", ir::Tensor::FromVector<float>({16}, Bias(16)));
-    ir::AttributeMap reduce;
-    reduce.Set("axes", std::vector<int64_t>{-1});
-    ir::AttributeMap perm;
-    perm.Set("perm", std::vector<int64_t>{0, 2, 1});
-    Value* x = b.Op("Transpose", {b.Input("x", {2, 16, 3}, kXScale, kXZero)}, dims, perm);
-    Value* d = full ? b.Op("Sub", {x, b.Op("ReduceMean", {x}, {2, 3, 1}, reduce)}, dims) : x;
-    Value* var = b.Op("ReduceMean", {b.Op("Pow", {d, b.FloatConst("two", 2.f)}, dims)}, {2, 3, 1}, reduce);
-    Value* rms = b.Op("Sqrt", {b.Op("Add", {var, b.FloatConst("eps", kEpsilon)}, {2, 3, 1})}, {2, 3, 1});
-    Value* y = b.Op("Mul", {b.Op("Div", {d, rms}, dims), gamma}, dims);
-    b.FloatOutput(full ? b.Op("Add", {y, beta}, dims) : y);
-    QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
-    EXPECT_EQ(stats.layer_norms, 0);
-    EXPECT_EQ(OpCounts(b.graph()).at("Pow"), 1);
+    for (const bool transpose_after : {true, false}) {
+      SCOPED_TRACE(absl::StrCat(full ? "full" : "RMS tail", transpose_after ? ", Transpose after" : ""));
+      QdqGraph b;
+      const std::vector<int64_t> dims = {2, 3, 16};
+      Value* gamma = *b.graph().AddConstant("gamma", ir::Tensor::FromVector<float>({16}, Scale(16)));
+      Value* beta = *b.graph().AddConstant("beta", ir::Tensor::FromVector<float>({16}, Bias(16)));
+      ir::AttributeMap reduce;
+      reduce.Set("axes", std::vector<int64_t>{-1});
+      ir::AttributeMap perm;
+      perm.Set("perm", std::vector<int64_t>{0, 2, 1});
+      Value* x = b.Op("Transpose", {b.Input("x", {2, 16, 3}, kXScale, kXZero)}, dims, perm);
+      Value* d = full ? b.Op("Sub", {x, b.Op("ReduceMean", {x}, {2, 3, 1}, reduce)}, dims) : x;
+      Value* var = b.Op("ReduceMean", {b.Op("Pow", {d, b.FloatConst("two", 2.f)}, dims)}, {2, 3, 1}, reduce);
+      Value* rms = b.Op("Sqrt", {b.Op("Add", {var, b.FloatConst("eps", kEpsilon)}, {2, 3, 1})}, {2, 3, 1});
+      Value* y = b.Op("Add", {b.Op("Mul", {b.Op("Div", {d, rms}, dims), gamma}, dims), beta}, dims);
+      b.FloatOutput(transpose_after ? b.Op("Transpose", {y}, {2, 16, 3}, perm) : y);
+      QFUSE_ASSERT_OK_AND_ASSIGN(LoweringStats stats, LowerQdqToInteger(&b.graph()));
+      EXPECT_EQ(OpCounts(b.graph()).count("LayerNormalization"), 0u);
+      EXPECT_EQ(stats.layer_norms, transpose_after ? 0 : 1);
+      EXPECT_EQ(OpCounts(b.graph()).count("Pow"), transpose_after ? 1u : 0u);
+      EXPECT_EQ(OpCounts(b.graph()).count("SimplifiedLayerNormalization"), transpose_after ? 0u : 1u);
+    }
   }
 }
 
