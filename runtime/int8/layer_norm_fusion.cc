@@ -151,7 +151,8 @@ std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, co
   // x written by a DequantizeLinear: onnxruntime gives each reader of a DequantizeLinear its own
   // copy (EnsureUniqueDQForNodeUnit), so the ReduceMean and the Sub read two values and its
   // LayerNormFusion leaves the chain; its SimplifiedLayerNormFusion then takes the tail from
-  // the Sub, which SimplifiedLayerNormPattern mirrors (Swin-T's first LayerNorm of each stage).
+  // the Sub, which SimplifiedLayerNormPattern mirrors (Swin-T's first LayerNorm after each patch
+  // merging).
   if (IsOnnxOp(x->producer(), "DequantizeLinear")) return std::nullopt;
   const std::optional<int64_t> axis = TrailingReduceAxis(anchor, *x);
   if (!axis.has_value()) return std::nullopt;
