@@ -87,6 +87,29 @@ ir::Tensor RandomInput(const std::vector<int64_t>& dims) {
   return t;
 }
 
+// The chain's output in double: (v - mean) / sqrt(var + eps) * gamma + beta over rows of
+// `cols` values, v = x_factor * kXScale * (x - kXZero) (x_factor 2 where x = Add(DQ(x), DQ(x))),
+// gamma and beta indexed by the last dim `last`.
+std::vector<double> LayerNormInDouble(const ir::Tensor& x, int64_t cols, int64_t last, double x_factor) {
+  const std::vector<float> gamma = Scale(last);
+  const std::vector<float> beta = Bias(last);
+  const auto xv = x.values<int8_t>();
+  std::vector<double> want(xv.size());
+  for (int64_t row = 0; row < static_cast<int64_t>(xv.size()) / cols; ++row) {
+    auto v = [&](int64_t i) { return x_factor * kXScale * (xv[row * cols + i] - kXZero); };
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < cols; ++i) mean += v(i);
+    mean /= static_cast<double>(cols);
+    for (int64_t i = 0; i < cols; ++i) var += std::pow(v(i) - mean, 2);
+    var /= static_cast<double>(cols);
+    for (int64_t i = 0; i < cols; ++i) {
+      const int64_t k = row * cols + i;
+      want[k] = (v(i) - mean) / std::sqrt(var + kEpsilon) * gamma[k % last] + beta[k % last];
+    }
+  }
+  return want;
+}
+
 TEST(LayerNormFusionTest, TheChainBecomesOneLayerNormalization) {
   QdqGraph b;
   BuildChain(b, ChainShape{});
@@ -137,21 +160,9 @@ TEST(LayerNormFusionTest, AChainReadingADequantizeLinearKeepsItsMeanAndBias) {
   QFUSE_ASSERT_OK_AND_ASSIGN(auto exec, Executor::Create(b.graph(), options));
   QFUSE_ASSERT_OK_AND_ASSIGN(std::vector<ir::NamedTensor> out, exec->Run({{"x", x}}));
   const auto got = out[0].tensor.values<float>();
-  const int64_t cols = shape.dims[2];
-  const std::vector<float> gamma = Scale(cols);
-  const std::vector<float> beta = Bias(cols);
-  const auto xv = x.values<int8_t>();
-  for (int64_t row = 0; row < static_cast<int64_t>(xv.size()) / cols; ++row) {
-    double mean = 0, var = 0;
-    for (int64_t i = 0; i < cols; ++i) mean += kXScale * (xv[row * cols + i] - kXZero);
-    mean /= static_cast<double>(cols);
-    for (int64_t i = 0; i < cols; ++i) var += std::pow(kXScale * (xv[row * cols + i] - kXZero) - mean, 2);
-    var /= static_cast<double>(cols);
-    for (int64_t i = 0; i < cols; ++i) {
-      const int64_t k = row * cols + i;
-      const double want = (kXScale * (xv[k] - kXZero) - mean) / std::sqrt(var + kEpsilon) * gamma[i] + beta[i];
-      EXPECT_NEAR(got[k], want, 2e-6 * (1 + std::abs(want))) << "element " << k;
-    }
+  const std::vector<double> want = LayerNormInDouble(x, shape.dims[2], shape.dims[2], 1.0);
+  for (size_t k = 0; k < want.size(); ++k) {
+    EXPECT_NEAR(got[k], want[k], 2e-6 * (1 + std::abs(want[k]))) << "element " << k;
   }
 }
 
@@ -175,23 +186,11 @@ TEST(LayerNormFusionTest, FusedAndUnfusedGiveTheLayerNorm) {
       outputs[integer_kernels].assign(v.begin(), v.end());
     }
     const int64_t cols = axes.size() == 1 ? shape.dims[2] : shape.dims[1] * shape.dims[2];
-    const std::vector<float> gamma = Scale(shape.dims[2]);
-    const std::vector<float> beta = Bias(shape.dims[2]);
-    const auto xv = x.values<int8_t>();
-    for (int64_t row = 0; row < static_cast<int64_t>(xv.size()) / cols; ++row) {
-      double mean = 0, var = 0;
-      // x = Add(DQ(x), DQ(x)): twice the dequantized value, exactly.
-      for (int64_t i = 0; i < cols; ++i) mean += 2.0 * kXScale * (xv[row * cols + i] - kXZero);
-      mean /= static_cast<double>(cols);
-      for (int64_t i = 0; i < cols; ++i) var += std::pow(2.0 * kXScale * (xv[row * cols + i] - kXZero) - mean, 2);
-      var /= static_cast<double>(cols);
-      for (int64_t i = 0; i < cols; ++i) {
-        const int64_t k = row * cols + i;
-        const int64_t c = k % shape.dims[2];
-        const double want = (2.0 * kXScale * (xv[k] - kXZero) - mean) / std::sqrt(var + kEpsilon) * gamma[c] + beta[c];
-        EXPECT_NEAR(outputs[true][k], want, 2e-6 * (1 + std::abs(want))) << "fused, element " << k;
-        EXPECT_NEAR(outputs[false][k], want, 2e-6 * (1 + std::abs(want))) << "nine ops, element " << k;
-      }
+    // x = Add(DQ(x), DQ(x)): twice the dequantized value, exactly.
+    const std::vector<double> want = LayerNormInDouble(x, cols, shape.dims[2], 2.0);
+    for (size_t k = 0; k < want.size(); ++k) {
+      EXPECT_NEAR(outputs[true][k], want[k], 2e-6 * (1 + std::abs(want[k]))) << "fused, element " << k;
+      EXPECT_NEAR(outputs[false][k], want[k], 2e-6 * (1 + std::abs(want[k]))) << "nine ops, element " << k;
     }
   }
 }
