@@ -15,6 +15,27 @@ constexpr char kNotApplicable[] = "-";
 
 std::string SecondsCell(double seconds) { return FormatFixed(seconds, 3); }
 
+// Where a later level beats the first one run (full, by default) on the evaluation set: output
+// SQNR above by more than the printed precision and, with labels, top-1 not below. The best such
+// level; "" if none.
+std::string BestLevelNote(const pipeline::QuantizeResult& result) {
+  if (result.levels.size() < 2) return "";
+  const bool labels = result.fp32_top1 >= 0;
+  const pipeline::LevelResult& first = result.levels[0];
+  const pipeline::LevelResult* best = &first;
+  for (const pipeline::LevelResult& level : result.levels) {
+    if (level.sqnr_db > best->sqnr_db + 0.005 && (!labels || level.top1 >= first.top1)) best = &level;
+  }
+  if (best == &first) return "";
+  return absl::StrFormat(
+      "%s is more accurate than %s on this evaluation set (SQNR %s against %s dB%s): compare the levels on data "
+      "like yours before choosing a file (%s)",
+      pipeline::ResultName(*best), pipeline::ResultName(first), FormatFixed(best->sqnr_db, 2),
+      FormatFixed(first.sqnr_db, 2),
+      labels ? absl::StrCat(", top-1 ", Top1Cell(best->top1), "% against ", Top1Cell(first.top1), "%") : "",
+      best->model_file);
+}
+
 }  // namespace
 
 std::string Top1Cell(double top1) { return top1 < 0 ? "n/a" : FormatFixed(top1, 2); }
@@ -90,6 +111,7 @@ SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline:
           o.samples, FormatFixed(o.median_sample_sqnr_db, 2)));
     }
   }
+  if (const std::string best = BestLevelNote(result); !best.empty()) grid.notes.push_back(best);
   for (const pipeline::LevelResult& level : result.levels) {
     const pipeline::LayerAnalysis& a = level.analysis;
     if (a.suggested_keep_float.empty()) continue;

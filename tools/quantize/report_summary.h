@@ -19,7 +19,8 @@ struct SummaryGrid {
 // Rows: fp32 and each level of `result`: top-1 (%), top-1 agreement with fp32 (%), logits
 // SQNR (dB), cosine, nodes, quantized activations, float ops, seconds per phase. Cells
 // that do not apply are "-"; top-1 without labels is "n/a". Notes: the fp32 evaluation
-// time, the no-labels remark, and the keep-float suggestions.
+// time, the no-labels remark, a level more accurate than the first one run (higher SQNR and,
+// with labels, top-1 not lower), and the keep-float suggestions.
 SummaryGrid BuildSummary(const pipeline::QuantizeResult& result, const pipeline::QuantizeConfig& config);
 
 // "%.*f" for finite values; "inf" / "-inf" / "nan" otherwise.

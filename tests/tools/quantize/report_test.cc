@@ -55,6 +55,29 @@ TEST(SummaryTableTest, SuggestionOfADenseOutputHasNoAgreement) {
   EXPECT_THAT(SummaryTable(result, testing::SampleConfig()), Not(HasSubstr("does not carry over")));
 }
 
+// A later level above the first one run on the evaluation set is named, with its file: higher
+// output SQNR and, with labels, top-1 not lower; not when the first is the best.
+TEST(SummaryTableTest, NamesALevelMoreAccurateThanTheFirst) {
+  pipeline::QuantizeResult result = testing::SampleResult(false);
+  EXPECT_THAT(SummaryTable(result, testing::SampleConfig()), Not(HasSubstr("more accurate")));
+  result.levels[1].sqnr_db = 31.25;
+  EXPECT_THAT(SummaryTable(result, testing::SampleConfig()),
+              HasSubstr("none is more accurate than full on this evaluation set (SQNR 31.25 against 27.41 dB): "
+                        "compare the levels on data like yours before choosing a file "
+                        "(/tmp/out/quantize-resnet_small/model_int8_none.onnx)"));
+  // Within the printed precision: not said.
+  result.levels[1].sqnr_db = result.levels[0].sqnr_db + 0.004;
+  EXPECT_THAT(SummaryTable(result, testing::SampleConfig()), Not(HasSubstr("more accurate")));
+  // With labels, a higher SQNR with a lower top-1 (88.02% against 90.87%) is not more accurate.
+  result = testing::SampleResult(true);
+  result.levels[1].sqnr_db = 31.25;
+  EXPECT_THAT(SummaryTable(result, testing::SampleConfig()), Not(HasSubstr("more accurate")));
+  result.levels[1].top1 = 90.87;
+  EXPECT_THAT(SummaryTable(result, testing::SampleConfig()),
+              HasSubstr("none is more accurate than full on this evaluation set (SQNR 31.25 against 27.41 dB, "
+                        "top-1 90.87% against 90.87%)"));
+}
+
 TEST(SummaryTableTest, ColumnsAreAligned) {
   const std::string table = SummaryTable(testing::SampleResult(true), testing::SampleConfig());
   // Lines 2..4 are the header, fp32 and full rows: numbers are right-aligned, so the
