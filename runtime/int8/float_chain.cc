@@ -10,6 +10,8 @@ bool IsOnnxOp(const ir::Node* n, const char* op) { return n != nullptr && n->dom
 
 bool IsFloatValue(const ir::Value* v) { return v != nullptr && v->type().dtype == ir::DataType::kFloat32; }
 
+bool CopiedPerReader(const ir::Value* v) { return v != nullptr && IsOnnxOp(v->producer(), "DequantizeLinear"); }
+
 const ir::Node* SoleReader(const ir::Value* v, const char* op, int index) {
   const ir::Node* reader = SoleBinaryReader(v, op);
   return reader != nullptr && v->uses()[0].input_index == index ? reader : nullptr;

@@ -25,6 +25,11 @@ const ir::Node* SoleBinaryReader(const ir::Value* v, const char* op);
 std::optional<float> ConstantScalar(const ir::Value* v);
 // The input of binary `n` that is not `v` (nullptr unless `v` is exactly one of the two).
 ir::Value* OtherInput(const ir::Node& n, const ir::Value* v);
+// Whether onnxruntime gives each reader of `v` its own copy: `v` is written by a
+// DequantizeLinear, which its EnsureUniqueDQForNodeUnit duplicates per reader (its QDQ node
+// units). A fusion of onnxruntime's that needs two readers to read one value (LayerNormFusion's
+// ReduceMean and Sub, GeluFusion's Div and Mul) then does not apply to `v`.
+bool CopiedPerReader(const ir::Value* v);
 
 // Replaces the float ops `chain` (first to last; the last writes the value the chain computes)
 // by one node `op_type` of `domain` reading `inputs`: it takes the first op's name and the

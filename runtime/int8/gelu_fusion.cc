@@ -46,7 +46,7 @@ std::optional<GeluMatch> GeluPattern::Match(const ir::Graph& graph, const ir::No
   auto is_half = [](float c) { return c == 0.5f; };
   GeluMatch m;
   m.x = x;
-  m.as_chain = IsOnnxOp(x->producer(), "DequantizeLinear");
+  m.as_chain = CopiedPerReader(x);
   m.divisor = *ConstantScalar(div->input(1));
   m.half_first = other != x;
   if (other == x) {

@@ -147,13 +147,10 @@ std::optional<LayerNormMatch> LayerNormPattern::Match(const ir::Graph& graph, co
   (void)graph;
   if (!IsOnnxOp(&anchor, "ReduceMean")) return std::nullopt;
   ir::Value* x = anchor.input(0);
-  if (!IsFloatValue(x) || AfterTranspose(x)) return std::nullopt;
-  // x written by a DequantizeLinear: onnxruntime gives each reader of a DequantizeLinear its own
-  // copy (EnsureUniqueDQForNodeUnit), so the ReduceMean and the Sub read two values and its
-  // LayerNormFusion leaves the chain; its SimplifiedLayerNormFusion then takes the tail from
-  // the Sub, which SimplifiedLayerNormPattern mirrors (Swin-T's first LayerNorm after each patch
-  // merging).
-  if (IsOnnxOp(x->producer(), "DequantizeLinear")) return std::nullopt;
+  // x copied per reader (a DequantizeLinear's output): onnxruntime's LayerNormFusion leaves the
+  // chain and its SimplifiedLayerNormFusion takes the tail from the Sub, which
+  // SimplifiedLayerNormPattern mirrors (Swin-T's first LayerNorm after each patch merging).
+  if (!IsFloatValue(x) || CopiedPerReader(x) || AfterTranspose(x)) return std::nullopt;
   const std::optional<int64_t> axis = TrailingReduceAxis(anchor, *x);
   if (!axis.has_value()) return std::nullopt;
   // mean -> Sub(x, mean) -> d, read by Pow(d, 2) and Div(d, .) only.
