@@ -106,6 +106,7 @@ std::string ToJson(const CalibrationTable& table) {
     if (std::isfinite(r.min)) t["min"] = r.min;
     if (std::isfinite(r.max)) t["max"] = r.max;
     if (!r.method.empty() && r.method != table.method) t["method"] = r.method;  // auto's pick, or max for residuals
+    if (!r.bounded_by.empty()) t["bounded_by"] = r.bounded_by;
     tensors[r.name] = t;
   }
   j["tensors"] = tensors;
@@ -174,6 +175,7 @@ absl::StatusOr<CalibrationTable> ParseJson(const std::string& text, const std::s
     QFUSE_RETURN_IF_ERROR(ReadNumber(t, "max", &r.max, where));
     r.method = table.method;
     QFUSE_RETURN_IF_ERROR(ReadString(t, "method", &r.method, where));
+    QFUSE_RETURN_IF_ERROR(ReadString(t, "bounded_by", &r.bounded_by, where));
     table.tensors.push_back(r);
   }
   std::sort(table.tensors.begin(), table.tensors.end(),

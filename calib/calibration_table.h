@@ -19,6 +19,9 @@ struct TensorRange {
   float min = 0;        // observed (NaN when unknown, e.g. read from a TensorRT cache)
   float max = 0;
   std::string method;   // the method that chose the threshold ("" when unknown, e.g. a TensorRT cache)
+  // The saturating reader (ir/reader_saturation.h) whose bound lowered the method's threshold
+  // to its own, e.g. "Sigmoid"; "" when the method's threshold stands.
+  std::string bounded_by;
 };
 
 struct CalibrationTable {

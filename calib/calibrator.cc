@@ -17,6 +17,7 @@
 #include "calib/progress.h"
 #include "calib/sample_axes.h"
 #include "ir/fused_unit.h"
+#include "ir/reader_saturation.h"
 #include "ir/value_sign.h"
 #include "numerics/threshold_scale.h"
 #include "runtime/executor.h"
@@ -189,6 +190,10 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
   } else if (options.unsigned_grid == UnsignedGrid::kBoundedBelowByConstruction) {
     QFUSE_ASSIGN_OR_RETURN(bounded, ir::LowerBounds(graph));
   }
+  ir::ReaderBounds reader_bounds;
+  if (options.bound_by_readers) {
+    QFUSE_ASSIGN_OR_RETURN(reader_bounds, ir::SaturatingReaderBounds(graph));
+  }
   for (auto& [value, histogram] : histograms) histogram.FinishSamples();
   // Threshold searches are independent per tensor: run them on the executor's threads.
   std::vector<std::pair<const ir::Value*, const AbsHistogram*>> entries;
@@ -220,6 +225,11 @@ absl::StatusOr<CalibrationRun> Calibrate(const ir::Graph& graph, data::Dataset& 
     range.threshold = static_cast<float>(
         std::min<double>(choice->threshold * options.activation_headroom, std::numeric_limits<float>::max()));
     range.method = std::string(CalibrationMethodName(choice->method));
+    if (auto bound = reader_bounds.find(value);
+        bound != reader_bounds.end() && range.threshold > bound->second.magnitude) {
+      range.threshold = bound->second.magnitude;
+      range.bounded_by = bound->second.reader;
+    }
     range.scale = numerics::ScaleOfThreshold(range.threshold, numerics::kInt8SymmetricMax);
     run.table.tensors.push_back(range);
     run.histogram_bytes += static_cast<int64_t>(histogram.num_bins() * sizeof(int64_t) +

@@ -33,6 +33,11 @@ struct CalibrateOptions {
   // data that goes beyond the calibration samples' ranges, at the cost of resolution (1.5
   // spends about 0.6 bits of the 8). 1: the thresholds as chosen.
   double activation_headroom = 1.0;
+  // A threshold above the bound of the saturating ops that read the value (Sigmoid, Tanh,
+  // HardSigmoid, Clip; ir/reader_saturation.h) is lowered to that bound (after the headroom):
+  // the readers' outputs do not tell the values beyond it apart. IS-Net's mask: 12.08 -> 14.79 dB
+  // (docs/zoo.md, thirty-second session).
+  bool bound_by_readers = true;
 };
 
 struct CalibrationRun {

@@ -89,6 +89,7 @@ absl::StatusOr<LevelResult> RunLevel(const QuantizeConfig& config, fusion::Fusio
     calib::CalibrateOptions options;
     options.threshold = config.threshold;
     options.activation_headroom = config.activation_headroom;
+    options.bound_by_readers = config.bound_by_readers;
     // Tensors on the unsigned grid spend 256 levels on [0, T]: their threshold search keeps 256.
     options.unsigned_grid = quant::UnsignedGridOf(convert);
     options.num_samples = config.calib_samples;

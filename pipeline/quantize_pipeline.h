@@ -35,6 +35,7 @@ struct QuantizeConfig {
   std::string labels_path;   // "" : accuracy is agreement with fp32
   calib::ThresholdOptions threshold;
   double activation_headroom = 1.0;  // calib::CalibrateOptions::activation_headroom
+  bool bound_by_readers = true;      // calib::CalibrateOptions::bound_by_readers
   quant::ConvertOptions convert;  // its `target` is ignored: each of `targets` is run
   quant::UserChoices user_choices;  // fields of `convert` the user set; the rest take each target's defaults
   std::vector<fusion::FusionLevel> levels;

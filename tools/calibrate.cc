@@ -38,6 +38,8 @@ ABSL_FLAG(int64_t, batch, 0, "alias of --batch_size (its old name here)");
 ABSL_FLAG(std::string, method, "auto", "auto, entropy, percentile, mse, max or balanced_mse");
 ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(double, activation_headroom, 1.0, "every activation threshold, once chosen, times this factor (> 0)");
+ABSL_FLAG(bool, bound_by_readers, true,
+          "lower a threshold to the bound of the saturating ops that read the value (ir/reader_saturation.h)");
 ABSL_FLAG(std::string, fusion, "full", "fusion level the table is made for: full, bn or none");
 ABSL_FLAG(int, threads, 2, "runtime threads");
 ABSL_FLAG(std::string, target, "qfuse",
@@ -69,6 +71,7 @@ absl::Status Main() {
   QFUSE_ASSIGN_OR_RETURN(options.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   options.threshold.percentile = absl::GetFlag(FLAGS_percentile);
   options.activation_headroom = absl::GetFlag(FLAGS_activation_headroom);
+  options.bound_by_readers = absl::GetFlag(FLAGS_bound_by_readers);
   options.unsigned_grid = quant::UnsignedGridOf(convert);
   options.num_samples = samples;
   QFUSE_ASSIGN_OR_RETURN(options.batch_size, GetFlagOrAlias(FLAGS_batch_size, FLAGS_batch));

@@ -30,6 +30,7 @@ CalibrationTable SampleTable() {
     r.scale = numerics::ScaleOfThreshold(threshold, numerics::kInt8SymmetricMax);
     r.min = lo;
     r.max = hi;
+    if (name == "logits") r.bounded_by = "Sigmoid";
     t.tensors.push_back(r);
   }
   return t;
@@ -70,7 +71,9 @@ TEST(CalibrationTableTest, JsonRoundTripIsByteIdenticalAndKeepsEverything) {
     EXPECT_EQ(back->scale, r.scale);
     EXPECT_EQ(back->min, r.min);
     EXPECT_EQ(back->max, r.max);
+    EXPECT_EQ(back->bounded_by, r.bounded_by);
   }
+  EXPECT_EQ(read.Find("logits")->bounded_by, "Sigmoid");
   EXPECT_EQ(ToJson(read), ToJson(table));
 }
 

@@ -10,6 +10,7 @@
 #include "fusion/pipeline.h"
 #include "gtest/gtest.h"
 #include "ir/onnx_import.h"
+#include "ir/reader_saturation.h"
 #include "ir/value_sign.h"
 #include "numerics/threshold_scale.h"
 #include "tests/data/dataset_fixtures.h"
@@ -192,6 +193,51 @@ TEST(CalibratorTest, HeadroomMultipliesEveryChosenThreshold) {
     ASSERT_FALSE(run.ok()) << bad;
     EXPECT_NE(run.status().message().find("--activation_headroom must be a positive factor"), std::string::npos)
         << run.status();
+  }
+}
+
+// A value that only saturating ops read keeps no threshold above their bound
+// (ir/reader_saturation.h): the method's threshold (max: the observed max) is lowered to it,
+// after the headroom, and the table names the reader; a value another op reads too keeps its own.
+TEST(CalibratorTest, ThresholdsStopAtTheSaturatingReadersBound) {
+  testing::GraphBuilder b;
+  ir::Value* x = b.Input("input", {-1, 1, 28, 28});  // Fashion-MNIST pixels in [0, 1]
+  ir::Value* logits = b.Op("Mul", {x, b.Floats("forty", {}, {40.f})}, "logits", {-1, 1, 28, 28});
+  b.Output(b.Op("Sigmoid", {logits}, "prob", {-1, 1, 28, 28}));
+  ir::Value* wide = b.Op("Mul", {x, b.Floats("twenty", {}, {20.f})}, "wide", {-1, 1, 28, 28});
+  b.Output(b.Op("Clip", {wide, b.Floats("zero", {}, {0.f}), b.Floats("six", {}, {6.f})}, "relu6", {-1, 1, 28, 28}));
+  b.Output(b.Op("Tanh", {wide}, "tanh", {-1, 1, 28, 28}));
+  ir::Value* open = b.Op("Mul", {x, b.Floats("thirty", {}, {30.f})}, "open", {-1, 1, 28, 28});
+  b.Output(b.Op("Sigmoid", {open}, "open_prob", {-1, 1, 28, 28}));
+  b.Output(b.Op("Relu", {open}, "open_relu", {-1, 1, 28, 28}));
+  QFUSE_ASSERT_OK_AND_ASSIGN(auto data, FashionMnist(b.graph(), 8));
+  CalibrateOptions options = EightSamplesInBatchesOfFour();
+  options.threshold.method = CalibrationMethod::kMax;
+  options.bound_by_readers = false;
+  QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun unbounded, Calibrate(b.graph(), *data, options));
+  for (const char* name : {"logits", "wide", "open"}) {
+    const TensorRange* r = unbounded.table.Find(name);
+    ASSERT_NE(r, nullptr) << name;
+    EXPECT_EQ(r->threshold, r->max) << name;  // max: the observed max, no pixel of the 8 is 0 everywhere
+    EXPECT_EQ(r->bounded_by, "") << name;
+  }
+  ASSERT_GT(unbounded.table.Find("logits")->threshold, 39.f);
+  ASSERT_GT(unbounded.table.Find("wide")->threshold, 19.f);
+  for (double headroom : {1.0, 2.0}) {
+    options.bound_by_readers = true;
+    options.activation_headroom = headroom;
+    QFUSE_ASSERT_OK_AND_ASSIGN(CalibrationRun bounded, Calibrate(b.graph(), *data, options));
+    const TensorRange* logits_range = bounded.table.Find("logits");
+    const TensorRange* wide_range = bounded.table.Find("wide");
+    const TensorRange* open_range = bounded.table.Find("open");
+    EXPECT_EQ(logits_range->threshold, ir::kSigmoidSaturation);
+    EXPECT_EQ(logits_range->bounded_by, "Sigmoid");
+    EXPECT_EQ(logits_range->scale, numerics::ScaleOfThreshold(ir::kSigmoidSaturation, numerics::kInt8SymmetricMax));
+    EXPECT_EQ(wide_range->threshold, 6.f);  // Clip's 6 above Tanh's 3.47
+    EXPECT_EQ(wide_range->bounded_by, "Clip");
+    EXPECT_EQ(open_range->threshold,
+              static_cast<float>(double{unbounded.table.Find("open")->threshold} * headroom));  // Relu reads it too
+    EXPECT_EQ(open_range->bounded_by, "");
   }
 }
 

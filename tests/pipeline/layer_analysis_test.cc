@@ -70,7 +70,7 @@ calib::CalibrationTable MaxTable(const ValueMap& reference, const std::vector<st
   for (const std::string& name : names) {
     const auto v = reference.at(name).values<float>();
     const float max = *std::max_element(v.begin(), v.end());
-    table.tensors.push_back({name, max, max / 127, 0.f, max, "max"});
+    table.tensors.push_back({name, max, max / 127, 0.f, max, "max", ""});
   }
   return table;
 }

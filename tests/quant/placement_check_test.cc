@@ -83,7 +83,7 @@ TEST(PlacementCheckActivationMatMulTest, BothInputsDequantized) {
   b.Output(b.Op("MatMul", {x, xt}, "y", {2, 4, 4}));
   QFUSE_ASSERT_OK(fusion::Fuse(&b.model(), fusion::FusionLevel::kFull).status());
   calib::CalibrationTable table;
-  for (const char* name : {"x", "xt", "y"}) table.tensors.push_back({name, 2.f, 2.f / 127, -2.f, 2.f, "max"});
+  for (const char* name : {"x", "xt", "y"}) table.tensors.push_back({name, 2.f, 2.f / 127, -2.f, 2.f, "max", ""});
   ConvertOptions options;
   options.target = DeployTarget::kTensorRt;
   QFUSE_ASSERT_OK(ConvertToQdq(&b.model(), table, options).status());  // runs the check itself

@@ -43,6 +43,9 @@ ABSL_FLAG(double, percentile, 99.99, "for --method=percentile");
 ABSL_FLAG(double, activation_headroom, 1.0,
           "every activation threshold, once chosen, times this factor (> 0): headroom for deployment data beyond "
           "the calibration samples' ranges, at the cost of resolution (docs/zoo.md)");
+ABSL_FLAG(bool, bound_by_readers, true,
+          "lower an activation's threshold to the bound of the saturating ops that read it (Sigmoid, Tanh, "
+          "HardSigmoid, Clip; ir/reader_saturation.h): their outputs do not tell the values beyond it apart");
 ABSL_FLAG(bool, per_channel, true, "per-output-channel weight scales (false: one per tensor)");
 ABSL_FLAG(bool, reduce_range, false,
           "7-bit weights in [-64, 64] (onnxruntime's reduce_range): exact vpmaddubsw on x86 without VNNI, "
@@ -131,6 +134,7 @@ absl::StatusOr<pipeline::QuantizeConfig> ConfigFromFlags() {
   QFUSE_ASSIGN_OR_RETURN(c.threshold.method, calib::ParseCalibrationMethod(absl::GetFlag(FLAGS_method)));
   c.threshold.percentile = absl::GetFlag(FLAGS_percentile);
   c.activation_headroom = absl::GetFlag(FLAGS_activation_headroom);
+  c.bound_by_readers = absl::GetFlag(FLAGS_bound_by_readers);
   c.convert.per_channel_weights = absl::GetFlag(FLAGS_per_channel);
   c.convert.reduce_range = absl::GetFlag(FLAGS_reduce_range);
   c.user_choices.reduce_range = IsFlagSet(FLAGS_reduce_range);

@@ -51,6 +51,7 @@ Json ConfigJson(const pipeline::QuantizeResult& result, const pipeline::Quantize
   c["method"] = std::string(calib::CalibrationMethodName(config.threshold.method));
   c["percentile"] = Number(config.threshold.percentile);
   c["activation_headroom"] = Number(config.activation_headroom);
+  c["bound_by_readers"] = config.bound_by_readers;
   c["per_channel"] = config.convert.per_channel_weights;
   c["reduce_range"] = config.convert.reduce_range;
   c["activation_type"] = ActivationTypeName(config.convert.activation_type);
