@@ -92,6 +92,8 @@ Json CalibrationJson(const calib::CalibrationTable& table) {
     j["scale"] = Number(t.scale);
     j["min"] = Number(t.min);
     j["max"] = Number(t.max);
+    if (!t.method.empty()) j["method"] = t.method;
+    if (!t.bounded_by.empty()) j["bounded_by"] = t.bounded_by;  // the saturating reader that lowered it
     tensors.push_back(std::move(j));
   }
   Json c;

@@ -37,6 +37,8 @@ inline calib::CalibrationTable SampleTable(int tensors) {
     t.max = 2.f + 0.5f * i;
     t.threshold = t.max * (i % 4 == 1 ? 0.625f : 1.f);
     t.scale = numerics::ScaleOfThreshold(t.threshold, numerics::kInt8SymmetricMax);
+    t.method = table.method;
+    if (i == 1) t.bounded_by = "Sigmoid";  // its threshold lowered to a saturating reader's bound
     table.tensors.push_back(t);
   }
   // Read from a TensorRT cache: no observed range.

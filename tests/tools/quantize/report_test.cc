@@ -145,6 +145,9 @@ TEST(ReportJsonTest, ParsesBackWithEverythingButTimes) {
   EXPECT_EQ(tensors[1]["name"], "act_01");
   EXPECT_EQ(tensors[1]["threshold"].get<double>(), 1.5625);  // 2.5 * 0.625
   EXPECT_EQ(tensors[1]["max"].get<double>(), 2.5);
+  EXPECT_EQ(tensors[1]["method"], "entropy");
+  EXPECT_EQ(tensors[1]["bounded_by"], "Sigmoid");
+  EXPECT_FALSE(tensors[0].contains("bounded_by"));
   EXPECT_TRUE(tensors[12]["min"].is_null());  // NaN from a TensorRT cache
   // float32 values are written as their shortest decimal, not as 17-digit doubles.
   EXPECT_THAT(text, HasSubstr("\"scale\": 0.0157480314,"));
