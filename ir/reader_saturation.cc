@@ -8,6 +8,7 @@
 
 #include "absl/types/span.h"
 #include "base/status_macros.h"
+#include "ir/data_type.h"
 #include "ir/fused_unit.h"
 #include "ir/unit_activation_match.h"
 
@@ -28,6 +29,15 @@ constexpr const char* kMovesElementsOps[] = {"Identity",      "Reshape",      "F
                                              "Transpose",     "Slice",        "Split",        "Gather",  "Tile",
                                              "Expand",        "DepthToSpace", "SpaceToDepth", "Concat",  "MaxPool",
                                              "GlobalMaxPool", "ReduceMax",    "ReduceMin"};
+
+// A Cast to its input's own type (a float16 model's Casts once imported as float32): a copy.
+bool IsCastToOwnType(const Node& n) {
+  if (!IsAnyOf(n, {"Cast"}) || n.input(0) == nullptr) return false;
+  const absl::StatusOr<int64_t> to = n.attrs().GetInt("to", 0);
+  if (!to.ok()) return false;
+  const absl::StatusOr<DataType> target = DataTypeFromOnnx(static_cast<int32_t>(*to));
+  return target.ok() && *target == n.input(0)->type().dtype && *target != DataType::kUndefined;
+}
 
 // B of a saturating reader of its input 0 (nullopt: `n` is not one).
 std::optional<ReaderBound> SaturationOf(const Node& n) {
@@ -95,7 +105,7 @@ class BoundPass {
       absl::StatusOr<std::string> mode = n.attrs().GetString("mode", "nearest");
       resizes = mode.ok() && *mode != "cubic";
     }
-    if (!moves && !resizes) return std::nullopt;
+    if (!moves && !resizes && !(index == 0 && IsCastToOwnType(n))) return std::nullopt;
     // Data outputs: all of Split's, output 0 of the others (MaxPool's Indices must be unused).
     const size_t data_outputs = IsAnyOf(n, {"Split"}) ? n.outputs().size() : 1;
     for (size_t i = data_outputs; i < n.outputs().size(); ++i) {

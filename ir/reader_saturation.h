@@ -33,7 +33,7 @@ using ReaderBounds = absl::flat_hash_map<const Value*, ReaderBound>;
 //     constant lower and upper bounds (B = max(|lo|, |hi|), exact);
 //   - the data input of an op whose data outputs all have a bound here: the data-movement ops
 //     (Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Split, Gather, Tile,
-//     Expand, DepthToSpace, SpaceToDepth, Concat), the max pools (MaxPool without its Indices
+//     Expand, DepthToSpace, SpaceToDepth, Concat, a Cast to the input's own type), the max pools (MaxPool without its Indices
 //     output, GlobalMaxPool, ReduceMax, ReduceMin), where B carries over exactly; and Resize /
 //     Upsample other than cubic. A linear mode mixes neighbours, so an output between a value
 //     clipped at -B and a positive neighbour can leave the saturated range: the bound is then

@@ -75,6 +75,12 @@ TEST(ReaderSaturationTest, EachRuleOnItsOwnNode) {
   Value* concat_b = source("concat_b");
   Value* joined = b.Op("Concat", {concat_a, concat_b}, "joined", {}, GraphBuilder::Attrs({{"axis", int64_t{1}}}));
   b.Output(b.Op("Tanh", {joined}, "joined_tanh"));
+  Value* to_cast = source("to_cast");  // a Cast to its own type copies; one to float16 rounds
+  Value* cast = b.Op("Cast", {to_cast}, "cast", {}, GraphBuilder::Attrs({{"to", int64_t{1}}}));
+  b.Output(b.Op("Sigmoid", {cast}, "cast_sigmoid"));
+  Value* to_half = source("to_half");
+  Value* half = b.Op("Cast", {to_half}, "half", {}, GraphBuilder::Attrs({{"to", int64_t{10}}}));
+  b.Output(b.Op("Sigmoid", {half}, "half_sigmoid"));
   Value* to_average = source("to_average");  // an average pool is not a move
   Value* averaged = b.Op("GlobalAveragePool", {to_average}, "averaged");
   b.Output(b.Op("Sigmoid", {averaged}, "averaged_sigmoid"));
@@ -95,8 +101,9 @@ TEST(ReaderSaturationTest, EachRuleOnItsOwnNode) {
   expect_bound(shaped, kTanhSaturation, "Tanh");
   for (Value* v : {moved, transposed, reshaped, pooled, resized}) expect_bound(v, kSigmoidSaturation, "Sigmoid");
   for (Value* v : {concat_a, concat_b, joined}) expect_bound(v, kTanhSaturation, "Tanh");
+  expect_bound(to_cast, kSigmoidSaturation, "Sigmoid");
   for (Value* v : {cubic, averaged}) expect_bound(v, kSigmoidSaturation, "Sigmoid");  // read by the Sigmoid itself
-  for (Value* v : {x, to_half_clip, to_relu, shown, also_multiplied, to_cubic, to_average}) {
+  for (Value* v : {x, to_half_clip, to_relu, shown, also_multiplied, to_cubic, to_half, to_average}) {
     EXPECT_FALSE(bounds.contains(v)) << v->name();
   }
 }
