@@ -33,11 +33,11 @@ using ReaderBounds = absl::flat_hash_map<const Value*, ReaderBound>;
 //     constant lower and upper bounds (B = max(|lo|, |hi|), exact);
 //   - the data input of an op whose data outputs all have a bound here: the data-movement ops
 //     (Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Split, Gather, Tile,
-//     Expand, DepthToSpace, SpaceToDepth, Concat, a Cast to the input's own type), the max pools (MaxPool without its Indices
-//     output, GlobalMaxPool, ReduceMax, ReduceMin), where B carries over exactly; and Resize /
-//     Upsample other than cubic. A linear mode mixes neighbours, so an output between a value
-//     clipped at -B and a positive neighbour can leave the saturated range: the bound is then
-//     approximate at steep transitions.
+//     Expand, DepthToSpace, SpaceToDepth, Concat, a Cast to the input's own type), the max
+//     pools (MaxPool without its Indices output, GlobalMaxPool, ReduceMax, ReduceMin), where B
+//     carries over exactly; and Resize / Upsample other than cubic. A linear mode mixes
+//     neighbours, so an output between a value clipped at -B and a positive neighbour can leave
+//     the saturated range: the bound is then approximate at steep transitions.
 // Shape and Size read no element: their uses bound nothing and do not count. B is the largest of
 // the other uses' bounds.
 absl::StatusOr<ReaderBounds> SaturatingReaderBounds(const Graph& graph);
