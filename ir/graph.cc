@@ -9,6 +9,14 @@
 
 namespace qfuse::ir {
 
+bool IsAnyOf(const Node& n, absl::Span<const char* const> ops) {
+  if (!n.domain().empty()) return false;
+  for (const char* op : ops) {
+    if (n.op_type() == op) return true;
+  }
+  return false;
+}
+
 std::string Node::Describe() const {
   return absl::StrCat("node '", name_, "' (", op_type_, ")");
 }

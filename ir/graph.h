@@ -93,6 +93,9 @@ class Node {
   AttributeMap attrs_;
 };
 
+// A default-domain node whose op type is one of `ops`.
+bool IsAnyOf(const Node& n, absl::Span<const char* const> ops);
+
 class Graph {
  public:
   Graph() = default;

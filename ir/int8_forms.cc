@@ -8,13 +8,6 @@ namespace {
 
 bool Is(const Node& n, const char* op) { return n.domain().empty() && n.op_type() == op; }
 
-bool IsAnyOf(const Node& n, absl::Span<const char* const> ops) {
-  for (const char* op : ops) {
-    if (Is(n, op)) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 bool KeepsInputQuantization(const Node& n) {

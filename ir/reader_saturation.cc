@@ -15,14 +15,6 @@
 namespace qfuse::ir {
 namespace {
 
-bool IsAnyOf(const Node& n, absl::Span<const char* const> ops) {
-  if (!n.domain().empty()) return false;
-  for (const char* op : ops) {
-    if (n.op_type() == op) return true;
-  }
-  return false;
-}
-
 // Ops whose data outputs hold elements of their data inputs, or the max / min of some of them:
 // clipping commutes with them, so a bound on every output carries over to the inputs exactly.
 constexpr const char* kMovesElementsOps[] = {"Identity",      "Reshape",      "Flatten",      "Squeeze", "Unsqueeze",

@@ -12,14 +12,6 @@
 namespace qfuse::ir {
 namespace {
 
-bool IsAnyOf(const Node& n, absl::Span<const char* const> ops) {
-  if (!n.domain().empty()) return false;
-  for (const char* op : ops) {
-    if (n.op_type() == op) return true;
-  }
-  return false;
-}
-
 // Ops whose every output element is >= 0 (or NaN) whatever their input.
 constexpr const char* kNonNegativeOps[] = {"Softmax", "Abs", "Exp", "Softplus", "Sqrt"};
 // Ops whose outputs hold only values of input 0 or averages of them (with zero padding): their
