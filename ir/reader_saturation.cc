@@ -48,6 +48,8 @@ std::optional<ReaderBound> SaturationOf(const Node& n) {
     case UnitActivation::kRelu6:
     case UnitActivation::kClip: {
       const ClampRange clamp = spec->ClampBounds();
+      // A NaN bound clamps nothing (std::min / std::max keep the value, as the kernels do).
+      if (std::isnan(clamp.lo) || std::isnan(clamp.hi)) return std::nullopt;
       magnitude = std::max(std::abs(clamp.lo), std::abs(clamp.hi));
       break;
     }
@@ -101,7 +103,8 @@ class BoundPass {
     // Data outputs: all of Split's, output 0 of the others (MaxPool's Indices must be unused).
     const size_t data_outputs = IsAnyOf(n, {"Split"}) ? n.outputs().size() : 1;
     for (size_t i = data_outputs; i < n.outputs().size(); ++i) {
-      if (n.output(i) != nullptr && !n.output(i)->uses().empty()) return std::nullopt;
+      const Value* other = n.output(i);
+      if (other != nullptr && (!other->uses().empty() || other->is_graph_output())) return std::nullopt;
     }
     std::optional<ReaderBound> bound;
     for (size_t i = 0; i < data_outputs; ++i) {

@@ -30,11 +30,11 @@ using ReaderBounds = absl::flat_hash_map<const Value*, ReaderBound>;
 // The values (not graph outputs, not constants) whose every use is one of:
 //   - input 0 of a saturating reader: Sigmoid (B = kSigmoidSaturation), Tanh (kTanhSaturation),
 //     HardSigmoid(alpha, beta) (B = max(|beta / alpha|, |(1 - beta) / alpha|), exact), Clip with
-//     constant lower and upper bounds (B = max(|lo|, |hi|), exact);
+//     constant lower and upper bounds, neither NaN (B = max(|lo|, |hi|), exact);
 //   - the data input of an op whose data outputs all have a bound here: the data-movement ops
 //     (Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Slice, Split, Gather, Tile,
 //     Expand, DepthToSpace, SpaceToDepth, Concat, a Cast to the input's own type), the max
-//     pools (MaxPool without its Indices output, GlobalMaxPool, ReduceMax, ReduceMin), where B
+//     pools (MaxPool whose Indices nothing reads, GlobalMaxPool, ReduceMax, ReduceMin), where B
 //     carries over exactly; and Resize / Upsample other than cubic. A linear mode mixes
 //     neighbours, so an output between a value clipped at -B and a positive neighbour can leave
 //     the saturated range: the bound is then approximate at steep transitions.

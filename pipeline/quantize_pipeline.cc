@@ -223,6 +223,10 @@ absl::StatusOr<QuantizeResult> RunQuantize(const QuantizeConfig& config) {
     return absl::InvalidArgumentError(
         "--activation_headroom applies when calibrating: a --calibration_table already holds its thresholds");
   }
+  if (!config.calibration_table.empty() && !config.bound_by_readers) {
+    return absl::InvalidArgumentError(
+        "--bound_by_readers applies when calibrating: a --calibration_table already holds its thresholds");
+  }
   std::error_code ec;
   fs::create_directories(config.output_dir, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(config.output_dir, ": cannot create (", ec.message(), ")"));

@@ -81,6 +81,16 @@ TEST(ReaderSaturationTest, EachRuleOnItsOwnNode) {
   Value* to_half = source("to_half");
   Value* half = b.Op("Cast", {to_half}, "half", {}, GraphBuilder::Attrs({{"to", int64_t{10}}}));
   b.Output(b.Op("Sigmoid", {half}, "half_sigmoid"));
+  Value* to_indexed = source("to_indexed");  // MaxPool's Indices, a graph output, see every value
+  Node* indexed_pool = *b.graph().AddNode("MaxPool", "indexed_pool", {to_indexed}, {"indexed_max", "indices"},
+                                          GraphBuilder::Attrs({{"kernel_shape", std::vector<int64_t>{2, 2}}}));
+  indexed_pool->output(0)->mutable_type().dtype = DataType::kFloat32;
+  indexed_pool->output(1)->mutable_type().dtype = DataType::kInt64;
+  b.Output(b.Op("Sigmoid", {indexed_pool->output(0)}, "indexed_sigmoid"));
+  b.Output(indexed_pool->output(1));
+  Value* to_nan_clip = source("to_nan_clip");  // a NaN bound clamps nothing
+  b.Output(
+      b.Op("Clip", {to_nan_clip, b.Floats("minus_one", {}, {-1.f}), b.Floats("nan", {}, {std::nanf("")})}, "nan_clip"));
   Value* to_average = source("to_average");  // an average pool is not a move
   Value* averaged = b.Op("GlobalAveragePool", {to_average}, "averaged");
   b.Output(b.Op("Sigmoid", {averaged}, "averaged_sigmoid"));
@@ -103,7 +113,9 @@ TEST(ReaderSaturationTest, EachRuleOnItsOwnNode) {
   for (Value* v : {concat_a, concat_b, joined}) expect_bound(v, kTanhSaturation, "Tanh");
   expect_bound(to_cast, kSigmoidSaturation, "Sigmoid");
   for (Value* v : {cubic, averaged}) expect_bound(v, kSigmoidSaturation, "Sigmoid");  // read by the Sigmoid itself
-  for (Value* v : {x, to_half_clip, to_relu, shown, also_multiplied, to_cubic, to_half, to_average}) {
+  expect_bound(indexed_pool->output(0), kSigmoidSaturation, "Sigmoid");
+  for (Value* v :
+       {x, to_half_clip, to_relu, shown, also_multiplied, to_cubic, to_half, to_indexed, to_nan_clip, to_average}) {
     EXPECT_FALSE(bounds.contains(v)) << v->name();
   }
 }

@@ -109,6 +109,14 @@ TEST(QuantizePipelineTest, ReusesATableAndRefusesOneForAnotherGraph) {
   // One table cannot serve several levels.
   reuse.levels = {fusion::FusionLevel::kFull, fusion::FusionLevel::kBn};
   EXPECT_EQ(RunQuantize(reuse).status().code(), absl::StatusCode::kInvalidArgument);
+  // Options that act while calibrating are refused with a table, not silently dropped.
+  reuse.levels = {fusion::FusionLevel::kFull};
+  reuse.calibration_table = Tmp("table1/calibration_full.json");
+  reuse.bound_by_readers = false;
+  absl::StatusOr<QuantizeResult> unbounded = RunQuantize(reuse);
+  EXPECT_EQ(unbounded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unbounded.status().message().find("--bound_by_readers applies when calibrating"), std::string::npos)
+      << unbounded.status();
 }
 
 TEST(QuantizePipelineTest, NeverOverwritesAnInput) {

@@ -45,7 +45,8 @@ ABSL_FLAG(double, activation_headroom, 1.0,
           "the calibration samples' ranges, at the cost of resolution (docs/zoo.md)");
 ABSL_FLAG(bool, bound_by_readers, true,
           "lower an activation's threshold to the bound of the saturating ops that read it (Sigmoid, Tanh, "
-          "HardSigmoid, Clip; ir/reader_saturation.h): their outputs do not tell the values beyond it apart");
+          "HardSigmoid, Clip; ir/reader_saturation.h), beyond which their outputs stay within 2^-10 of their range "
+          "(exactly, through a linear Resize only approximately)");
 ABSL_FLAG(bool, per_channel, true, "per-output-channel weight scales (false: one per tensor)");
 ABSL_FLAG(bool, reduce_range, false,
           "7-bit weights in [-64, 64] (onnxruntime's reduce_range): exact vpmaddubsw on x86 without VNNI, "
