@@ -33,6 +33,7 @@ ul.notes { color: #444; }
 span.bar { display: inline-block; width: 120px; height: 10px; background: #eee; vertical-align: middle; }
 span.bar span { display: block; height: 10px; background: #4a6fa5; }
 span.bar span.clip { background: #d9822b; }
+span.bar span.bound { background: #8a9bb0; }
 svg text { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; font-size: 12px; }
 svg text.value { font-variant-numeric: tabular-nums; }
 .none { color: #777; font-style: italic; }
@@ -219,7 +220,8 @@ std::string SuggestionHtml(const pipeline::LevelResult& level) {
 std::string ThresholdTable(const calib::CalibrationTable& table) {
   std::string html = absl::StrFormat(
       "<p class=\"meta\">method %s, %d samples; a threshold below max|x| clips (orange bar: share of max|x| "
-      "kept)</p>\n<table class=\"thresholds\">\n<tr><th>tensor</th><th>min</th><th>max</th><th>threshold</th>"
+      "kept; grey: lowered to the bound of the saturating ops that read the tensor, past which their outputs "
+      "barely change)</p>\n<table class=\"thresholds\">\n<tr><th>tensor</th><th>min</th><th>max</th><th>threshold</th>"
       "<th>scale</th><th>threshold / max|x|</th><th></th></tr>\n",
       Escape(table.method.empty() ? "unknown" : table.method), table.samples);
   for (const calib::TensorRange& t : table.tensors) {
@@ -228,8 +230,13 @@ std::string ThresholdTable(const calib::CalibrationTable& table) {
     if (std::isfinite(max_abs) && max_abs > 0) {
       const double share = 100.0 * t.threshold / max_abs;
       percent = absl::StrCat(FormatFixed(share, 1), " %");
-      bar = absl::StrFormat("<span class=\"bar\"><span%s style=\"width:%.1f%%\"></span></span>",
-                            share < 100 - 1e-6 ? " class=\"clip\"" : "", std::min(100.0, share));
+      const char* kind = share < 100 - 1e-6 ? " class=\"clip\"" : "";
+      if (!t.bounded_by.empty()) {
+        absl::StrAppend(&percent, ", ", Escape(t.bounded_by), "'s bound");
+        kind = " class=\"bound\"";
+      }
+      bar = absl::StrFormat("<span class=\"bar\"><span%s style=\"width:%.1f%%\"></span></span>", kind,
+                            std::min(100.0, share));
     }
     absl::StrAppendFormat(&html,
                           "<tr><td class=\"name\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"

@@ -189,7 +189,10 @@ TEST(ReportHtmlTest, IsSelfContainedAndEscaped) {
                               "analysis samples, from 27.41 dB to 29.88 dB on the evaluation set; top-1 91.04%, "
                               "agreement with fp32 99.12%"));
   EXPECT_THAT(html, HasSubstr("act_cache_only"));
-  EXPECT_THAT(html, HasSubstr("62.5 %"));  // act_01: threshold 1.5625 of max|x| 2.5
+  // act_01: threshold 1.5625 of max|x| 2.5, lowered to a Sigmoid's bound; act_05: clipped by its method.
+  EXPECT_THAT(html, HasSubstr("62.5 %, Sigmoid's bound</td><td><span class=\"bar\"><span class=\"bound\" "
+                              "style=\"width:62.5%\">"));
+  EXPECT_THAT(html, HasSubstr("62.5 %</td><td><span class=\"bar\"><span class=\"clip\" style=\"width:62.5%\">"));
   EXPECT_THAT(html, HasSubstr("model_int8_full.onnx"));
   EXPECT_THAT(html, Not(HasSubstr("/tmp/out")));
   EXPECT_EQ(Count(html, "<section"), 2);
