@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "ir/data_type.h"
 
 namespace qfuse::ir {
 
@@ -15,6 +16,14 @@ bool IsAnyOf(const Node& n, absl::Span<const char* const> ops) {
     if (n.op_type() == op) return true;
   }
   return false;
+}
+
+bool IsCastToOwnType(const Node& n) {
+  if (!IsAnyOf(n, {"Cast"}) || n.input(0) == nullptr || n.input(0)->type().dtype == DataType::kUndefined) return false;
+  const absl::StatusOr<int64_t> to = n.attrs().GetInt("to", 0);
+  if (!to.ok()) return false;
+  const absl::StatusOr<DataType> target = DataTypeFromOnnx(static_cast<int32_t>(*to));
+  return target.ok() && *target == n.input(0)->type().dtype;
 }
 
 std::string Node::Describe() const {

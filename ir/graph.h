@@ -96,6 +96,10 @@ class Node {
 // A default-domain node whose op type is one of `ops`.
 bool IsAnyOf(const Node& n, absl::Span<const char* const> ops);
 
+// A Cast to its input's own (known) type: a copy. A float16 model's Casts become these once it is
+// imported as float32; onnxruntime removes them.
+bool IsCastToOwnType(const Node& n);
+
 class Graph {
  public:
   Graph() = default;

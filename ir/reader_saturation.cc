@@ -8,28 +8,19 @@
 
 #include "absl/types/span.h"
 #include "base/status_macros.h"
-#include "ir/data_type.h"
 #include "ir/fused_unit.h"
+#include "ir/int8_forms.h"
 #include "ir/unit_activation_match.h"
 
 namespace qfuse::ir {
 namespace {
 
-// Ops whose data outputs hold elements of their data inputs, or the max / min of some of them:
-// clipping commutes with them, so a bound on every output carries over to the inputs exactly.
-constexpr const char* kMovesElementsOps[] = {"Identity",      "Reshape",      "Flatten",      "Squeeze", "Unsqueeze",
-                                             "Transpose",     "Slice",        "Split",        "Gather",  "Tile",
-                                             "Expand",        "DepthToSpace", "SpaceToDepth", "Concat",  "MaxPool",
+// Beyond the int8 table's data movement (ir/int8_forms.h: KeepsInputQuantization), ops whose data
+// outputs hold elements of their data inputs, or the max / min of some of them: clipping commutes
+// with them, so a bound on every output carries over to the inputs exactly.
+constexpr const char* kMovesElementsOps[] = {"Slice",         "Split",        "Gather",       "Tile",
+                                             "Expand",        "DepthToSpace", "SpaceToDepth", "Concat",
                                              "GlobalMaxPool", "ReduceMax",    "ReduceMin"};
-
-// A Cast to its input's own type (a float16 model's Casts once imported as float32): a copy.
-bool IsCastToOwnType(const Node& n) {
-  if (!IsAnyOf(n, {"Cast"}) || n.input(0) == nullptr) return false;
-  const absl::StatusOr<int64_t> to = n.attrs().GetInt("to", 0);
-  if (!to.ok()) return false;
-  const absl::StatusOr<DataType> target = DataTypeFromOnnx(static_cast<int32_t>(*to));
-  return target.ok() && *target == n.input(0)->type().dtype && *target != DataType::kUndefined;
-}
 
 // B of a saturating reader of its input 0 (nullopt: `n` is not one).
 std::optional<ReaderBound> SaturationOf(const Node& n) {
@@ -93,7 +84,8 @@ class BoundPass {
     if (index == 0) {
       if (std::optional<ReaderBound> b = SaturationOf(n)) return b;
     }
-    const bool moves = IsAnyOf(n, kMovesElementsOps) && (index == 0 || IsAnyOf(n, {"Concat"}));
+    const bool moves =
+        (KeepsInputQuantization(n) || IsAnyOf(n, kMovesElementsOps)) && (index == 0 || IsAnyOf(n, {"Concat"}));
     bool resizes = false;
     if (index == 0 && IsAnyOf(n, {"Resize", "Upsample"})) {
       absl::StatusOr<std::string> mode = n.attrs().GetString("mode", "nearest");

@@ -12,14 +12,7 @@ std::optional<IdentityMatch> RemoveIdentityPass::Match(const ir::Graph& graph, c
   const ir::Value* in = anchor.input(0);
   const ir::Value* out = anchor.output(0);
   if (in == nullptr || out == nullptr) return std::nullopt;
-  if (op == "Cast") {
-    // A Cast to its input's own type (what a float16 model's Casts become once imported as
-    // float32; onnxruntime removes them too).
-    const absl::StatusOr<int64_t> to = anchor.attrs().GetInt("to", 0);
-    if (!to.ok() || in->type().dtype == ir::DataType::kUndefined) return std::nullopt;
-    const absl::StatusOr<ir::DataType> target = ir::DataTypeFromOnnx(static_cast<int32_t>(*to));
-    if (!target.ok() || *target != in->type().dtype) return std::nullopt;
-  }
+  if (op == "Cast" && !ir::IsCastToOwnType(anchor)) return std::nullopt;
   if (op == "Pad") {
     // Constant pads, all zero (PyTorch exports one before every AveragePool of a model with
     // dynamic spatial axes): the output is the input, in every mode.
